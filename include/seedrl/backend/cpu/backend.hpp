@@ -1,0 +1,52 @@
+// seedrl::cpu::Backend: the CPU compute backend (oneDNN primitives, Eigen for the rest).
+//
+// Select it as the Backend template argument of models, optimizers and agents:
+//   seedrl::nn::Network<seedrl::cpu::Backend> net(config);
+#pragma once
+
+#include "seedrl/backend/cpu/conv2d.hpp"
+#include "seedrl/backend/cpu/elementwise_layers.hpp"
+#include "seedrl/backend/cpu/linear.hpp"
+#include "seedrl/backend/cpu/lstm.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/update_rules.hpp"
+
+namespace seedrl::cpu {
+
+/// Sets how many threads oneDNN and seedrl's CPU kernels use for calls made from the calling
+/// thread (an OpenMP setting: each thread of the host program has its own). n >= 1.
+void set_num_threads(int n);
+/// Threads the calling thread's CPU kernels will use.
+int num_threads();
+
+struct Backend {
+  static constexpr Device device = Device::cpu;
+
+  using Linear = cpu::Linear;
+  using Conv2d = cpu::Conv2d;
+  using LSTM = cpu::LSTM;
+  using ReLU = cpu::ReLU;
+  using Flatten = cpu::Flatten;
+  using Rescale = cpu::Rescale;
+
+  /// Sum of squares of an f32 tensor, accumulated in double.
+  static double sum_of_squares(const Tensor& x);
+  /// x *= factor.
+  static void scale(const Tensor& x, float factor);
+  /// dst += src (same shape, f32).
+  static void add_to(const Tensor& dst, const Tensor& src);
+
+  // Optimizer updates over flat f32 tensors of equal size (see nn/update_rules.hpp).
+  static void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                          const nn::AdamStep& step);
+  static void rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
+                             const Tensor& mean_grad, const Tensor& mom,
+                             const nn::RmsPropStep& step);
+  static void sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
+                         const nn::SgdStep& step);
+};
+
+static_assert(nn::Backend<Backend>);
+
+}  // namespace seedrl::cpu

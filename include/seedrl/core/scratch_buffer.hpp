@@ -1,0 +1,29 @@
+// ScratchBuffer: reusable storage for per-call results, so hot paths do not allocate.
+#pragma once
+
+#include "seedrl/core/tensor.hpp"
+
+namespace seedrl {
+
+/// view(shape) returns a tensor of `shape` over storage that is reallocated only when more
+/// elements (or another dtype or device) than ever before are asked for. Earlier views stay valid
+/// (they keep their storage alive) but are overwritten by the users of later views of the same
+/// storage. Not thread-safe.
+class ScratchBuffer {
+ public:
+  explicit ScratchBuffer(Device device = Device::cpu) : device_(device) {}
+
+  Tensor view(const Shape& shape, DType dtype = DType::f32) {
+    const std::int64_t n = shape.numel();
+    if (!storage_.defined() || storage_.dtype() != dtype || storage_.numel() < n) {
+      storage_ = Tensor::empty({n}, dtype, device_);
+    }
+    return storage_.slice(0, n).reshape(shape);
+  }
+
+ private:
+  Device device_;
+  Tensor storage_;
+};
+
+}  // namespace seedrl

@@ -1,0 +1,320 @@
+// Network: the models SEED RL trains, for any backend.
+//
+//   observations [T, B, obs...] --torso--> features [T*B, F] --(LSTM core)--> [T*B, H]
+//        --> policy logits [T, B, A], value [T, B], Q-values [T, B, A]
+//
+// Torsos: an MLP (CartPole-sized); the MinAtar net (conv 16 3x3 stride 1 on 10x10xC, ReLU,
+// linear 128, ReLU; Young & Tian 2019); the Nature DQN CNN (u8 4x84x84 scaled by 1/255, conv 32
+// 8x8/4, conv 64 4x4/2, conv 64 3x3/1, linear 512, ReLUs; Mnih et al. 2015). An optional LSTM
+// core runs over the time axis with per-step resets; heads are linear.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+#include "seedrl/nn/parameter.hpp"
+#include "seedrl/nn/sequential.hpp"
+
+namespace seedrl::nn {
+
+enum class Torso {
+  mlp,      ///< observation [D] f32: Linear+ReLU per entry of mlp_hidden
+  minatar,  ///< observation [10, 10, C] (channels-last, as MinAtar emits it), f32 or u8
+  nature,   ///< observation [C, 84, 84] u8 (stacked frames first), scaled by 1/255
+};
+
+struct NetworkConfig {
+  Torso torso = Torso::mlp;
+  Shape observation_shape;  ///< one frame, see Torso
+  std::vector<std::int64_t> mlp_hidden{64, 64};
+  std::int64_t lstm_size = 0;  ///< 0: no LSTM core
+  std::int64_t num_actions = 0;
+  bool policy_value_heads = true;  ///< policy logits and state value
+  bool q_head = false;             ///< action values
+  std::uint64_t seed = 0;          ///< parameter initialisation
+
+  static NetworkConfig mlp(std::int64_t observation_size, std::int64_t num_actions,
+                           std::vector<std::int64_t> hidden = {64, 64}) {
+    NetworkConfig c;
+    c.torso = Torso::mlp;
+    c.observation_shape = {observation_size};
+    c.mlp_hidden = std::move(hidden);
+    c.num_actions = num_actions;
+    return c;
+  }
+  static NetworkConfig minatar(std::int64_t channels, std::int64_t num_actions) {
+    NetworkConfig c;
+    c.torso = Torso::minatar;
+    c.observation_shape = {10, 10, channels};
+    c.num_actions = num_actions;
+    return c;
+  }
+  static NetworkConfig nature(std::int64_t num_actions, std::int64_t stacked_frames = 4) {
+    NetworkConfig c;
+    c.torso = Torso::nature;
+    c.observation_shape = {stacked_frames, 84, 84};
+    c.num_actions = num_actions;
+    return c;
+  }
+
+  void validate() const {
+    SEEDRL_REQUIRE(num_actions > 0, "NetworkConfig.num_actions must be positive, got ",
+                   num_actions);
+    SEEDRL_REQUIRE(lstm_size >= 0, "NetworkConfig.lstm_size must be >= 0, got ", lstm_size);
+    SEEDRL_REQUIRE(policy_value_heads || q_head,
+                   "NetworkConfig: no head enabled (policy_value_heads or q_head)");
+    switch (torso) {
+      case Torso::mlp:
+        SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0,
+                       "NetworkConfig.observation_shape for the mlp torso must be [D], got ",
+                       observation_shape);
+        for (std::int64_t h : mlp_hidden) {
+          SEEDRL_REQUIRE(h > 0, "NetworkConfig.mlp_hidden sizes must be positive, got ", h);
+        }
+        break;
+      case Torso::minatar:
+        SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape[0] >= 3 &&
+                           observation_shape[1] >= 3 && observation_shape[2] > 0,
+                       "NetworkConfig.observation_shape for the minatar torso must be [H, W, C] "
+                       "(MinAtar: [10, 10, C]), got ",
+                       observation_shape);
+        break;
+      case Torso::nature:
+        SEEDRL_REQUIRE(
+            observation_shape.rank() == 3 && observation_shape[0] > 0 &&
+                observation_shape[1] >= 36 && observation_shape[2] >= 36,
+            "NetworkConfig.observation_shape for the nature torso must be [C, H, W] with "
+            "H, W >= 36 (Atari: [4, 84, 84]), got ",
+            observation_shape);
+        break;
+    }
+  }
+};
+
+/// What forward() computed; tensors are views of buffers the network owns, valid until the next
+/// forward(). Undefined when the head is disabled.
+struct NetworkOutputs {
+  Tensor logits;          ///< [T, B, A]
+  Tensor values;          ///< [T, B]
+  Tensor q;               ///< [T, B, A]
+  LstmState final_state;  ///< [B, H] each, when there is an LSTM core
+};
+
+/// Gradients of a loss w.r.t. the outputs of the last forward(); undefined ones count as zero.
+struct NetworkGrads {
+  Tensor logits{};
+  Tensor values{};
+  Tensor q{};
+  LstmState final_state{};
+};
+
+/// A model built from `NetworkConfig` on backend B. The network owns its ParameterStore
+/// (parameters(): values, gradients, names). backward() writes every parameter's gradient.
+/// Not thread-safe; give each thread its own network (copy values with
+/// parameters().copy_values_from()).
+template <Backend B>
+class Network {
+ public:
+  explicit Network(const NetworkConfig& config) : config_(config), store_(B::device) {
+    config.validate();
+    build_torso();
+    std::int64_t features = torso_.output_shape(frame_shape(1))[1];
+    if (config_.lstm_size > 0) {
+      LstmOptions o{features, config_.lstm_size};
+      o.input_weight_init = Init::xavier_uniform();
+      o.recurrent_weight_init = Init::orthogonal();
+      core_.emplace(store_, "core", o);
+      features = config_.lstm_size;
+    }
+    head_input_size_ = features;
+    if (config_.policy_value_heads) {
+      policy_.emplace(store_, "policy", head_options(features, config_.num_actions, 0.01));
+      value_.emplace(store_, "value", head_options(features, 1, 1.0));
+    }
+    if (config_.q_head) q_.emplace(store_, "q", head_options(features, config_.num_actions, 1.0));
+    store_.finalize(config_.seed);
+  }
+
+  const NetworkConfig& config() const { return config_; }
+  ParameterStore& parameters() { return store_; }
+  const ParameterStore& parameters() const { return store_; }
+  bool recurrent() const { return core_.has_value(); }
+  /// Size of the features the heads see (torso output, or LSTM size).
+  std::int64_t head_input_size() const { return head_input_size_; }
+
+  /// A zero recurrent state for `batch` columns (undefined tensors when not recurrent).
+  LstmState initial_state(std::int64_t batch) const {
+    if (!recurrent()) return {};
+    return {Tensor::zeros({batch, config_.lstm_size}, DType::f32, B::device),
+            Tensor::zeros({batch, config_.lstm_size}, DType::f32, B::device)};
+  }
+
+  /// Runs the model on observations [T, B, observation_shape...]. For a recurrent network,
+  /// `initial_state` is the state before step 0 (undefined: zeros) and resets [T, B] (f32 or u8,
+  /// optional) marks where the state restarts from zero, i.e. the first step of a new episode.
+  const NetworkOutputs& forward(const Tensor& observations, const LstmState& initial_state = {},
+                                const Tensor& resets = {}) {
+    SEEDRL_REQUIRE(
+        observations.defined() && observations.rank() == config_.observation_shape.rank() + 2 &&
+            observations.shape().drop_front(2) == config_.observation_shape,
+        "Network: observations must be [T, B, ", config_.observation_shape.to_string().substr(1),
+        ", got ", observations.defined() ? observations.shape().to_string() : "nothing");
+    steps_ = observations.dim(0);
+    batch_ = observations.dim(1);
+    const std::int64_t frames = steps_ * batch_;
+    Tensor features = torso_.forward(observations.reshape(frame_shape(frames)));
+    if (core_) {
+      const Tensor sequence = features.reshape({steps_, batch_, features.dim(1)});
+      features =
+          core_->forward(sequence, initial_state, resets).reshape({frames, config_.lstm_size});
+      outputs_.final_state = core_->final_state();
+    }
+    if (policy_) {
+      outputs_.logits = policy_->forward(features).reshape({steps_, batch_, config_.num_actions});
+      outputs_.values = value_->forward(features).reshape({steps_, batch_});
+    }
+    if (q_) outputs_.q = q_->forward(features).reshape({steps_, batch_, config_.num_actions});
+    return outputs_;
+  }
+
+  /// Backpropagates `grads` through the last forward() and writes every parameter's gradient.
+  void backward(const NetworkGrads& grads) {
+    SEEDRL_REQUIRE(steps_ > 0, "Network: backward before forward");
+    const std::int64_t frames = steps_ * batch_;
+    const bool any_head = grads.logits.defined() || grads.values.defined() || grads.q.defined();
+    SEEDRL_REQUIRE(any_head || grads.final_state.defined(), "Network::backward: no gradient given");
+    // Layers write their gradients; the ones a partial backward does not reach must read zero.
+    const bool partial = (policy_ && (!grads.logits.defined() || !grads.values.defined())) ||
+                         (q_ && !grads.q.defined());
+    if (partial) store_.zero_grad();
+
+    Tensor grad_features;
+    auto accumulate = [&](std::optional<Linear>& head, const Tensor& grad, const Shape& output,
+                          const char* what) {
+      if (!grad.defined()) return;
+      require_tensor(grad, output, DType::f32, "Network::backward: gradient of ", what);
+      const Tensor g = head->backward(grad.reshape({frames, head->options().out_features}), true);
+      if (!grad_features.defined()) {
+        grad_features = g;
+      } else {
+        B::add_to(grad_features, g);
+      }
+    };
+    if (policy_) {
+      accumulate(policy_, grads.logits, {steps_, batch_, config_.num_actions}, "logits");
+      accumulate(value_, grads.values, {steps_, batch_}, "values");
+    }
+    if (q_) accumulate(q_, grads.q, {steps_, batch_, config_.num_actions}, "q");
+
+    if (core_) {
+      const Tensor grad_sequence = grad_features.defined()
+                                       ? grad_features.reshape({steps_, batch_, config_.lstm_size})
+                                       : Tensor();
+      grad_features = core_->backward(grad_sequence, grads.final_state, true);
+      grad_features = grad_features.reshape({frames, grad_features.dim(2)});
+    }
+    torso_.backward(grad_features, false);
+  }
+
+  /// Useful FLOPs of one forward per frame, and of forward + backward per frame (a first layer
+  /// computes no input gradient).
+  double forward_flops_per_frame() const { return flops(false); }
+  double train_flops_per_frame() const { return flops(true); }
+
+ private:
+  using Linear = typename B::Linear;
+
+  static LinearOptions head_options(std::int64_t in, std::int64_t out, double gain) {
+    LinearOptions o{in, out};
+    o.weight_init = Init::orthogonal(gain);
+    o.bias_init = Init::zeros();
+    return o;
+  }
+  static LinearOptions torso_linear(std::int64_t in, std::int64_t out) {
+    LinearOptions o{in, out};
+    o.activation = Activation::relu;
+    o.weight_init = Init::orthogonal(std::sqrt(2.0));
+    o.bias_init = Init::zeros();
+    return o;
+  }
+  static Conv2dOptions torso_conv(std::int64_t in, std::int64_t out, std::int64_t kernel,
+                                  std::int64_t stride) {
+    Conv2dOptions o{in, out, kernel, stride};
+    o.activation = Activation::relu;
+    o.weight_init = Init::orthogonal(std::sqrt(2.0));
+    o.bias_init = Init::zeros();
+    return o;
+  }
+
+  Shape frame_shape(std::int64_t frames) const {
+    return config_.observation_shape.prepend({frames});
+  }
+
+  void build_torso() {
+    const Shape& obs = config_.observation_shape;
+    switch (config_.torso) {
+      case Torso::mlp: {
+        std::int64_t in = obs[0];
+        for (std::size_t i = 0; i < config_.mlp_hidden.size(); ++i) {
+          const std::string name = "torso.fc" + std::to_string(i + 1);
+          torso_.add(Linear(store_, name, torso_linear(in, config_.mlp_hidden[i])));
+          in = config_.mlp_hidden[i];
+        }
+        break;
+      }
+      case Torso::minatar: {
+        torso_.add(typename B::Rescale(RescaleOptions{1.0f, false}, "torso.input"));
+        torso_.add(typename B::Conv2d(store_, "torso.conv", torso_conv(obs[2], 16, 3, 1)));
+        torso_.add(typename B::Flatten("torso.flatten"));
+        const std::int64_t flat = (obs[0] - 2) * (obs[1] - 2) * 16;
+        torso_.add(Linear(store_, "torso.fc", torso_linear(flat, 128)));
+        break;
+      }
+      case Torso::nature: {
+        torso_.add(typename B::Rescale(RescaleOptions{1.0f / 255.0f, true}, "torso.input"));
+        torso_.add(typename B::Conv2d(store_, "torso.conv1", torso_conv(obs[0], 32, 8, 4)));
+        torso_.add(typename B::Conv2d(store_, "torso.conv2", torso_conv(32, 64, 4, 2)));
+        torso_.add(typename B::Conv2d(store_, "torso.conv3", torso_conv(64, 64, 3, 1)));
+        torso_.add(typename B::Flatten("torso.flatten"));
+        const Shape conv_out = torso_.output_shape(frame_shape(1));
+        torso_.add(Linear(store_, "torso.fc", torso_linear(conv_out[1], 512)));
+        break;
+      }
+    }
+  }
+
+  double flops(bool train) const {
+    const Shape one = frame_shape(1);
+    double total = torso_.forward_flops(one) + (train ? torso_.backward_flops(one, false) : 0.0);
+    if (core_) {
+      const LstmOptions& o = core_->options();
+      total += o.forward_flops(1) + (train ? o.backward_flops(1, !torso_.empty()) : 0.0);
+    }
+    auto head = [&](const std::optional<Linear>& h) {
+      if (!h) return;
+      const Shape in{1, head_input_size_};
+      total += h->forward_flops(in) + (train ? h->backward_flops(in, true) : 0.0);
+    };
+    head(policy_);
+    head(value_);
+    head(q_);
+    return total;
+  }
+
+  NetworkConfig config_;
+  ParameterStore store_;
+  Sequential<B> torso_;
+  std::optional<typename B::LSTM> core_;
+  std::optional<Linear> policy_, value_, q_;
+  std::int64_t head_input_size_ = 0;
+  std::int64_t steps_ = 0, batch_ = 0;
+  NetworkOutputs outputs_;
+};
+
+}  // namespace seedrl::nn

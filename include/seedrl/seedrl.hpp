@@ -1,0 +1,28 @@
+// seedrl: the umbrella header. Brings in the CPU library; never includes CUDA (the GPU backend
+// is an opt-in header of its own).
+#pragma once
+
+#include "seedrl/version.hpp"
+
+#include "seedrl/core/dtype.hpp"
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/shape.hpp"
+#include "seedrl/core/storage.hpp"
+#include "seedrl/core/tensor.hpp"
+
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/gradient_clipping.hpp"
+#include "seedrl/nn/init.hpp"
+#include "seedrl/nn/layer_options.hpp"
+#include "seedrl/nn/learning_rate.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+#include "seedrl/nn/parameter.hpp"
+#include "seedrl/nn/sequential.hpp"
+#include "seedrl/nn/softmax.hpp"
+#include "seedrl/nn/update_rules.hpp"
+
+#include "seedrl/backend/cpu/backend.hpp"

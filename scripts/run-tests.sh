@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The README's test command and what CI runs: installs what is missing, then builds seedrl with
+# warnings as errors and runs every test under CTest; then builds and runs the suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+scripts/install-deps.sh
+
+echo "== release build: warnings are errors =="
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEEDRL_WERROR=ON
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEEDRL_WERROR=ON \
+  -DSEEDRL_SANITIZE=address,undefined -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF
+cmake --build build/asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== all tests passed =="

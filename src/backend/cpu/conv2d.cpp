@@ -1,0 +1,238 @@
+#include "seedrl/backend/cpu/conv2d.hpp"
+
+#include <array>
+#include <map>
+#include <optional>
+
+#include "dnnl_util.hpp"
+
+namespace seedrl::cpu {
+
+using namespace detail;
+using dnnl::convolution_backward_data;
+using dnnl::convolution_backward_weights;
+using dnnl::convolution_forward;
+using dnnl::reorder;
+
+namespace {
+
+// Weights in the layout a primitive wants: a reorder from the store's plain layout when the two
+// differ, else the store's memory itself.
+struct PackedWeights {
+  memory packed;
+  std::optional<reorder> pack;
+
+  PackedWeights(const memory::desc& wanted, const memory::desc& plain) {
+    if (wanted != plain) {
+      packed = memory(wanted, engine());
+      pack.emplace(reorder::primitive_desc(engine(), plain, engine(), wanted));
+    }
+  }
+  // The weights to pass to the primitive, repacked from `plain_values`.
+  memory refresh(memory plain_values) {
+    if (!pack) return plain_values;
+    pack->execute(stream(), plain_values, packed);
+    return packed;
+  }
+  // The weights as packed by the last refresh().
+  memory current(const memory& plain_values) const { return pack ? packed : plain_values; }
+};
+
+}  // namespace
+
+struct Conv2d::Impl {
+  struct Primitives {
+    memory::desc src, plain_weights, bias, dst;
+    convolution_forward::primitive_desc forward_pd;
+    convolution_forward forward;
+    PackedWeights forward_weights;
+    // Backward weights: gradient in oneDNN's layout, unpacked into the store's plain layout.
+    std::optional<convolution_backward_weights> backward_weights;
+    memory packed_grad;
+    std::optional<reorder> unpack_grad;
+    // Backward data, only when an input gradient is asked for.
+    std::optional<convolution_backward_data> backward_data;
+    std::optional<PackedWeights> backward_data_weights;
+    bool backward_data_shares_weights = false;
+  };
+
+  std::string name;
+  nn::Conv2dOptions options;
+  nn::Parameter* weight = nullptr;
+  nn::Parameter* bias = nullptr;
+  std::map<std::array<std::int64_t, 3>, Primitives> cache;
+  Tensor input;
+  Tensor output;
+  Primitives* last = nullptr;
+  Buffer output_buffer, grad_input_buffer, masked_grad_buffer;
+
+  memory::dims strides() const { return {options.stride, options.stride}; }
+  memory::dims padding() const { return {options.padding, options.padding}; }
+
+  Primitives& primitives(const Shape& in, const Shape& out) {
+    const std::array<std::int64_t, 3> key{in[0], in[1], in[2]};
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    return guarded(name, "creating forward primitives", [&]() -> Primitives& {
+      // oneDNN dims are logical NCHW; the format tag says the memory is NHWC.
+      const memory::desc src({in[0], in[3], in[1], in[2]}, DataType::f32, Tag::nhwc);
+      const memory::desc plain_weights(
+          {options.out_channels, options.in_channels, options.kernel, options.kernel},
+          DataType::f32, Tag::oihw);
+      const memory::desc any_weights(plain_weights.dims(), DataType::f32, Tag::any);
+      const memory::desc bias_md({options.out_channels}, DataType::f32, Tag::x);
+      const memory::desc dst({out[0], out[3], out[1], out[2]}, DataType::f32, Tag::nhwc);
+      dnnl::primitive_attr attr;
+      if (options.activation == nn::Activation::relu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+      auto desc = options.bias
+                      ? convolution_forward::desc(
+                            dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                            src, any_weights, bias_md, dst, strides(), padding(), padding())
+                      : convolution_forward::desc(
+                            dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                            src, any_weights, dst, strides(), padding(), padding());
+      convolution_forward::primitive_desc pd(desc, attr, engine());
+      return cache
+          .emplace(key, Primitives{src,
+                                   plain_weights,
+                                   bias_md,
+                                   dst,
+                                   pd,
+                                   convolution_forward(pd),
+                                   PackedWeights(pd.weights_desc(), plain_weights),
+                                   {},
+                                   {},
+                                   {},
+                                   {},
+                                   {},
+                                   false})
+          .first->second;
+    });
+  }
+
+  void make_backward_weights(Primitives& p) {
+    const memory::desc any_weights(p.plain_weights.dims(), DataType::f32, Tag::any);
+    auto desc = options.bias
+                    ? convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, p.src,
+                                                         any_weights, p.bias, p.dst, strides(),
+                                                         padding(), padding())
+                    : convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, p.src,
+                                                         any_weights, p.dst, strides(), padding(),
+                                                         padding());
+    convolution_backward_weights::primitive_desc pd(desc, engine(), p.forward_pd);
+    SEEDRL_REQUIRE(pd.src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
+                   ": oneDNN chose a non-NHWC layout for the backward-weights activations");
+    p.backward_weights.emplace(pd);
+    if (pd.diff_weights_desc() != p.plain_weights) {
+      p.packed_grad = memory(pd.diff_weights_desc(), engine());
+      p.unpack_grad.emplace(
+          reorder::primitive_desc(engine(), pd.diff_weights_desc(), engine(), p.plain_weights));
+    }
+  }
+
+  void make_backward_data(Primitives& p) {
+    const memory::desc any_weights(p.plain_weights.dims(), DataType::f32, Tag::any);
+    convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, p.src, any_weights,
+                                         p.dst, strides(), padding(), padding());
+    convolution_backward_data::primitive_desc pd(desc, engine(), p.forward_pd);
+    SEEDRL_REQUIRE(pd.diff_src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
+                   ": oneDNN chose a non-NHWC layout for the backward-data activations");
+    p.backward_data.emplace(pd);
+    p.backward_data_shares_weights = pd.weights_desc() == p.forward_pd.weights_desc();
+    if (!p.backward_data_shares_weights)
+      p.backward_data_weights.emplace(pd.weights_desc(), p.plain_weights);
+  }
+};
+
+Conv2d::Conv2d(nn::ParameterStore& store, const std::string& name, const nn::Conv2dOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  options.validate(name);
+  impl_->name = name;
+  impl_->options = options;
+  const std::int64_t area = options.kernel * options.kernel;
+  impl_->weight = &store.add(
+      name + ".weight", {options.out_channels, options.in_channels, options.kernel, options.kernel},
+      options.weight_init, options.in_channels * area, options.out_channels * area);
+  if (options.bias) {
+    impl_->bias = &store.add(name + ".bias", {options.out_channels}, options.bias_init,
+                             options.in_channels * area, options.out_channels * area);
+  }
+}
+
+Conv2d::~Conv2d() = default;
+Conv2d::Conv2d(Conv2d&&) noexcept = default;
+Conv2d& Conv2d::operator=(Conv2d&&) noexcept = default;
+
+const std::string& Conv2d::name() const {
+  return impl_->name;
+}
+const nn::Conv2dOptions& Conv2d::options() const {
+  return impl_->options;
+}
+
+Tensor Conv2d::forward(const Tensor& input) {
+  Impl& s = *impl_;
+  SEEDRL_REQUIRE(input.defined() && input.dtype() == DType::f32, s.name, ": input must be f32");
+  const Shape out_shape = output_shape(input.shape());
+  Impl::Primitives& p = s.primitives(input.shape(), out_shape);
+  Tensor output = s.output_buffer.view(out_shape);
+  guarded(s.name, "forward", [&] {
+    const memory weights = p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value));
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, input)},
+                                         {DNNL_ARG_WEIGHTS, weights},
+                                         {DNNL_ARG_DST, wrap(p.dst, output)}};
+    if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));
+    p.forward.execute(stream(), args);
+    stream().wait();
+  });
+  s.input = input;
+  s.output = output;
+  s.last = &p;
+  return output;
+}
+
+Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
+  Impl& s = *impl_;
+  SEEDRL_REQUIRE(s.last != nullptr, s.name, ": backward before forward");
+  require_tensor(grad_output, s.output.shape(), DType::f32, s.name, ": backward grad_output");
+  Impl::Primitives& p = *s.last;
+  Tensor grad = grad_output;
+  if (s.options.activation == nn::Activation::relu) {
+    grad = s.masked_grad_buffer.view(grad_output.shape());
+    relu_backward(s.output.data<float>(), grad_output.data<float>(), grad.data<float>(),
+                  grad.numel());
+  }
+  return guarded(s.name, "backward", [&] {
+    if (!p.backward_weights) s.make_backward_weights(p);
+    memory plain_grad = wrap(p.plain_weights, s.weight->grad);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, wrap(p.src, s.input)},
+        {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
+        {DNNL_ARG_DIFF_WEIGHTS, p.unpack_grad ? p.packed_grad : plain_grad}};
+    if (s.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p.bias, s.bias->grad));
+    p.backward_weights->execute(stream(), args);
+    if (p.unpack_grad) p.unpack_grad->execute(stream(), p.packed_grad, plain_grad);
+
+    Tensor grad_input;
+    if (input_grad) {
+      if (!p.backward_data) s.make_backward_data(p);
+      // When the layouts agree, the forward already packed these weights (unchanged since).
+      const memory plain_values = wrap(p.plain_weights, s.weight->value);
+      const memory weights = p.backward_data_shares_weights
+                                 ? p.forward_weights.current(plain_values)
+                                 : p.backward_data_weights->refresh(plain_values);
+      grad_input = s.grad_input_buffer.view(s.input.shape());
+      p.backward_data->execute(stream(), {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
+                                          {DNNL_ARG_WEIGHTS, weights},
+                                          {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)}});
+    }
+    stream().wait();
+    return grad_input;
+  });
+}
+
+}  // namespace seedrl::cpu

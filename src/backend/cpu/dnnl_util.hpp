@@ -1,0 +1,63 @@
+// Private helpers of the CPU backend: the oneDNN engine and streams, memory wrapping, error
+// translation and reusable buffers. Not installed; oneDNN never appears in public headers.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/tensor.hpp"
+
+namespace seedrl::cpu::detail {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DataType = memory::data_type;
+
+/// The process-wide CPU engine.
+dnnl::engine& engine();
+/// A stream for the calling thread (streams are not thread-safe; engines and primitives are).
+dnnl::stream& stream();
+
+/// Runs `body`, turning a oneDNN exception into seedrl::Error that names the layer and the step.
+template <class F>
+decltype(auto) guarded(const std::string& layer, const char* step, F&& body) {
+  try {
+    return body();
+  } catch (const dnnl::error& e) {
+    fail(layer, ": ", step, ": oneDNN error: ", e.what(), " (status ", static_cast<int>(e.status),
+         ")");
+  }
+}
+
+/// A oneDNN memory object over a tensor's elements (no copy).
+inline memory wrap(const memory::desc& desc, const Tensor& t) {
+  return memory(desc, engine(), t.raw_data());
+}
+
+inline DataType data_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return DataType::f32;
+    case DType::u8:
+      return DataType::u8;
+    case DType::i32:
+      return DataType::s32;
+  }
+  return DataType::undef;
+}
+
+/// Throws seedrl::Error unless sgemm succeeded.
+void check_sgemm(dnnl_status_t status, const char* what);
+
+/// Row-major C[m, n] = alpha * op(A) op(B) + beta * C with op = transpose when the flag is set.
+void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          float alpha, const float* a, const float* b, float beta, float* c);
+
+using Buffer = ScratchBuffer;
+
+/// result = grad where output > 0, else 0 (the backward of a fused or standalone ReLU).
+void relu_backward(const float* output, const float* grad, float* result, std::int64_t n);
+
+}  // namespace seedrl::cpu::detail

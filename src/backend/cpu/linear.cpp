@@ -1,0 +1,145 @@
+#include "seedrl/backend/cpu/linear.hpp"
+
+#include <optional>
+#include <unordered_map>
+
+#include "dnnl_util.hpp"
+
+namespace seedrl::cpu {
+
+using namespace detail;
+using dnnl::inner_product_backward_data;
+using dnnl::inner_product_backward_weights;
+using dnnl::inner_product_forward;
+
+struct Linear::Impl {
+  // Primitives for one batch size; the backward ones are made on first use.
+  struct Primitives {
+    memory::desc src, weights, bias, dst;
+    inner_product_forward::primitive_desc forward_pd;
+    inner_product_forward forward;
+    std::optional<inner_product_backward_data> backward_data;
+    std::optional<inner_product_backward_weights> backward_weights;
+  };
+
+  std::string name;
+  nn::LinearOptions options;
+  nn::Parameter* weight = nullptr;
+  nn::Parameter* bias = nullptr;
+  std::unordered_map<std::int64_t, Primitives> cache;
+  Tensor input;   // of the last forward
+  Tensor output;  // of the last forward
+  Buffer output_buffer, grad_input_buffer, masked_grad_buffer;
+
+  Primitives& primitives(std::int64_t n) {
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
+    return guarded(name, "creating primitives", [&]() -> Primitives& {
+      const memory::desc src({n, options.in_features}, DataType::f32, Tag::nc);
+      const memory::desc weights({options.out_features, options.in_features}, DataType::f32,
+                                 Tag::oi);
+      const memory::desc bias_md({options.out_features}, DataType::f32, Tag::x);
+      const memory::desc dst({n, options.out_features}, DataType::f32, Tag::nc);
+      dnnl::primitive_attr attr;
+      if (options.activation == nn::Activation::relu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+      auto desc = options.bias ? inner_product_forward::desc(dnnl::prop_kind::forward_training, src,
+                                                             weights, bias_md, dst)
+                               : inner_product_forward::desc(dnnl::prop_kind::forward_training, src,
+                                                             weights, dst);
+      inner_product_forward::primitive_desc pd(desc, attr, engine());
+      return cache
+          .emplace(n, Primitives{src, weights, bias_md, dst, pd, inner_product_forward(pd), {}, {}})
+          .first->second;
+    });
+  }
+};
+
+Linear::Linear(nn::ParameterStore& store, const std::string& name, const nn::LinearOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  options.validate(name);
+  impl_->name = name;
+  impl_->options = options;
+  impl_->weight = &store.add(name + ".weight", {options.out_features, options.in_features},
+                             options.weight_init, options.in_features, options.out_features);
+  if (options.bias) {
+    impl_->bias = &store.add(name + ".bias", {options.out_features}, options.bias_init,
+                             options.in_features, options.out_features);
+  }
+}
+
+Linear::~Linear() = default;
+Linear::Linear(Linear&&) noexcept = default;
+Linear& Linear::operator=(Linear&&) noexcept = default;
+
+const std::string& Linear::name() const {
+  return impl_->name;
+}
+const nn::LinearOptions& Linear::options() const {
+  return impl_->options;
+}
+
+Tensor Linear::forward(const Tensor& input) {
+  Impl& s = *impl_;
+  SEEDRL_REQUIRE(input.defined() && input.dtype() == DType::f32, s.name, ": input must be f32");
+  const Shape out_shape = output_shape(input.shape());
+  Impl::Primitives& p = s.primitives(input.dim(0));
+  Tensor output = s.output_buffer.view(out_shape);
+  guarded(s.name, "forward", [&] {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, input)},
+                                         {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
+                                         {DNNL_ARG_DST, wrap(p.dst, output)}};
+    if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));
+    p.forward.execute(stream(), args);
+    stream().wait();
+  });
+  s.input = input;
+  s.output = output;
+  return output;
+}
+
+Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
+  Impl& s = *impl_;
+  SEEDRL_REQUIRE(s.input.defined(), s.name, ": backward before forward");
+  require_tensor(grad_output, s.output.shape(), DType::f32, s.name, ": backward grad_output");
+  Impl::Primitives& p = s.primitives(s.input.dim(0));
+  Tensor grad = grad_output;
+  if (s.options.activation == nn::Activation::relu) {
+    grad = s.masked_grad_buffer.view(grad_output.shape());
+    relu_backward(s.output.data<float>(), grad_output.data<float>(), grad.data<float>(),
+                  grad.numel());
+  }
+  return guarded(s.name, "backward", [&] {
+    if (!p.backward_weights) {
+      auto desc = s.options.bias
+                      ? inner_product_backward_weights::desc(p.src, p.weights, p.bias, p.dst)
+                      : inner_product_backward_weights::desc(p.src, p.weights, p.dst);
+      p.backward_weights.emplace(
+          inner_product_backward_weights::primitive_desc(desc, engine(), p.forward_pd));
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, s.input)},
+                                         {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, wrap(p.weights, s.weight->grad)}};
+    if (s.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p.bias, s.bias->grad));
+    p.backward_weights->execute(stream(), args);
+    Tensor grad_input;
+    if (input_grad) {
+      if (!p.backward_data) {
+        inner_product_backward_data::desc desc(p.src, p.weights, p.dst);
+        p.backward_data.emplace(
+            inner_product_backward_data::primitive_desc(desc, engine(), p.forward_pd));
+      }
+      grad_input = s.grad_input_buffer.view(s.input.shape());
+      p.backward_data->execute(stream(), {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
+                                          {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
+                                          {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)}});
+    }
+    stream().wait();
+    return grad_input;
+  });
+}
+
+}  // namespace seedrl::cpu

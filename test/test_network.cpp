@@ -1,0 +1,222 @@
+// Network: shapes, FLOP counts, gradient wiring (heads, LSTM core, resets), overfitting.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+#include "seedrl/nn/softmax.hpp"
+#include "support/reference_nn.hpp"
+
+using namespace seedrl;
+using namespace seedrl::test;
+using Backend = cpu::Backend;
+using Net = nn::Network<Backend>;
+
+namespace {
+
+Tensor random_observations(const Shape& shape, DType dtype, Rng& rng) {
+  Tensor t = Tensor::empty(shape, dtype);
+  for (Index i = 0; i < t.numel(); ++i) {
+    if (dtype == DType::u8) {
+      t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(rng.below(256));
+    } else {
+      t.data<float>()[i] = static_cast<float>(rng.uniform(-1, 1));
+    }
+  }
+  return t;
+}
+
+// Loss = <wl, logits> + <wv, values> with fixed random weights; returns it in double.
+struct LinearLoss {
+  Tensor wl, wv;
+  double operator()(const nn::NetworkOutputs& out) const {
+    double s = 0.0;
+    for (Index i = 0; i < wl.numel(); ++i)
+      s += static_cast<double>(wl.data<float>()[i]) * out.logits.data<float>()[i];
+    for (Index i = 0; i < wv.numel(); ++i)
+      s += static_cast<double>(wv.data<float>()[i]) * out.values.data<float>()[i];
+    return s;
+  }
+};
+
+// Compares the analytic gradient of a few parameter coordinates with central differences of the
+// f32 network (step 1e-2; the bound 2e-2 covers f32 rounding over a whole network).
+void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
+                             std::uint64_t seed) {
+  Rng rng(seed);
+  const Index steps = obs.dim(0), batch = obs.dim(1), actions = net.config().num_actions;
+  LinearLoss loss{random_observations({steps, batch, actions}, DType::f32, rng),
+                  random_observations({steps, batch}, DType::f32, rng)};
+  net.forward(obs, {}, resets);
+  net.backward({.logits = loss.wl, .values = loss.wv});
+  const Tensor analytic = net.parameters().grads().clone();
+  int checked = 0;
+  for (const nn::Parameter& p : net.parameters().parameters()) {
+    for (int k = 0; k < 3; ++k) {
+      const Index i = static_cast<Index>(rng.below(static_cast<std::uint64_t>(p.shape.numel())));
+      float& value = p.value.data<float>()[i];
+      const float saved = value;
+      const double h = 1e-2;
+      value = static_cast<float>(saved + h);
+      const double up = loss(net.forward(obs, {}, resets));
+      value = static_cast<float>(saved - h);
+      const double down = loss(net.forward(obs, {}, resets));
+      value = saved;
+      const double numeric = (up - down) / (2 * h);
+      const double got = analytic.data<float>()[p.offset + i];
+      CAPTURE(p.name);
+      CAPTURE(i);
+      CHECK(std::abs(got - numeric) <= 2e-2 * std::max(1.0, std::abs(numeric)));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 9);
+}
+
+}  // namespace
+
+TEST_CASE("Network: output shapes for every torso, with and without an LSTM core") {
+  Rng rng(1);
+  struct Case {
+    nn::NetworkConfig config;
+    DType dtype;
+  };
+  for (Case c : {Case{nn::NetworkConfig::mlp(4, 2), DType::f32},
+                 Case{nn::NetworkConfig::minatar(6, 6), DType::u8},
+                 Case{nn::NetworkConfig::nature(18), DType::u8}}) {
+    for (Index lstm : {0, 32}) {
+      c.config.lstm_size = lstm;
+      c.config.q_head = true;
+      Net net(c.config);
+      const Index steps = 2, batch = 3;
+      const auto& out = net.forward(
+          random_observations(c.config.observation_shape.prepend({steps, batch}), c.dtype, rng));
+      CHECK(out.logits.shape() == Shape{steps, batch, c.config.num_actions});
+      CHECK(out.values.shape() == Shape{steps, batch});
+      CHECK(out.q.shape() == Shape{steps, batch, c.config.num_actions});
+      CHECK(net.recurrent() == (lstm > 0));
+      if (lstm > 0) CHECK(out.final_state.h.shape() == Shape{batch, lstm});
+      CHECK(std::isfinite(out.values.flat<float>().sum()));
+    }
+  }
+}
+
+TEST_CASE("Network: useful FLOPs of the Nature CNN as counted by hand") {
+  Net net(nn::NetworkConfig::nature(18));
+  // Multiply-accumulates per frame: conv1 32*20*20*(4*8*8), conv2 64*9*9*(32*4*4),
+  // conv3 64*7*7*(64*3*3), fc 3136*512; heads 512*(18+1).
+  const double torso = 2.0 * (32 * 400 * 256 + 64 * 81 * 512 + 64 * 49 * 576 + 3136 * 512);
+  const double heads = 2.0 * 512 * 19;
+  CHECK(net.forward_flops_per_frame() == doctest::Approx(torso + heads));
+  CHECK(torso == doctest::Approx(18.686e6).epsilon(1e-4));
+  // Backward: every weight gradient, every input gradient except the first convolution's.
+  const double conv1 = 2.0 * 32 * 400 * 256;
+  CHECK(net.train_flops_per_frame() == doctest::Approx(3 * (torso + heads) - conv1));
+  CHECK(net.parameters().num_parameters() == 8 * 8 * 4 * 32 + 32 + 4 * 4 * 32 * 64 + 64 +
+                                                 3 * 3 * 64 * 64 + 64 + 3136 * 512 + 512 +
+                                                 512 * 18 + 18 + 512 + 1);
+}
+
+TEST_CASE("Network: analytic gradients of a recurrent MLP with resets match finite differences") {
+  auto config = nn::NetworkConfig::mlp(3, 4, {6});
+  config.lstm_size = 5;
+  config.seed = 3;
+  Net net(config);
+  Rng rng(3);
+  const Tensor obs = random_observations({4, 2, 3}, DType::f32, rng);
+  Tensor resets = Tensor::zeros({4, 2}, DType::u8);
+  resets.data<std::uint8_t>()[2 * 2 + 1] = 1;
+  check_network_gradients(net, obs, resets, 4);
+}
+
+TEST_CASE("Network: analytic gradients of the MinAtar net match finite differences") {
+  auto config = nn::NetworkConfig::minatar(3, 5);
+  config.seed = 5;
+  Net net(config);
+  Rng rng(5);
+  check_network_gradients(net, random_observations({1, 3, 10, 10, 3}, DType::f32, rng), {}, 6);
+}
+
+TEST_CASE("Network: a partial backward leaves zero gradients in the heads it did not reach") {
+  Net net(nn::NetworkConfig::mlp(3, 2));
+  Rng rng(7);
+  const Tensor obs = random_observations({1, 4, 3}, DType::f32, rng);
+  net.forward(obs);
+  net.backward({.logits = random_observations({1, 4, 2}, DType::f32, rng),
+                .values = random_observations({1, 4}, DType::f32, rng)});
+  net.forward(obs);
+  net.backward({.logits = random_observations({1, 4, 2}, DType::f32, rng)});
+  CHECK(net.parameters().find("value.weight").grad.flat<float>().abs().maxCoeff() == 0.0f);
+  CHECK(net.parameters().find("policy.weight").grad.flat<float>().abs().maxCoeff() > 0.0f);
+}
+
+TEST_CASE("Network: overfits a tiny supervised batch (loss falls by orders of magnitude)") {
+  auto check_overfits = [](nn::NetworkConfig config, DType dtype, float lr, int steps_to_train) {
+    config.seed = 11;
+    Net net(config);
+    nn::Adam<Backend> adam(net.parameters());
+    Rng rng(11);
+    const Index steps = 2, batch = 4, actions = config.num_actions;
+    const Tensor obs =
+        random_observations(config.observation_shape.prepend({steps, batch}), dtype, rng);
+    std::vector<int> labels;
+    std::vector<float> targets;
+    for (Index i = 0; i < steps * batch; ++i) {
+      labels.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(actions))));
+      targets.push_back(static_cast<float>(rng.uniform(-1, 1)));
+    }
+    Tensor grad_logits = Tensor::zeros({steps, batch, actions});
+    Tensor grad_values = Tensor::zeros({steps, batch});
+    double first = 0.0, last = 0.0;
+    for (int step = 0; step < steps_to_train; ++step) {
+      const auto& out = net.forward(obs);
+      const RowMatrixXf log_probs =
+          nn::log_softmax(out.logits.reshape({steps * batch, actions}).matrix<float>());
+      double loss = 0.0;
+      auto gl = grad_logits.reshape({steps * batch, actions}).matrix<float>();
+      for (Index i = 0; i < steps * batch; ++i) {
+        const auto n = static_cast<float>(steps * batch);
+        loss -= log_probs(i, labels[static_cast<std::size_t>(i)]) / n;
+        gl.row(i) = log_probs.row(i).array().exp().matrix() / n;
+        gl(i, labels[static_cast<std::size_t>(i)]) -= 1.0f / n;
+        const float error = out.values.data<float>()[i] - targets[static_cast<std::size_t>(i)];
+        loss += 0.5 * error * error / n;
+        grad_values.data<float>()[i] = error / n;
+      }
+      if (step == 0) first = loss;
+      last = loss;
+      net.backward({.logits = grad_logits, .values = grad_values});
+      adam.step(lr);
+    }
+    CAPTURE(first);
+    CAPTURE(last);
+    CHECK(last < first / 100.0);
+  };
+  check_overfits(nn::NetworkConfig::mlp(4, 3), DType::f32, 1e-2f, 300);
+  auto recurrent = nn::NetworkConfig::mlp(4, 3);
+  recurrent.lstm_size = 16;
+  check_overfits(recurrent, DType::f32, 1e-2f, 300);
+  check_overfits(nn::NetworkConfig::minatar(4, 6), DType::f32, 3e-3f, 200);
+  check_overfits(nn::NetworkConfig::nature(6), DType::u8, 1e-3f, 60);
+}
+
+TEST_CASE("Network: bad configuration and inputs throw naming the setting") {
+  CHECK_THROWS_WITH_AS(Net(nn::NetworkConfig::mlp(4, 0)),
+                       doctest::Contains("NetworkConfig.num_actions"), Error);
+  auto bad = nn::NetworkConfig::minatar(4, 6);
+  bad.observation_shape = {4, 10, 10};
+  CHECK_NOTHROW(Net{bad});  // [H, W, C] = [4, 10, 10] is a legal (odd) image
+  bad.observation_shape = {10, 10};
+  CHECK_THROWS_WITH_AS(
+      Net{bad}, doctest::Contains("NetworkConfig.observation_shape for the minatar torso"), Error);
+  Net net(nn::NetworkConfig::mlp(4, 2));
+  CHECK_THROWS_WITH_AS(net.forward(Tensor::zeros({8, 4})),
+                       doctest::Contains("Network: observations must be [T, B, 4]"), Error);
+  net.forward(Tensor::zeros({1, 8, 4}));
+  CHECK_THROWS_WITH_AS(
+      net.backward({.logits = Tensor::zeros({1, 8, 3})}),
+      doctest::Contains("gradient of logits: expected f32[1, 8, 2], got f32[1, 8, 3]"), Error);
+  CHECK_THROWS_WITH_AS(net.backward({}), doctest::Contains("no gradient given"), Error);
+}
