@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command and what CI runs: installs what is missing, then builds seedrl with
 # warnings as errors and runs every test under CTest; then builds and runs the suite again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrency tests under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +19,12 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEEDRL_WER
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== ThreadSanitizer build of the concurrency tests =="
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEEDRL_WERROR=ON \
+  -DSEEDRL_SANITIZE=thread -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF
+cmake --build build/tsan -j "$jobs" --target concurrency_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build/tsan -L concurrency --output-on-failure -j "$jobs"
 
 echo "== all tests passed =="

@@ -4,6 +4,9 @@
 
 #include "seedrl/version.hpp"
 
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/crc32c.hpp"
 #include "seedrl/core/dtype.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/random.hpp"
@@ -26,3 +29,14 @@
 #include "seedrl/nn/update_rules.hpp"
 
 #include "seedrl/backend/cpu/backend.hpp"
+
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "seedrl/algo/epsilon_schedule.hpp"
+#include "seedrl/algo/n_step_targets.hpp"
+#include "seedrl/algo/sequence_priority.hpp"
+#include "seedrl/algo/value_rescale.hpp"
+#include "seedrl/algo/vtrace.hpp"
+
+#include "seedrl/replay/item_codec.hpp"
+#include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/replay/sum_tree.hpp"

@@ -82,6 +82,19 @@ class Rng {
   /// An independent generator derived from this one's next output (for per-thread streams).
   Rng split() { return Rng(next_u64()); }
 
+  /// The complete state, to save and restore a generator exactly.
+  struct State {
+    std::uint64_t words[4];
+    double spare;
+    bool has_spare;
+  };
+  State state() const { return {{state_[0], state_[1], state_[2], state_[3]}, spare_, has_spare_}; }
+  void set_state(const State& s) {
+    for (int i = 0; i < 4; ++i) state_[i] = s.words[i];
+    spare_ = s.spare;
+    has_spare_ = s.has_spare;
+  }
+
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   static std::uint64_t splitmix64(std::uint64_t& x) {

@@ -1,0 +1,185 @@
+// The actor-critic loss of the V-trace learner (seed_rl agents/vtrace/learner.py), in pieces,
+// each with its gradient w.r.t. what the network produced (logits, values), so a learner can feed
+// the gradients straight into Network::backward.
+//
+// Conventions: T time steps by B columns, N = T * B frames.
+//   logits  [N, A] row-major, row t * B + b (the layout Network outputs [T, B, A] flatten to)
+//   actions, values, vs, pg_advantages  [T, B] Eigen arrays
+// vs and pg_advantages are targets: no gradient flows into them.
+//
+//   policy_loss   = -mean(log pi(a_t | x_t) * A_t)
+//   baseline_loss = baseline_cost * 0.5 * mean((vs_t - V_t)^2)
+//   entropy_loss  = -entropy_cost * mean(H(pi(. | x_t)))        (an entropy bonus)
+//   total         = policy_loss + baseline_loss + entropy_loss
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+
+#include "seedrl/algo/vtrace.hpp"
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/softmax.hpp"
+
+namespace seedrl {
+
+struct ActorCriticLossOptions {
+  float baseline_cost = 0.5f;
+  float entropy_cost = 0.00025f;
+
+  void validate() const {
+    SEEDRL_REQUIRE(std::isfinite(baseline_cost) && baseline_cost >= 0.0f,
+                   "ActorCriticLossOptions.baseline_cost must be finite and >= 0, got ",
+                   baseline_cost);
+    SEEDRL_REQUIRE(std::isfinite(entropy_cost) && entropy_cost >= 0.0f,
+                   "ActorCriticLossOptions.entropy_cost must be finite and >= 0, got ",
+                   entropy_cost);
+  }
+};
+
+/// A scalar loss and its gradient.
+template <class Grad>
+struct LossAndGrad {
+  float loss = 0.0f;
+  Grad grad;
+};
+
+/// Every term of the actor-critic loss and the gradients of the total.
+struct ActorCriticLoss {
+  float policy_loss = 0.0f;
+  float baseline_loss = 0.0f;
+  float entropy_loss = 0.0f;
+  float total_loss = 0.0f;
+  float mean_entropy = 0.0f;
+  RowMatrixXf grad_logits;      ///< d total / d logits, [N, A]
+  Eigen::ArrayXXf grad_values;  ///< d total / d values, [T, B]
+};
+
+namespace detail {
+
+inline void check_frames(const nn::ConstMatrixRef& logits, const Eigen::ArrayXXi& actions,
+                         const char* what) {
+  SEEDRL_REQUIRE(logits.rows() == actions.rows() * actions.cols(), what, ": logits have ",
+                 logits.rows(), " rows, expected T * B = ", actions.rows() * actions.cols(),
+                 " for actions [", actions.rows(), ", ", actions.cols(), "]");
+  for (Eigen::Index i = 0; i < actions.size(); ++i) {
+    const int a = actions.data()[i];
+    SEEDRL_REQUIRE(a >= 0 && a < logits.cols(), what, ": action ", a, " out of range [0, ",
+                   logits.cols(), ")");
+  }
+}
+
+// Row of frame (t, b) in the time-major logits.
+inline Eigen::Index frame_row(Eigen::Index t, Eigen::Index b, Eigen::Index batch) {
+  return t * batch + b;
+}
+
+inline LossAndGrad<RowMatrixXf> policy_gradient_from_log_probs(const RowMatrixXf& log_probs,
+                                                               const Eigen::ArrayXXi& actions,
+                                                               const Eigen::ArrayXXf& advantages) {
+  const Eigen::Index steps = actions.rows(), batch = actions.cols();
+  const float n = static_cast<float>(steps * batch);
+  LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(log_probs.rows(), log_probs.cols())};
+  double total = 0.0;
+  for (Eigen::Index t = 0; t < steps; ++t) {
+    for (Eigen::Index b = 0; b < batch; ++b) {
+      const Eigen::Index row = frame_row(t, b, batch);
+      const int a = actions(t, b);
+      const float advantage = advantages(t, b);
+      total -= static_cast<double>(log_probs(row, a)) * advantage;
+      // d(-log pi(a) A / n)/dlogits = -(A / n) (one_hot(a) - pi)
+      out.grad.row(row) = log_probs.row(row).array().exp() * (advantage / n);
+      out.grad(row, a) -= advantage / n;
+    }
+  }
+  out.loss = static_cast<float>(total / n);
+  return out;
+}
+
+inline LossAndGrad<RowMatrixXf> entropy_from_log_probs(const RowMatrixXf& log_probs,
+                                                       float entropy_cost, float* mean_entropy) {
+  const Eigen::Index n = log_probs.rows();
+  const Eigen::VectorXf entropy = nn::entropy_from_log_probs(log_probs);
+  LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(n, log_probs.cols())};
+  const float mean = n > 0 ? entropy.sum() / static_cast<float>(n) : 0.0f;
+  if (mean_entropy) *mean_entropy = mean;
+  out.loss = -entropy_cost * mean;
+  // d(-cost mean H)/dlogits = -(cost / n) dH/dlogits
+  const Eigen::VectorXf upstream =
+      Eigen::VectorXf::Constant(n, -entropy_cost / static_cast<float>(n));
+  nn::entropy_backward(log_probs, upstream, out.grad);
+  return out;
+}
+
+}  // namespace detail
+
+/// log pi(a_t | x_t) of the actions taken, [T, B].
+inline Eigen::ArrayXXf action_log_probs(const nn::ConstMatrixRef& logits,
+                                        const Eigen::ArrayXXi& actions) {
+  detail::check_frames(logits, actions, "action_log_probs");
+  const RowMatrixXf log_probs = nn::log_softmax(logits);
+  Eigen::ArrayXXf out(actions.rows(), actions.cols());
+  for (Eigen::Index t = 0; t < actions.rows(); ++t)
+    for (Eigen::Index b = 0; b < actions.cols(); ++b)
+      out(t, b) = log_probs(detail::frame_row(t, b, actions.cols()), actions(t, b));
+  return out;
+}
+
+/// -mean(log pi(a_t | x_t) * A_t) and its gradient w.r.t. the logits.
+inline LossAndGrad<RowMatrixXf> policy_gradient_loss(const nn::ConstMatrixRef& logits,
+                                                     const Eigen::ArrayXXi& actions,
+                                                     const Eigen::ArrayXXf& advantages) {
+  detail::check_frames(logits, actions, "policy_gradient_loss");
+  SEEDRL_REQUIRE(advantages.rows() == actions.rows() && advantages.cols() == actions.cols(),
+                 "policy_gradient_loss: advantages and actions differ in shape");
+  return detail::policy_gradient_from_log_probs(nn::log_softmax(logits), actions, advantages);
+}
+
+/// baseline_cost * 0.5 * mean((vs - values)^2) and its gradient w.r.t. the values.
+inline LossAndGrad<Eigen::ArrayXXf> baseline_loss(const Eigen::ArrayXXf& values,
+                                                  const Eigen::ArrayXXf& vs, float baseline_cost) {
+  SEEDRL_REQUIRE(values.rows() == vs.rows() && values.cols() == vs.cols(),
+                 "baseline_loss: values are [", values.rows(), ", ", values.cols(),
+                 "] but targets are [", vs.rows(), ", ", vs.cols(), "]");
+  const float n = static_cast<float>(values.size());
+  if (values.size() == 0) return {0.0f, Eigen::ArrayXXf(values.rows(), values.cols())};
+  const Eigen::ArrayXXf error = values - vs;
+  return {baseline_cost * 0.5f * error.square().sum() / n, error * (baseline_cost / n)};
+}
+
+/// -entropy_cost * mean(H) and its gradient w.r.t. the logits.
+inline LossAndGrad<RowMatrixXf> entropy_loss(const nn::ConstMatrixRef& logits, float entropy_cost) {
+  return detail::entropy_from_log_probs(nn::log_softmax(logits), entropy_cost, nullptr);
+}
+
+/// The whole loss of the V-trace learner from the network outputs of the first T steps of an
+/// unroll (logits [N, A], values [T, B]), the actions taken and the V-trace targets.
+inline ActorCriticLoss actor_critic_loss(const nn::ConstMatrixRef& logits,
+                                         const Eigen::ArrayXXi& actions,
+                                         const Eigen::ArrayXXf& values,
+                                         const VTraceReturns& targets,
+                                         const ActorCriticLossOptions& options = {}) {
+  options.validate();
+  detail::check_frames(logits, actions, "actor_critic_loss");
+  SEEDRL_REQUIRE(values.rows() == actions.rows() && values.cols() == actions.cols() &&
+                     targets.vs.rows() == actions.rows() && targets.vs.cols() == actions.cols() &&
+                     targets.pg_advantages.rows() == actions.rows() &&
+                     targets.pg_advantages.cols() == actions.cols(),
+                 "actor_critic_loss: values, vs, pg_advantages and actions must all be [",
+                 actions.rows(), ", ", actions.cols(), "]");
+  const RowMatrixXf log_probs = nn::log_softmax(logits);
+  ActorCriticLoss out;
+  auto policy = detail::policy_gradient_from_log_probs(log_probs, actions, targets.pg_advantages);
+  auto entropy = detail::entropy_from_log_probs(log_probs, options.entropy_cost, &out.mean_entropy);
+  auto baseline = baseline_loss(values, targets.vs, options.baseline_cost);
+  out.policy_loss = policy.loss;
+  out.baseline_loss = baseline.loss;
+  out.entropy_loss = entropy.loss;
+  out.total_loss = policy.loss + baseline.loss + entropy.loss;
+  out.grad_logits = std::move(policy.grad);
+  out.grad_logits += entropy.grad;
+  out.grad_values = std::move(baseline.grad);
+  return out;
+}
+
+}  // namespace seedrl

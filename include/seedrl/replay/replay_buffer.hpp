@@ -1,0 +1,299 @@
+// ReplayBuffer<Item>: prioritized experience replay (Schaul et al. 2016) over any item type.
+//
+//   insert(item, p) --> slot (index mod capacity, FIFO) --> SumTree leaf weight p^alpha
+//   sample(k)       --> k independent draws with P(i) = p_i^alpha / sum_j p_j^alpha, O(log N) each
+//                       weights w_i = (N P(i))^-beta / max over the batch (as seed_rl normalises)
+//   update_priorities(indices, p) --> only where the slot still holds that index
+//
+// An index is the item's insertion number, unique for the buffer's whole life (it continues
+// across save/load): an update for an item that was evicted since it was sampled finds another
+// index in the slot and is ignored, never applied to the newer item.
+//
+// Thread-safety: every public member may be called concurrently from any number of threads
+// (one mutex guards the tree and the slots; items are handed out as shared_ptr<const Item>, so
+// a sampled item stays valid after it is evicted). Item allocation and serialisation happen
+// outside the lock.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/crc32c.hpp"
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/replay/item_codec.hpp"
+#include "seedrl/replay/sum_tree.hpp"
+
+namespace seedrl {
+
+struct ReplayOptions {
+  double priority_exponent = 0.9;             ///< alpha; 0 samples uniformly (R2D2: 0.9)
+  double importance_sampling_exponent = 0.6;  ///< beta (R2D2: 0.6)
+
+  void validate() const {
+    SEEDRL_REQUIRE(priority_exponent >= 0.0 && std::isfinite(priority_exponent),
+                   "ReplayOptions.priority_exponent must be finite and >= 0, got ",
+                   priority_exponent);
+    SEEDRL_REQUIRE(
+        importance_sampling_exponent >= 0.0 && std::isfinite(importance_sampling_exponent),
+        "ReplayOptions.importance_sampling_exponent must be finite and >= 0, got ",
+        importance_sampling_exponent);
+  }
+};
+
+template <class Item>
+class ReplayBuffer {
+ public:
+  struct Sample {
+    std::vector<std::uint64_t> indices;  ///< insertion numbers, for update_priorities
+    std::vector<float> weights;          ///< importance weights, max 1
+    std::vector<double> probabilities;   ///< P(i) at sampling time
+    std::vector<std::shared_ptr<const Item>> items;
+  };
+
+  ReplayBuffer(std::size_t capacity, const ReplayOptions& options = {}, std::uint64_t seed = 0)
+      : options_(options), tree_(capacity), slots_(capacity), rng_(seed) {
+    options.validate();
+  }
+  ReplayBuffer(const ReplayBuffer&) = delete;
+  ReplayBuffer& operator=(const ReplayBuffer&) = delete;
+
+  std::size_t capacity() const { return slots_.size(); }
+  const ReplayOptions& options() const { return options_; }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return size_;
+  }
+  /// Items inserted over the buffer's life (the next index).
+  std::uint64_t inserted() const {
+    std::lock_guard lock(mutex_);
+    return next_index_;
+  }
+
+  /// Adds an item with a priority (finite, > 0), evicting the oldest item when full. Returns
+  /// the item's index.
+  std::uint64_t insert(Item item, double priority) {
+    check_priority(priority, "insert");
+    auto stored = std::make_shared<const Item>(std::move(item));
+    std::shared_ptr<const Item> evicted;  // destroyed after the lock is released
+    std::lock_guard lock(mutex_);
+    const std::uint64_t index = next_index_++;
+    const std::size_t slot = static_cast<std::size_t>(index % slots_.size());
+    Slot& s = slots_[slot];
+    if (s.item == nullptr) ++size_;
+    evicted = std::move(s.item);
+    s = Slot{index, priority, std::move(stored)};
+    tree_.set(slot, weight(priority));
+    return index;
+  }
+
+  /// Draws `batch_size` items independently with probability proportional to priority^alpha.
+  /// Throws if the buffer is empty.
+  Sample sample(std::size_t batch_size) {
+    SEEDRL_REQUIRE(batch_size > 0, "ReplayBuffer::sample: batch_size must be positive");
+    Sample out;
+    out.indices.reserve(batch_size);
+    out.weights.reserve(batch_size);
+    out.probabilities.reserve(batch_size);
+    out.items.reserve(batch_size);
+    double max_weight = 0.0;
+    {
+      std::lock_guard lock(mutex_);
+      SEEDRL_REQUIRE(size_ > 0, "ReplayBuffer::sample: the buffer is empty");
+      const double total = tree_.total();
+      const auto n = static_cast<double>(size_);
+      for (std::size_t k = 0; k < batch_size; ++k) {
+        const std::size_t slot = tree_.find(rng_.uniform() * total);
+        const Slot& s = slots_[slot];
+        const double probability = tree_.get(slot) / total;
+        const double w = std::pow(n * probability, -options_.importance_sampling_exponent);
+        max_weight = std::max(max_weight, w);
+        out.indices.push_back(s.index);
+        out.probabilities.push_back(probability);
+        out.weights.push_back(static_cast<float>(w));
+        out.items.push_back(s.item);
+      }
+    }
+    for (float& w : out.weights) w = static_cast<float>(w / max_weight);
+    return out;
+  }
+
+  /// Sets new priorities (finite, > 0) for sampled indices. Indices whose item has been evicted
+  /// since are skipped. Returns how many priorities were applied. Invalid input is rejected as a
+  /// whole before anything changes.
+  std::size_t update_priorities(std::span<const std::uint64_t> indices,
+                                std::span<const double> priorities) {
+    SEEDRL_REQUIRE(indices.size() == priorities.size(),
+                   "ReplayBuffer::update_priorities: ", indices.size(), " indices but ",
+                   priorities.size(), " priorities");
+    for (double p : priorities) check_priority(p, "update_priorities");
+    std::size_t applied = 0;
+    std::lock_guard lock(mutex_);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      const std::size_t slot = static_cast<std::size_t>(indices[k] % slots_.size());
+      Slot& s = slots_[slot];
+      if (s.item == nullptr || s.index != indices[k]) continue;  // evicted since it was sampled
+      s.priority = priorities[k];
+      tree_.set(slot, weight(priorities[k]));
+      ++applied;
+    }
+    return applied;
+  }
+
+  /// Priority of a live item, or a negative value when the index is not in the buffer.
+  double priority(std::uint64_t index) const {
+    std::lock_guard lock(mutex_);
+    const Slot& s = slots_[static_cast<std::size_t>(index % slots_.size())];
+    return s.item != nullptr && s.index == index ? s.priority : -1.0;
+  }
+
+  // ---- Saving and restoring ----
+  //
+  // The state: capacity, the next index, the generator, and (when include_items) every live
+  // item with its index and priority, oldest first; CRC-32C protected. Restoring without items
+  // leaves the buffer empty but keeps the index counter and the generator, so indices stay
+  // unique and sampling continues the same random stream. The exponents are this buffer's
+  // options, not the file's.
+
+  /// The serialised state (see above).
+  std::string save(bool include_items) const requires ReplaySerializable<Item> {
+    std::vector<Slot> live;
+    std::uint64_t next_index = 0;
+    Rng::State rng_state;
+    {
+      std::lock_guard lock(mutex_);
+      next_index = next_index_;
+      rng_state = rng_.state();
+      if (include_items) {
+        live.reserve(size_);
+        for (const Slot& s : slots_)
+          if (s.item != nullptr) live.push_back(s);
+      }
+    }
+    std::sort(live.begin(), live.end(),
+              [](const Slot& a, const Slot& b) { return a.index < b.index; });
+    ByteWriter w;
+    w.bytes(kMagic.data(), kMagic.size());
+    w.put<std::uint32_t>(kVersion);
+    w.put<std::uint32_t>(include_items ? 1u : 0u);
+    w.put<std::uint64_t>(slots_.size());
+    w.put<double>(options_.priority_exponent);
+    w.put<double>(options_.importance_sampling_exponent);
+    w.put<std::uint64_t>(next_index);
+    for (std::uint64_t word : rng_state.words) w.put<std::uint64_t>(word);
+    w.put<double>(rng_state.spare);
+    w.put<std::uint8_t>(rng_state.has_spare ? 1 : 0);
+    w.put<std::uint64_t>(live.size());
+    for (const Slot& s : live) {
+      w.put<std::uint64_t>(s.index);
+      w.put<double>(s.priority);
+      ReplayItemCodec<Item>::write(w, *s.item);
+    }
+    w.put<std::uint32_t>(crc32c(w.data().data(), w.data().size()));
+    return std::move(w.data());
+  }
+
+  /// Restores a state produced by save(). `source` names the data in error messages. On any
+  /// error (truncation, corruption, another capacity) the buffer is left unchanged.
+  void load(std::string_view data, const std::string& source) requires ReplaySerializable<Item> {
+    SEEDRL_REQUIRE(data.size() >= kMagic.size() + 4 && data.substr(0, kMagic.size()) == kMagic,
+                   source, ": not a seedrl replay state (bad magic)");
+    ByteReader crc_reader(std::span<const char>(data.data() + data.size() - 4, 4), source);
+    const auto stored_crc = crc_reader.get<std::uint32_t>();
+    SEEDRL_REQUIRE(crc32c(data.data(), data.size() - 4) == stored_crc, source,
+                   ": checksum mismatch (the replay state is corrupt or truncated)");
+    ByteReader r(std::span<const char>(data.data(), data.size() - 4), source);
+    char magic[8];
+    r.bytes(magic, sizeof magic);
+    const auto version = r.get<std::uint32_t>();
+    SEEDRL_REQUIRE(version == kVersion, source, ": replay state version ", version,
+                   ", this build reads ", kVersion);
+    const bool has_items = (r.get<std::uint32_t>() & 1u) != 0;
+    const auto capacity = r.get<std::uint64_t>();
+    SEEDRL_REQUIRE(capacity == slots_.size(), source, ": holds a replay buffer of capacity ",
+                   capacity, ", this buffer has capacity ", slots_.size());
+    r.get<double>();  // the saving buffer's exponents: informational
+    r.get<double>();
+    const auto next_index = r.get<std::uint64_t>();
+    Rng::State rng_state;
+    for (std::uint64_t& word : rng_state.words) word = r.get<std::uint64_t>();
+    rng_state.spare = r.get<double>();
+    rng_state.has_spare = r.get<std::uint8_t>() != 0;
+    const auto count = r.get<std::uint64_t>();
+    SEEDRL_REQUIRE(count <= capacity && (has_items || count == 0), source, ": ", count,
+                   " items for a buffer of capacity ", capacity);
+    std::vector<Slot> slots(slots_.size());
+    SumTree tree(slots_.size());
+    for (std::uint64_t k = 0; k < count; ++k) {
+      Slot s;
+      s.index = r.get<std::uint64_t>();
+      s.priority = r.get<double>();
+      SEEDRL_REQUIRE(s.index < next_index, source, ": item index ", s.index,
+                     " is not below the next index ", next_index);
+      SEEDRL_REQUIRE(s.priority > 0.0 && std::isfinite(s.priority), source, ": item ", s.index,
+                     " has invalid priority ", s.priority);
+      const auto slot = static_cast<std::size_t>(s.index % capacity);
+      SEEDRL_REQUIRE(slots[slot].item == nullptr, source, ": two items for slot ", slot);
+      s.item = std::make_shared<const Item>(ReplayItemCodec<Item>::read(r));
+      tree.set(slot, weight(s.priority));
+      slots[slot] = std::move(s);
+    }
+    SEEDRL_REQUIRE(r.remaining() == 0, source, ": ", r.remaining(),
+                   " unexpected bytes after the last item");
+
+    std::vector<Slot> old;  // released after the lock
+    std::lock_guard lock(mutex_);
+    old.swap(slots_);
+    slots_ = std::move(slots);
+    tree_ = std::move(tree);
+    size_ = static_cast<std::size_t>(count);
+    next_index_ = next_index;
+    rng_.set_state(rng_state);
+  }
+
+  /// save() into a file, atomically (a crash never leaves a torn file).
+  void save_file(const std::string& path,
+                 bool include_items) const requires ReplaySerializable<Item> {
+    write_file_atomically(path, save(include_items));
+  }
+  void load_file(const std::string& path) requires ReplaySerializable<Item> {
+    load(read_file(path), path);
+  }
+
+ private:
+  static constexpr std::string_view kMagic = "SEEDRLRB";
+  static constexpr std::uint32_t kVersion = 1;
+
+  struct Slot {
+    std::uint64_t index = 0;
+    double priority = 0.0;
+    std::shared_ptr<const Item> item;
+  };
+
+  static void check_priority(double priority, const char* what) {
+    SEEDRL_REQUIRE(priority > 0.0 && std::isfinite(priority), "ReplayBuffer::", what,
+                   ": priority must be finite and > 0, got ", priority);
+  }
+  double weight(double priority) const {
+    return options_.priority_exponent == 0.0 ? 1.0 : std::pow(priority, options_.priority_exponent);
+  }
+
+  ReplayOptions options_;
+  mutable std::mutex mutex_;
+  SumTree tree_;
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
+  std::uint64_t next_index_ = 0;
+  Rng rng_;
+};
+
+}  // namespace seedrl

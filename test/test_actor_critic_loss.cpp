@@ -1,0 +1,160 @@
+// The actor-critic loss pieces against a double-precision reference and finite differences.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "support/reference_nn.hpp"
+
+using namespace seedrl;
+using namespace seedrl::test;
+
+namespace {
+
+constexpr Eigen::Index kSteps = 3, kBatch = 2, kActions = 4, kFrames = kSteps * kBatch;
+
+struct Problem {
+  Vec logits;  // [N, A], row t * B + b
+  Vec values;  // [T, B] as (t, b) -> t * B + b
+  Eigen::ArrayXXi actions{kSteps, kBatch};
+  Eigen::ArrayXXf vs{kSteps, kBatch}, advantages{kSteps, kBatch};
+};
+
+Problem make_problem(std::uint64_t seed) {
+  Rng rng(seed);
+  Problem p;
+  p.logits = random_vec(kFrames * kActions, rng, -2, 2);
+  p.values = random_vec(kFrames, rng, -1, 1);
+  for (Eigen::Index t = 0; t < kSteps; ++t)
+    for (Eigen::Index b = 0; b < kBatch; ++b) {
+      p.actions(t, b) = static_cast<int>(rng.below(kActions));
+      p.vs(t, b) = static_cast<float>(rng.uniform(-1, 1));
+      p.advantages(t, b) = static_cast<float>(rng.uniform(-1, 1));
+    }
+  return p;
+}
+
+RowMatrixXf logits_matrix(const Vec& v) {
+  RowMatrixXf m(kFrames, kActions);
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    m.data()[i] = static_cast<float>(v[static_cast<std::size_t>(i)]);
+  return m;
+}
+Eigen::ArrayXXf values_array(const Vec& v) {
+  Eigen::ArrayXXf a(kSteps, kBatch);
+  for (Eigen::Index t = 0; t < kSteps; ++t)
+    for (Eigen::Index b = 0; b < kBatch; ++b)
+      a(t, b) = static_cast<float>(v[static_cast<std::size_t>(t * kBatch + b)]);
+  return a;
+}
+
+// The loss written out in double precision from its definition.
+struct Terms {
+  double policy = 0, baseline = 0, entropy = 0;
+};
+Terms reference(const Problem& p, const Vec& logits, const Vec& values, double baseline_cost,
+                double entropy_cost) {
+  Terms terms;
+  for (Eigen::Index t = 0; t < kSteps; ++t)
+    for (Eigen::Index b = 0; b < kBatch; ++b) {
+      const Eigen::Index row = t * kBatch + b;
+      double z = 0.0;
+      for (Eigen::Index a = 0; a < kActions; ++a)
+        z += std::exp(logits[static_cast<std::size_t>(row * kActions + a)]);
+      double h = 0.0;
+      for (Eigen::Index a = 0; a < kActions; ++a) {
+        const double lp = logits[static_cast<std::size_t>(row * kActions + a)] - std::log(z);
+        h -= std::exp(lp) * lp;
+        if (a == p.actions(t, b)) terms.policy -= lp * p.advantages(t, b);
+      }
+      terms.entropy -= entropy_cost * h;
+      const double err = p.vs(t, b) - values[static_cast<std::size_t>(row)];
+      terms.baseline += baseline_cost * 0.5 * err * err;
+    }
+  terms.policy /= kFrames;
+  terms.entropy /= kFrames;
+  terms.baseline /= kFrames;
+  return terms;
+}
+
+Vec to_vec_matrix(const RowMatrixXf& m) {
+  return Vec(m.data(), m.data() + m.size());
+}
+Vec to_vec_values(const Eigen::ArrayXXf& a) {
+  Vec v(static_cast<std::size_t>(kFrames));
+  for (Eigen::Index t = 0; t < kSteps; ++t)
+    for (Eigen::Index b = 0; b < kBatch; ++b) v[static_cast<std::size_t>(t * kBatch + b)] = a(t, b);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("actor_critic_loss: every term and both gradients match the definition") {
+  const Problem p = make_problem(1);
+  const ActorCriticLossOptions options{0.5f, 0.01f};
+  const ActorCriticLoss loss = actor_critic_loss(
+      logits_matrix(p.logits), p.actions, values_array(p.values), {p.vs, p.advantages}, options);
+  const Terms ref = reference(p, p.logits, p.values, 0.5, 0.01);
+  CHECK(loss.policy_loss == doctest::Approx(ref.policy).epsilon(1e-5));
+  CHECK(loss.baseline_loss == doctest::Approx(ref.baseline).epsilon(1e-5));
+  CHECK(loss.entropy_loss == doctest::Approx(ref.entropy).epsilon(1e-5));
+  CHECK(loss.total_loss == doctest::Approx(ref.policy + ref.baseline + ref.entropy).epsilon(1e-5));
+  CHECK(loss.mean_entropy == doctest::Approx(-ref.entropy / 0.01).epsilon(1e-5));
+
+  auto total = [&](const Vec& logits, const Vec& values) {
+    const Terms t = reference(p, logits, values, 0.5, 0.01);
+    return t.policy + t.baseline + t.entropy;
+  };
+  const Vec num_logits =
+      numeric_gradient([&](const Vec& v) { return total(v, p.values); }, p.logits);
+  const Vec num_values =
+      numeric_gradient([&](const Vec& v) { return total(p.logits, v); }, p.values);
+  CHECK(relative_error(to_vec_matrix(loss.grad_logits), num_logits) < 1e-5);
+  CHECK(relative_error(to_vec_values(loss.grad_values), num_values) < 1e-5);
+}
+
+TEST_CASE("each loss piece has its own gradient") {
+  const Problem p = make_problem(2);
+  const RowMatrixXf logits = logits_matrix(p.logits);
+
+  const auto pg = policy_gradient_loss(logits, p.actions, p.advantages);
+  CHECK(pg.loss == doctest::Approx(reference(p, p.logits, p.values, 0, 0).policy).epsilon(1e-5));
+  CHECK(relative_error(
+            to_vec_matrix(pg.grad),
+            numeric_gradient([&](const Vec& v) { return reference(p, v, p.values, 0, 0).policy; },
+                             p.logits)) < 1e-5);
+
+  const auto ent = entropy_loss(logits, 0.1f);
+  CHECK(relative_error(to_vec_matrix(ent.grad),
+                       numeric_gradient(
+                           [&](const Vec& v) { return reference(p, v, p.values, 0, 0.1).entropy; },
+                           p.logits)) < 1e-5);
+
+  const auto base = baseline_loss(values_array(p.values), p.vs, 2.0f);
+  CHECK(base.loss ==
+        doctest::Approx(reference(p, p.logits, p.values, 2.0, 0).baseline).epsilon(1e-5));
+  CHECK(relative_error(to_vec_values(base.grad),
+                       numeric_gradient(
+                           [&](const Vec& v) { return reference(p, p.logits, v, 2.0, 0).baseline; },
+                           p.values)) < 1e-5);
+
+  const Eigen::ArrayXXf lp = action_log_probs(logits, p.actions);
+  const RowMatrixXf all = nn::log_softmax(logits);
+  CHECK(lp(2, 1) == doctest::Approx(all(2 * kBatch + 1, p.actions(2, 1))));
+}
+
+TEST_CASE("loss inputs are validated") {
+  const Problem p = make_problem(3);
+  Eigen::ArrayXXi bad = p.actions;
+  bad(1, 1) = kActions;
+  CHECK_THROWS_WITH_AS(action_log_probs(logits_matrix(p.logits), bad),
+                       doctest::Contains("action 4 out of range [0, 4)"), Error);
+  CHECK_THROWS_WITH_AS(
+      policy_gradient_loss(logits_matrix(p.logits).topRows(4), p.actions, p.advantages),
+      doctest::Contains("logits have 4 rows, expected T * B = 6"), Error);
+  CHECK_THROWS_WITH_AS(baseline_loss(Eigen::ArrayXXf(2, 2), p.vs, 0.5f),
+                       doctest::Contains("values are [2, 2]"), Error);
+  CHECK_THROWS_WITH_AS(actor_critic_loss(logits_matrix(p.logits), p.actions, values_array(p.values),
+                                         {p.vs, p.advantages}, {-1.0f, 0.0f}),
+                       doctest::Contains("baseline_cost"), Error);
+}
