@@ -14,6 +14,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 
 #include "seedrl/algo/vtrace.hpp"
@@ -74,39 +75,61 @@ inline Eigen::Index frame_row(Eigen::Index t, Eigen::Index b, Eigen::Index batch
   return t * batch + b;
 }
 
+// The averaging weight of every frame: mask(t, b) / sum(mask), or 1 / (T * B) without a mask.
+inline Eigen::ArrayXXf frame_weights(Eigen::Index steps, Eigen::Index batch,
+                                     const Eigen::ArrayXXf* mask) {
+  if (mask == nullptr) {
+    const auto n = static_cast<float>(std::max<Eigen::Index>(1, steps * batch));
+    return Eigen::ArrayXXf::Constant(steps, batch, 1.0f / n);
+  }
+  SEEDRL_REQUIRE(mask->rows() == steps && mask->cols() == batch, "actor-critic loss: mask is [",
+                 mask->rows(), ", ", mask->cols(), "], expected [", steps, ", ", batch, "]");
+  SEEDRL_REQUIRE(mask->allFinite() && (*mask >= 0.0f).all(),
+                 "actor-critic loss: mask entries must be finite and >= 0");
+  const float count = mask->sum();
+  return count > 0.0f ? Eigen::ArrayXXf(*mask / count) : Eigen::ArrayXXf::Zero(steps, batch);
+}
+
 inline LossAndGrad<RowMatrixXf> policy_gradient_from_log_probs(const RowMatrixXf& log_probs,
                                                                const Eigen::ArrayXXi& actions,
-                                                               const Eigen::ArrayXXf& advantages) {
+                                                               const Eigen::ArrayXXf& advantages,
+                                                               const Eigen::ArrayXXf& weights) {
   const Eigen::Index steps = actions.rows(), batch = actions.cols();
-  const float n = static_cast<float>(steps * batch);
   LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(log_probs.rows(), log_probs.cols())};
   double total = 0.0;
   for (Eigen::Index t = 0; t < steps; ++t) {
     for (Eigen::Index b = 0; b < batch; ++b) {
       const Eigen::Index row = frame_row(t, b, batch);
       const int a = actions(t, b);
-      const float advantage = advantages(t, b);
-      total -= static_cast<double>(log_probs(row, a)) * advantage;
-      // d(-log pi(a) A / n)/dlogits = -(A / n) (one_hot(a) - pi)
-      out.grad.row(row) = log_probs.row(row).array().exp() * (advantage / n);
-      out.grad(row, a) -= advantage / n;
+      const float scaled = advantages(t, b) * weights(t, b);
+      total -= static_cast<double>(log_probs(row, a)) * scaled;
+      // d(-w log pi(a) A)/dlogits = -w A (one_hot(a) - pi)
+      out.grad.row(row) = log_probs.row(row).array().exp() * scaled;
+      out.grad(row, a) -= scaled;
     }
   }
-  out.loss = static_cast<float>(total / n);
+  out.loss = static_cast<float>(total);
   return out;
 }
 
 inline LossAndGrad<RowMatrixXf> entropy_from_log_probs(const RowMatrixXf& log_probs,
-                                                       float entropy_cost, float* mean_entropy) {
-  const Eigen::Index n = log_probs.rows();
+                                                       float entropy_cost,
+                                                       const Eigen::ArrayXXf& weights,
+                                                       float* mean_entropy) {
+  const Eigen::Index n = log_probs.rows(), batch = weights.cols();
   const Eigen::VectorXf entropy = nn::entropy_from_log_probs(log_probs);
   LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(n, log_probs.cols())};
-  const float mean = n > 0 ? entropy.sum() / static_cast<float>(n) : 0.0f;
-  if (mean_entropy) *mean_entropy = mean;
-  out.loss = -entropy_cost * mean;
-  // d(-cost mean H)/dlogits = -(cost / n) dH/dlogits
-  const Eigen::VectorXf upstream =
-      Eigen::VectorXf::Constant(n, -entropy_cost / static_cast<float>(n));
+  Eigen::VectorXf upstream(n);
+  double mean = 0.0;
+  for (Eigen::Index t = 0; t < weights.rows(); ++t) {
+    for (Eigen::Index b = 0; b < batch; ++b) {
+      const Eigen::Index row = frame_row(t, b, batch);
+      mean += static_cast<double>(weights(t, b)) * entropy(row);
+      upstream(row) = -entropy_cost * weights(t, b);  // d(-cost mean H)/dH_i
+    }
+  }
+  if (mean_entropy) *mean_entropy = static_cast<float>(mean);
+  out.loss = -entropy_cost * static_cast<float>(mean);
   nn::entropy_backward(log_probs, upstream, out.grad);
   return out;
 }
@@ -132,33 +155,41 @@ inline LossAndGrad<RowMatrixXf> policy_gradient_loss(const nn::ConstMatrixRef& l
   detail::check_frames(logits, actions, "policy_gradient_loss");
   SEEDRL_REQUIRE(advantages.rows() == actions.rows() && advantages.cols() == actions.cols(),
                  "policy_gradient_loss: advantages and actions differ in shape");
-  return detail::policy_gradient_from_log_probs(nn::log_softmax(logits), actions, advantages);
+  return detail::policy_gradient_from_log_probs(
+      nn::log_softmax(logits), actions, advantages,
+      detail::frame_weights(actions.rows(), actions.cols(), nullptr));
 }
 
-/// baseline_cost * 0.5 * mean((vs - values)^2) and its gradient w.r.t. the values.
+/// baseline_cost * 0.5 * mean((vs - values)^2) and its gradient w.r.t. the values; with a mask,
+/// the mean is over the frames where it is non-zero (weighted by it).
 inline LossAndGrad<Eigen::ArrayXXf> baseline_loss(const Eigen::ArrayXXf& values,
-                                                  const Eigen::ArrayXXf& vs, float baseline_cost) {
+                                                  const Eigen::ArrayXXf& vs, float baseline_cost,
+                                                  const Eigen::ArrayXXf* mask = nullptr) {
   SEEDRL_REQUIRE(values.rows() == vs.rows() && values.cols() == vs.cols(),
                  "baseline_loss: values are [", values.rows(), ", ", values.cols(),
                  "] but targets are [", vs.rows(), ", ", vs.cols(), "]");
-  const float n = static_cast<float>(values.size());
-  if (values.size() == 0) return {0.0f, Eigen::ArrayXXf(values.rows(), values.cols())};
+  const Eigen::ArrayXXf weights = detail::frame_weights(values.rows(), values.cols(), mask);
   const Eigen::ArrayXXf error = values - vs;
-  return {baseline_cost * 0.5f * error.square().sum() / n, error * (baseline_cost / n)};
+  return {baseline_cost * 0.5f * (weights * error.square()).sum(), error * weights * baseline_cost};
 }
 
 /// -entropy_cost * mean(H) and its gradient w.r.t. the logits.
 inline LossAndGrad<RowMatrixXf> entropy_loss(const nn::ConstMatrixRef& logits, float entropy_cost) {
-  return detail::entropy_from_log_probs(nn::log_softmax(logits), entropy_cost, nullptr);
+  const Eigen::Index n = logits.rows();
+  return detail::entropy_from_log_probs(nn::log_softmax(logits), entropy_cost,
+                                        detail::frame_weights(n, 1, nullptr), nullptr);
 }
 
 /// The whole loss of the V-trace learner from the network outputs of the first T steps of an
-/// unroll (logits [N, A], values [T, B]), the actions taken and the V-trace targets.
+/// unroll (logits [N, A], values [T, B]), the actions taken and the V-trace targets. An optional
+/// mask [T, B] (1 = a real transition, 0 = none, e.g. an episode boundary) excludes frames from
+/// every term; the means are then over the frames it keeps.
 inline ActorCriticLoss actor_critic_loss(const nn::ConstMatrixRef& logits,
                                          const Eigen::ArrayXXi& actions,
                                          const Eigen::ArrayXXf& values,
                                          const VTraceReturns& targets,
-                                         const ActorCriticLossOptions& options = {}) {
+                                         const ActorCriticLossOptions& options = {},
+                                         const Eigen::ArrayXXf* mask = nullptr) {
   options.validate();
   detail::check_frames(logits, actions, "actor_critic_loss");
   SEEDRL_REQUIRE(values.rows() == actions.rows() && values.cols() == actions.cols() &&
@@ -168,10 +199,13 @@ inline ActorCriticLoss actor_critic_loss(const nn::ConstMatrixRef& logits,
                  "actor_critic_loss: values, vs, pg_advantages and actions must all be [",
                  actions.rows(), ", ", actions.cols(), "]");
   const RowMatrixXf log_probs = nn::log_softmax(logits);
+  const Eigen::ArrayXXf weights = detail::frame_weights(actions.rows(), actions.cols(), mask);
   ActorCriticLoss out;
-  auto policy = detail::policy_gradient_from_log_probs(log_probs, actions, targets.pg_advantages);
-  auto entropy = detail::entropy_from_log_probs(log_probs, options.entropy_cost, &out.mean_entropy);
-  auto baseline = baseline_loss(values, targets.vs, options.baseline_cost);
+  auto policy =
+      detail::policy_gradient_from_log_probs(log_probs, actions, targets.pg_advantages, weights);
+  auto entropy =
+      detail::entropy_from_log_probs(log_probs, options.entropy_cost, weights, &out.mean_entropy);
+  auto baseline = baseline_loss(values, targets.vs, options.baseline_cost, mask);
   out.policy_loss = policy.loss;
   out.baseline_loss = baseline.loss;
   out.entropy_loss = entropy.loss;

@@ -17,6 +17,7 @@
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/layer_options.hpp"
 #include "seedrl/nn/lstm_state.hpp"
 #include "seedrl/nn/parameter.hpp"
 #include "seedrl/nn/sequential.hpp"

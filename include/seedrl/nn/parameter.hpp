@@ -125,6 +125,17 @@ class ParameterStore {
     ++version_;
   }
 
+  /// Makes this store read its values from `other`'s buffer (same layout): both models then see
+  /// one set of parameters, with no copy. Gradients stay separate. `other` must outlive this
+  /// store; the owner serialises writes against reads (see runtime/shared_parameters.hpp).
+  void alias_values(const ParameterStore& other) {
+    require_same_layout(other);
+    values_ = other.values_;
+    for (std::size_t i = 0; i < parameters_.size(); ++i)
+      parameters_[i].value = other.parameters_[i].value;
+    ++version_;
+  }
+
   /// Throws seedrl::Error naming the first difference unless `other` has the same layout.
   void require_same_layout(const ParameterStore& other) const {
     checked(values_);

@@ -20,18 +20,22 @@ namespace {
 // differ, else the store's memory itself.
 struct PackedWeights {
   memory packed;
+  std::optional<reorder::primitive_desc> pack_pd;
   std::optional<reorder> pack;
 
   PackedWeights(const memory::desc& wanted, const memory::desc& plain) {
     if (wanted != plain) {
       packed = memory(wanted, engine());
-      pack.emplace(reorder::primitive_desc(engine(), plain, engine(), wanted));
+      pack_pd.emplace(engine(), plain, engine(), wanted, user_scratchpad());
+      pack.emplace(*pack_pd);
     }
   }
   // The weights to pass to the primitive, repacked from `plain_values`.
-  memory refresh(memory plain_values) {
+  memory refresh(const memory& plain_values, ScratchBuffer& scratch) {
     if (!pack) return plain_values;
-    pack->execute(stream(), plain_values, packed);
+    pack->execute(stream(), {{DNNL_ARG_FROM, plain_values},
+                             {DNNL_ARG_TO, packed},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad(scratch, *pack_pd)}});
     return packed;
   }
   // The weights as packed by the last refresh().
@@ -47,10 +51,13 @@ struct Conv2d::Impl {
     convolution_forward forward;
     PackedWeights forward_weights;
     // Backward weights: gradient in oneDNN's layout, unpacked into the store's plain layout.
+    std::optional<convolution_backward_weights::primitive_desc> backward_weights_pd;
     std::optional<convolution_backward_weights> backward_weights;
     memory packed_grad;
+    std::optional<reorder::primitive_desc> unpack_grad_pd;
     std::optional<reorder> unpack_grad;
     // Backward data, only when an input gradient is asked for.
+    std::optional<convolution_backward_data::primitive_desc> backward_data_pd;
     std::optional<convolution_backward_data> backward_data;
     std::optional<PackedWeights> backward_data_weights;
     bool backward_data_shares_weights = false;
@@ -64,7 +71,7 @@ struct Conv2d::Impl {
   Tensor input;
   Tensor output;
   Primitives* last = nullptr;
-  Buffer output_buffer, grad_input_buffer, masked_grad_buffer;
+  Buffer output_buffer, grad_input_buffer, masked_grad_buffer, scratch;
 
   memory::dims strides() const { return {options.stride, options.stride}; }
   memory::dims padding() const { return {options.padding, options.padding}; }
@@ -82,7 +89,7 @@ struct Conv2d::Impl {
       const memory::desc any_weights(plain_weights.dims(), DataType::f32, Tag::any);
       const memory::desc bias_md({options.out_channels}, DataType::f32, Tag::x);
       const memory::desc dst({out[0], out[3], out[1], out[2]}, DataType::f32, Tag::nhwc);
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = user_scratchpad();
       if (options.activation == nn::Activation::relu) {
         dnnl::post_ops ops;
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
@@ -109,6 +116,9 @@ struct Conv2d::Impl {
                                    {},
                                    {},
                                    {},
+                                   {},
+                                   {},
+                                   {},
                                    false})
           .first->second;
     });
@@ -123,14 +133,15 @@ struct Conv2d::Impl {
                     : convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, p.src,
                                                          any_weights, p.dst, strides(), padding(),
                                                          padding());
-    convolution_backward_weights::primitive_desc pd(desc, engine(), p.forward_pd);
+    const auto& pd = p.backward_weights_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
     SEEDRL_REQUIRE(pd.src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
                    ": oneDNN chose a non-NHWC layout for the backward-weights activations");
     p.backward_weights.emplace(pd);
     if (pd.diff_weights_desc() != p.plain_weights) {
       p.packed_grad = memory(pd.diff_weights_desc(), engine());
-      p.unpack_grad.emplace(
-          reorder::primitive_desc(engine(), pd.diff_weights_desc(), engine(), p.plain_weights));
+      p.unpack_grad_pd.emplace(engine(), pd.diff_weights_desc(), engine(), p.plain_weights,
+                               user_scratchpad());
+      p.unpack_grad.emplace(*p.unpack_grad_pd);
     }
   }
 
@@ -138,7 +149,7 @@ struct Conv2d::Impl {
     const memory::desc any_weights(p.plain_weights.dims(), DataType::f32, Tag::any);
     convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, p.src, any_weights,
                                          p.dst, strides(), padding(), padding());
-    convolution_backward_data::primitive_desc pd(desc, engine(), p.forward_pd);
+    const auto& pd = p.backward_data_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
     SEEDRL_REQUIRE(pd.diff_src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
                    ": oneDNN chose a non-NHWC layout for the backward-data activations");
     p.backward_data.emplace(pd);
@@ -181,10 +192,13 @@ Tensor Conv2d::forward(const Tensor& input) {
   Impl::Primitives& p = s.primitives(input.shape(), out_shape);
   Tensor output = s.output_buffer.view(out_shape);
   guarded(s.name, "forward", [&] {
-    const memory weights = p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value));
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, input)},
-                                         {DNNL_ARG_WEIGHTS, weights},
-                                         {DNNL_ARG_DST, wrap(p.dst, output)}};
+    const memory weights =
+        p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value), s.scratch);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, wrap(p.src, input)},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, wrap(p.dst, output)},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, p.forward_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));
     p.forward.execute(stream(), args);
     stream().wait();
@@ -208,14 +222,20 @@ Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
   }
   return guarded(s.name, "backward", [&] {
     if (!p.backward_weights) s.make_backward_weights(p);
-    memory plain_grad = wrap(p.plain_weights, s.weight->grad);
+    const memory plain_grad = wrap(p.plain_weights, s.weight->grad);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, wrap(p.src, s.input)},
         {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
-        {DNNL_ARG_DIFF_WEIGHTS, p.unpack_grad ? p.packed_grad : plain_grad}};
+        {DNNL_ARG_DIFF_WEIGHTS, p.unpack_grad ? p.packed_grad : plain_grad},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_weights_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p.bias, s.bias->grad));
     p.backward_weights->execute(stream(), args);
-    if (p.unpack_grad) p.unpack_grad->execute(stream(), p.packed_grad, plain_grad);
+    if (p.unpack_grad) {
+      p.unpack_grad->execute(stream(),
+                             {{DNNL_ARG_FROM, p.packed_grad},
+                              {DNNL_ARG_TO, plain_grad},
+                              {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.unpack_grad_pd)}});
+    }
 
     Tensor grad_input;
     if (input_grad) {
@@ -224,11 +244,13 @@ Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
       const memory plain_values = wrap(p.plain_weights, s.weight->value);
       const memory weights = p.backward_data_shares_weights
                                  ? p.forward_weights.current(plain_values)
-                                 : p.backward_data_weights->refresh(plain_values);
+                                 : p.backward_data_weights->refresh(plain_values, s.scratch);
       grad_input = s.grad_input_buffer.view(s.input.shape());
-      p.backward_data->execute(stream(), {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
-                                          {DNNL_ARG_WEIGHTS, weights},
-                                          {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)}});
+      p.backward_data->execute(stream(),
+                               {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
+                                {DNNL_ARG_WEIGHTS, weights},
+                                {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_data_pd)}});
     }
     stream().wait();
     return grad_input;

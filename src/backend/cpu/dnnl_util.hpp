@@ -2,6 +2,7 @@
 // translation and reusable buffers. Not installed; oneDNN never appears in public headers.
 #pragma once
 
+#include <algorithm>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
@@ -46,6 +47,24 @@ inline DataType data_type(DType dtype) {
       return DataType::s32;
   }
   return DataType::undef;
+}
+
+/// Attributes with a user-managed scratchpad: every layer passes its own scratchpad memory, so
+/// primitives run concurrently from several threads (inference and learner) never share one,
+/// whatever oneDNN's build-time scratchpad policy.
+inline dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+/// Scratchpad memory for a primitive, in `buffer` (reallocated only when it grows).
+template <class PrimitiveDesc>
+memory scratchpad(ScratchBuffer& buffer, const PrimitiveDesc& pd) {
+  const memory::desc desc = pd.scratchpad_desc();
+  const auto bytes = static_cast<std::int64_t>(desc.get_size());
+  return memory(desc, engine(),
+                buffer.view({std::max<std::int64_t>(bytes, 1)}, DType::u8).raw_data());
 }
 
 /// Throws seedrl::Error unless sgemm succeeded.

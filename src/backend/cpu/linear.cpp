@@ -18,7 +18,9 @@ struct Linear::Impl {
     memory::desc src, weights, bias, dst;
     inner_product_forward::primitive_desc forward_pd;
     inner_product_forward forward;
+    std::optional<inner_product_backward_data::primitive_desc> backward_data_pd;
     std::optional<inner_product_backward_data> backward_data;
+    std::optional<inner_product_backward_weights::primitive_desc> backward_weights_pd;
     std::optional<inner_product_backward_weights> backward_weights;
   };
 
@@ -29,7 +31,7 @@ struct Linear::Impl {
   std::unordered_map<std::int64_t, Primitives> cache;
   Tensor input;   // of the last forward
   Tensor output;  // of the last forward
-  Buffer output_buffer, grad_input_buffer, masked_grad_buffer;
+  Buffer output_buffer, grad_input_buffer, masked_grad_buffer, scratch;
 
   Primitives& primitives(std::int64_t n) {
     auto it = cache.find(n);
@@ -40,7 +42,7 @@ struct Linear::Impl {
                                  Tag::oi);
       const memory::desc bias_md({options.out_features}, DataType::f32, Tag::x);
       const memory::desc dst({n, options.out_features}, DataType::f32, Tag::nc);
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = user_scratchpad();
       if (options.activation == nn::Activation::relu) {
         dnnl::post_ops ops;
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
@@ -52,7 +54,9 @@ struct Linear::Impl {
                                                              weights, dst);
       inner_product_forward::primitive_desc pd(desc, attr, engine());
       return cache
-          .emplace(n, Primitives{src, weights, bias_md, dst, pd, inner_product_forward(pd), {}, {}})
+          .emplace(
+              n,
+              Primitives{src, weights, bias_md, dst, pd, inner_product_forward(pd), {}, {}, {}, {}})
           .first->second;
     });
   }
@@ -89,9 +93,11 @@ Tensor Linear::forward(const Tensor& input) {
   Impl::Primitives& p = s.primitives(input.dim(0));
   Tensor output = s.output_buffer.view(out_shape);
   guarded(s.name, "forward", [&] {
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, input)},
-                                         {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
-                                         {DNNL_ARG_DST, wrap(p.dst, output)}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, wrap(p.src, input)},
+        {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
+        {DNNL_ARG_DST, wrap(p.dst, output)},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, p.forward_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));
     p.forward.execute(stream(), args);
     stream().wait();
@@ -117,25 +123,29 @@ Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
       auto desc = s.options.bias
                       ? inner_product_backward_weights::desc(p.src, p.weights, p.bias, p.dst)
                       : inner_product_backward_weights::desc(p.src, p.weights, p.dst);
-      p.backward_weights.emplace(
-          inner_product_backward_weights::primitive_desc(desc, engine(), p.forward_pd));
+      p.backward_weights_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
+      p.backward_weights.emplace(*p.backward_weights_pd);
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(p.src, s.input)},
-                                         {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, wrap(p.weights, s.weight->grad)}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, wrap(p.src, s.input)},
+        {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
+        {DNNL_ARG_DIFF_WEIGHTS, wrap(p.weights, s.weight->grad)},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_weights_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p.bias, s.bias->grad));
     p.backward_weights->execute(stream(), args);
     Tensor grad_input;
     if (input_grad) {
       if (!p.backward_data) {
         inner_product_backward_data::desc desc(p.src, p.weights, p.dst);
-        p.backward_data.emplace(
-            inner_product_backward_data::primitive_desc(desc, engine(), p.forward_pd));
+        p.backward_data_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
+        p.backward_data.emplace(*p.backward_data_pd);
       }
       grad_input = s.grad_input_buffer.view(s.input.shape());
-      p.backward_data->execute(stream(), {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
-                                          {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
-                                          {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)}});
+      p.backward_data->execute(stream(),
+                               {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
+                                {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
+                                {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_data_pd)}});
     }
     stream().wait();
     return grad_input;

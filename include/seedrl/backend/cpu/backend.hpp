@@ -30,6 +30,9 @@ struct Backend {
   using Flatten = cpu::Flatten;
   using Rescale = cpu::Rescale;
 
+  /// Threads for this backend's work issued from the calling thread (see cpu::set_num_threads).
+  static void set_num_threads(int n) { cpu::set_num_threads(n); }
+
   /// Sum of squares of an f32 tensor, accumulated in double.
   static double sum_of_squares(const Tensor& x);
   /// x *= factor.

@@ -1,0 +1,201 @@
+// Actor<Env, Client>: steps a batch of environments and nothing else; inference chooses the
+// actions (SEED RL: actors hold no model).
+//
+//   reset all envs ──▶ client.step(observations, rewards, flags) ──▶ actions ──▶ env.step ─┐
+//                        ▲                                                                 │
+//                        └─────────────────────────────────────────────────────────────────┘
+//
+// Every episode's last observation is sent (flagged terminated or truncated) so the learner can
+// bootstrap a truncated episode from it; the action returned for it is not executed: the
+// environment is reset and its first observation sent next, flagged first, with reward 0.
+//
+// A run id, a fresh random 64-bit number, is drawn at every (re)connection: the server restarts
+// the actor's slots when it sees a new one. run() returns when stop() is called or the server
+// closes or refuses; a lost connection (unavailable, deadline exceeded) is retried with capped
+// exponential back-off.
+//
+// Thread-safety: run() on one thread; stop(), stats() and run_id() from any thread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "seedrl/env/environment.hpp"
+#include "seedrl/runtime/inference_client.hpp"
+#include "seedrl/runtime/unroll.hpp"
+
+namespace seedrl {
+
+struct ActorOptions {
+  bool evaluation = false;       ///< greedy actions, no training data
+  std::int32_t first_slot = -1;  ///< fixed slots (in-process); -1: the server picks
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+struct ActorStats {
+  std::int64_t frames = 0;  ///< environment steps taken
+  std::int64_t episodes = 0;
+  double mean_return = 0.0;  ///< over the last 100 episodes
+  std::int64_t connections = 0;
+};
+
+/// A fresh random 64-bit run id (never 0).
+inline std::uint64_t new_run_id() {
+  static std::mutex mutex;
+  static std::mt19937_64 generator = [] {
+    std::random_device device;
+    std::seed_seq seq{
+        device(), device(), device(), device(),
+        static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
+    return std::mt19937_64(seq);
+  }();
+  std::lock_guard lock(mutex);
+  std::uint64_t id = 0;
+  while (id == 0) id = generator();
+  return id;
+}
+
+template <Environment Env, InferenceClient Client>
+class Actor {
+ public:
+  Actor(std::vector<Env> envs, Client client, const ActorOptions& options = {})
+      : envs_(std::move(envs)), client_(std::move(client)), options_(options) {
+    SEEDRL_REQUIRE(!envs_.empty(), "Actor: no environments");
+    observation_spec_ = envs_.front().observation_spec();
+    action_spec_ = envs_.front().action_spec();
+    for (const Env& env : envs_) {
+      SEEDRL_REQUIRE(
+          env.observation_spec() == observation_spec_ && env.action_spec() == action_spec_,
+          "Actor: environments with different observation or action specs");
+    }
+    const auto n = static_cast<std::int64_t>(envs_.size());
+    observations_ = Tensor::empty(observation_spec_.shape.prepend({n}), observation_spec_.dtype);
+    rewards_.assign(envs_.size(), 0.0f);
+    flags_.assign(envs_.size(), 0);
+    actions_.assign(envs_.size(), 0);
+    episode_returns_.assign(envs_.size(), 0.0);
+  }
+
+  /// Plays until stop() or until the server closes. Returns why it stopped (ok after stop()).
+  Status run() {
+    std::chrono::milliseconds backoff = options_.initial_backoff;
+    while (!stopping_) {
+      const Status status = play_one_connection();
+      if (stopping_) break;
+      if (!status.is_unavailable() && !status.is_deadline_exceeded() && !status.is_ok())
+        return status;
+      if (status.is_ok()) {
+        backoff = options_.initial_backoff;
+        continue;
+      }
+      // Connection lost: wait (interruptibly), then reconnect with a new run id.
+      std::unique_lock lock(stop_mutex_);
+      stop_signal_.wait_for(lock, backoff, [&] { return stopping_.load(); });
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+    return Status::ok();
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stop_signal_.notify_all();
+  }
+
+  ActorStats stats() const {
+    std::lock_guard lock(stats_mutex_);
+    ActorStats s;
+    s.frames = frames_;
+    s.episodes = episodes_;
+    s.connections = connections_;
+    for (double r : recent_returns_) s.mean_return += r;
+    if (!recent_returns_.empty()) s.mean_return /= static_cast<double>(recent_returns_.size());
+    return s;
+  }
+
+  std::uint64_t run_id() const { return run_id_.load(); }
+  std::int32_t num_envs() const { return static_cast<std::int32_t>(envs_.size()); }
+
+ private:
+  Status play_one_connection() {
+    ConnectRequest request;
+    request.run_id = new_run_id();
+    request.num_envs = num_envs();
+    request.evaluation = options_.evaluation;
+    request.observation_spec = observation_spec_;
+    request.action_spec = action_spec_;
+    request.first_slot = options_.first_slot;
+    run_id_ = request.run_id;
+    Status status = client_.connect(request);
+    if (!status) return status;
+    {
+      std::lock_guard lock(stats_mutex_);
+      ++connections_;
+    }
+    for (std::size_t e = 0; e < envs_.size(); ++e) restart(e);
+    while (!stopping_) {
+      status = client_.step(observations_, rewards_, flags_, actions_);
+      if (!status) break;
+      for (std::size_t e = 0; e < envs_.size(); ++e) {
+        if (is_last(flags_[e])) {
+          restart(e);
+          continue;
+        }
+        const StepResult result =
+            envs_[e].step(actions_[e], observations_[static_cast<std::int64_t>(e)]);
+        rewards_[e] = result.reward;
+        flags_[e] = static_cast<std::uint8_t>((result.terminated ? step_flags::kTerminated : 0) |
+                                              (result.truncated ? step_flags::kTruncated : 0));
+        episode_returns_[e] += result.reward;
+        std::lock_guard lock(stats_mutex_);
+        ++frames_;
+        if (result.episode_over()) {
+          ++episodes_;
+          recent_returns_.push_back(episode_returns_[e]);
+          if (recent_returns_.size() > 100) recent_returns_.pop_front();
+        }
+      }
+    }
+    client_.disconnect();
+    return status.is_ok() || stopping_ ? Status::ok() : status;
+  }
+
+  void restart(std::size_t e) {
+    envs_[e].reset(observations_[static_cast<std::int64_t>(e)]);
+    rewards_[e] = 0.0f;
+    flags_[e] = step_flags::kFirst;
+    episode_returns_[e] = 0.0;
+  }
+
+  std::vector<Env> envs_;
+  Client client_;
+  ActorOptions options_;
+  TensorSpec observation_spec_;
+  ActionSpec action_spec_;
+  Tensor observations_;
+  std::vector<float> rewards_;
+  std::vector<std::uint8_t> flags_;
+  std::vector<std::int32_t> actions_;
+  std::vector<double> episode_returns_;
+
+  std::atomic<bool> stopping_{false};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_signal_;
+  std::atomic<std::uint64_t> run_id_{0};
+
+  mutable std::mutex stats_mutex_;
+  std::int64_t frames_ = 0, episodes_ = 0, connections_ = 0;
+  std::deque<double> recent_returns_;
+};
+
+}  // namespace seedrl

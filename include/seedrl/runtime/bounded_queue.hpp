@@ -1,0 +1,96 @@
+// BoundedQueue<T>: a closeable, blocking multi-producer multi-consumer FIFO of fixed capacity.
+// A full queue blocks producers: this is how the learner pushes back on inference and actors.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+
+namespace seedrl {
+
+/// Thread-safe. After close(), push() refuses new items, and pop() drains what is left and then
+/// returns nothing; every blocked call wakes up.
+template <class T>
+class BoundedQueue {
+ public:
+  explicit BoundedQueue(std::size_t capacity) : capacity_(capacity) {
+    SEEDRL_REQUIRE(capacity > 0, "BoundedQueue: capacity must be positive");
+  }
+
+  /// Blocks while full. Returns false (and drops nothing from the queue) if it is closed.
+  bool push(T item) {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    if (closed_) return false;
+    items_.push_back(std::move(item));
+    not_empty_.notify_one();
+    return true;
+  }
+
+  /// Blocks until an item is available; nothing when the queue is closed and empty.
+  std::optional<T> pop() {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    return take(lock);
+  }
+
+  /// As pop(), but gives up after `timeout`.
+  template <class Rep, class Period>
+  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
+    return take(lock);
+  }
+
+  /// Pops exactly `count` items (blocking for each), or returns false if the queue closes first
+  /// (the items already taken are then left in `out`).
+  bool pop_many(std::size_t count, std::vector<T>& out) {
+    out.clear();
+    while (out.size() < count) {
+      std::optional<T> item = pop();
+      if (!item) return false;
+      out.push_back(std::move(*item));
+    }
+    return true;
+  }
+
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    not_full_.notify_all();
+    not_empty_.notify_all();
+  }
+
+  bool closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return items_.size();
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  std::optional<T> take(std::unique_lock<std::mutex>&) {
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<T> items_;
+  bool closed_ = false;
+};
+
+}  // namespace seedrl

@@ -1,0 +1,64 @@
+// The InferenceClient concept and LocalClient, the in-process client.
+//
+// An actor talks to inference only through a client:
+//
+//   struct MyClient {
+//     seedrl::Status connect(const seedrl::ConnectRequest&);
+//     seedrl::Status step(const seedrl::Tensor& observations, std::span<const float> rewards,
+//                         std::span<const std::uint8_t> flags, std::span<std::int32_t> actions);
+//     void disconnect();
+//   };
+//   static_assert(seedrl::InferenceClient<MyClient>);
+//
+// A status that is closed() means the server shut down: the actor stops. unavailable() means the
+// connection was lost: the actor reconnects (with a new run id) after a back-off.
+#pragma once
+
+#include <concepts>
+#include <span>
+
+#include "seedrl/runtime/inference_endpoint.hpp"
+
+namespace seedrl {
+
+template <class C>
+concept InferenceClient = requires(C& client, const ConnectRequest& request,
+                                   const Tensor& observations, std::span<const float> rewards,
+                                   std::span<const std::uint8_t> flags,
+                                   std::span<std::int32_t> actions) {
+  { client.connect(request) } -> std::same_as<Status>;
+  { client.step(observations, rewards, flags, actions) } -> std::same_as<Status>;
+  client.disconnect();
+};
+
+/// Connects an actor to an InferenceServer in the same process: observations are read straight
+/// from the actor's buffer into the inference batch (one copy), actions written straight back.
+/// One client per actor; not shared between threads.
+class LocalClient {
+ public:
+  explicit LocalClient(InferenceEndpoint& endpoint) : endpoint_(&endpoint) {}
+
+  Status connect(const ConnectRequest& request) {
+    if (connection_.connected()) disconnect();
+    return endpoint_->connect(request, &connection_);
+  }
+  Status step(const Tensor& observations, std::span<const float> rewards,
+              std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
+    if (!connection_.connected()) return Status::unavailable("LocalClient: not connected");
+    return endpoint_->step(connection_, connection_.run_id, observations, rewards, flags, actions);
+  }
+  void disconnect() {
+    if (!connection_.connected()) return;
+    endpoint_->disconnect(connection_);
+    connection_ = {};
+  }
+  const Connection& connection() const { return connection_; }
+
+ private:
+  InferenceEndpoint* endpoint_;
+  Connection connection_;
+};
+
+static_assert(InferenceClient<LocalClient>);
+
+}  // namespace seedrl

@@ -1,0 +1,488 @@
+// InferenceServer<Agent, Backend>: SEED RL's central, batched inference.
+//
+//   actors ──step()──▶ request queue ──▶ inference thread:
+//                                          gather up to max_batch frames, or every connected
+//                                          environment's frame, or what arrived within
+//                                          batch_timeout of the oldest request (a half-full batch
+//                                          is served; seed_rl's batcher would wait forever) copy
+//                                          observations once into the batch tensor forward under
+//                                          SharedParameters::read() (learner's values)
+//                                          Agent::select_actions, new recurrent state per slot
+//                                          UnrollStore::append ──full unroll──▶ BoundedQueue ──▶
+//                                          learner
+//          ◀──actions────────────────────  (a full queue blocks here: back-pressure to the actors)
+//
+// Slots: every environment of a connected actor has a slot holding its recurrent state, its
+// partial unroll and its episode accumulators. A step carrying a run id the slot has not seen
+// restarts the slot (zero state, partial unroll dropped): actors draw a new run id whenever they
+// (re)start. Evaluation slots act greedily and produce no unrolls.
+//
+// Thread-safety: connect/step/disconnect from any number of threads; one internal inference
+// thread (start()/stop()). A peer's bad request is answered with Status::invalid_argument and
+// never disturbs the other actors.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "seedrl/core/random.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/bounded_queue.hpp"
+#include "seedrl/runtime/episode_stats.hpp"
+#include "seedrl/runtime/inference_endpoint.hpp"
+#include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/unroll_store.hpp"
+
+namespace seedrl {
+
+using UnrollQueue = BoundedQueue<std::unique_ptr<Unroll>>;
+
+struct InferenceServerOptions {
+  std::int32_t max_slots = 1024;  ///< environments that can be connected at once
+  std::int32_t max_batch = 64;    ///< frames per inference batch
+  std::chrono::microseconds batch_timeout{1000};
+  std::int64_t unroll_length = 20;  ///< T: transitions per unroll (an unroll holds T + 1 steps)
+  std::int64_t burn_in = 0;         ///< extra leading steps per unroll (R2D2)
+  int threads = 1;                  ///< compute threads of the inference thread
+  std::uint64_t seed = 0;           ///< action sampling
+
+  void validate() const {
+    SEEDRL_REQUIRE(max_slots > 0, "InferenceServerOptions.max_slots must be positive, got ",
+                   max_slots);
+    SEEDRL_REQUIRE(max_batch > 0, "InferenceServerOptions.max_batch must be positive, got ",
+                   max_batch);
+    SEEDRL_REQUIRE(batch_timeout.count() >= 0, "InferenceServerOptions.batch_timeout must be >= 0");
+    SEEDRL_REQUIRE(unroll_length >= 1, "InferenceServerOptions.unroll_length must be >= 1, got ",
+                   unroll_length);
+    SEEDRL_REQUIRE(burn_in >= 0, "InferenceServerOptions.burn_in must be >= 0, got ", burn_in);
+    SEEDRL_REQUIRE(threads >= 1, "InferenceServerOptions.threads must be >= 1, got ", threads);
+  }
+};
+
+/// The unroll layout a server with these options produces for `agent`.
+template <class Agent>
+UnrollSpec make_unroll_spec(const Agent& agent, const TensorSpec& observation,
+                            const ActionSpec& action, const InferenceServerOptions& options) {
+  UnrollSpec spec;
+  spec.observation = observation;
+  spec.num_actions = action.num_actions;
+  spec.length = options.burn_in + options.unroll_length + 1;
+  spec.overlap = options.burn_in + 1;
+  spec.store_logits = Agent::kStoresLogits;
+  spec.state_size = agent.network_config().lstm_size;
+  return spec;
+}
+
+struct InferenceServerStats {
+  std::int64_t batches = 0;
+  std::int64_t frames = 0;    ///< frames inferred (all slots)
+  std::int64_t timeouts = 0;  ///< batches served before they were full
+  double mean_batch_size() const {
+    return batches ? static_cast<double>(frames) / static_cast<double>(batches) : 0.0;
+  }
+};
+
+template <class Agent, nn::Backend B>
+class InferenceServer final : public InferenceEndpoint {
+ public:
+  InferenceServer(const Agent& agent, SharedParameters& parameters, UnrollQueue& unrolls,
+                  const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const InferenceServerOptions& options = {})
+      : agent_(agent),
+        parameters_(parameters),
+        unrolls_(unrolls),
+        observation_spec_(observation_spec),
+        action_spec_(action_spec),
+        options_(options),
+        network_(agent.network_config()),
+        store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options)),
+        allocation_(static_cast<std::size_t>(options.max_slots)),
+        slots_(static_cast<std::size_t>(options.max_slots)),
+        rng_(options.seed) {
+    options.validate();
+    SEEDRL_REQUIRE(observation_spec.shape == agent.network_config().observation_shape,
+                   "InferenceServer: observations ", observation_spec.to_string(),
+                   " do not match the network's observation shape ",
+                   agent.network_config().observation_shape);
+    SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
+                   "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
+                   agent.network_config().num_actions);
+    network_.parameters().alias_values(parameters.store());
+    const std::int64_t state_size = agent.network_config().lstm_size;
+    if (state_size > 0) {
+      state_table_ = {Tensor::zeros({options.max_slots, state_size}, DType::f32, B::device),
+                      Tensor::zeros({options.max_slots, state_size}, DType::f32, B::device)};
+    }
+  }
+
+  ~InferenceServer() override { stop(); }
+  InferenceServer(const InferenceServer&) = delete;
+  InferenceServer& operator=(const InferenceServer&) = delete;
+
+  /// Starts the inference thread.
+  void start() {
+    std::lock_guard lock(mutex_);
+    SEEDRL_REQUIRE(!thread_.joinable() && !stopping_,
+                   "InferenceServer::start: already started or stopped");
+    thread_ = std::thread([this] { inference_loop(); });
+  }
+
+  /// Answers every pending and later step with Status::closed, closes the unroll queue (the
+  /// learner then drains it and stops) and joins the inference thread. Idempotent.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    unrolls_.close();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mutex_);
+    for (Request* r : pending_) finish(*r, Status::closed("inference server stopped"));
+    pending_.clear();
+  }
+
+  TensorSpec observation_spec() const override { return observation_spec_; }
+  ActionSpec action_spec() const override { return action_spec_; }
+  const InferenceServerOptions& options() const { return options_; }
+  UnrollSpec unroll_spec() const { return store_.spec(); }
+
+  Status connect(const ConnectRequest& request, Connection* connection) override {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Status::closed("inference server stopped");
+    if (!(request.observation_spec == observation_spec_)) {
+      return Status::invalid_argument(
+          str_cat("actor observations are ", request.observation_spec.to_string(),
+                  ", the server expects ", observation_spec_.to_string()));
+    }
+    if (!(request.action_spec == action_spec_)) {
+      return Status::invalid_argument(str_cat("actor has ", request.action_spec.num_actions,
+                                              " actions, the server expects ",
+                                              action_spec_.num_actions));
+    }
+    if (request.num_envs < 1 || request.num_envs > options_.max_batch) {
+      return Status::invalid_argument(str_cat(
+          "num_envs ", request.num_envs, " must be in [1, max_batch = ", options_.max_batch, "]"));
+    }
+    const std::int32_t n = request.num_envs;
+    std::int32_t first = request.first_slot;
+    if (first >= 0) {
+      if (first + n > options_.max_slots) {
+        return Status::invalid_argument(
+            str_cat("slots [", first, ", ", first + n, ") exceed max_slots ", options_.max_slots));
+      }
+      for (std::int32_t s = first; s < first + n; ++s) {
+        if (allocation_[static_cast<std::size_t>(s)])
+          return Status::invalid_argument(str_cat("slot ", s, " is in use"));
+      }
+    } else {
+      first = find_free_range(n);
+      if (first < 0)
+        return Status::unavailable(
+            str_cat("no ", n, " free slots (max_slots ", options_.max_slots, ")"));
+    }
+    for (std::int32_t s = first; s < first + n; ++s)
+      allocation_[static_cast<std::size_t>(s)] = true;
+    connected_frames_ += n;
+    *connection = Connection{first, n, request.run_id, request.evaluation};
+    return Status::ok();
+  }
+
+  Status step(const Connection& connection, std::uint64_t run_id, const Tensor& observations,
+              std::span<const float> rewards, std::span<const std::uint8_t> flags,
+              std::span<std::int32_t> actions) override {
+    if (Status bad = validate(connection, observations, rewards, flags, actions); !bad) return bad;
+    Request request{connection, run_id, &observations, rewards, flags, actions};
+    std::unique_lock lock(mutex_);
+    if (stopping_) return Status::closed("inference server stopped");
+    request.arrival = std::chrono::steady_clock::now();
+    pending_.push_back(&request);
+    pending_frames_ += connection.num_envs;
+    work_.notify_one();
+    request.done_signal.wait(lock, [&] { return request.done; });
+    return request.status;
+  }
+
+  void disconnect(const Connection& connection) override {
+    std::lock_guard lock(mutex_);
+    for (std::int32_t s = connection.first_slot; s < connection.first_slot + connection.num_envs;
+         ++s) {
+      if (s >= 0 && s < options_.max_slots && allocation_[static_cast<std::size_t>(s)]) {
+        allocation_[static_cast<std::size_t>(s)] = false;
+        --connected_frames_;
+      }
+    }
+    work_.notify_one();  // the actors still connected may now make a full batch
+  }
+
+  EpisodeStats& episodes() { return episodes_; }
+  /// Environment steps taken by training (non-evaluation) actors.
+  std::int64_t training_frames() const { return training_frames_.load(); }
+  /// Continues the frame count of a resumed run.
+  void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
+  InferenceServerStats stats() const {
+    std::lock_guard lock(stats_mutex_);
+    return stats_;
+  }
+
+ private:
+  struct Request {
+    Connection connection;
+    std::uint64_t run_id;
+    const Tensor* observations;
+    std::span<const float> rewards;
+    std::span<const std::uint8_t> flags;
+    std::span<std::int32_t> actions;
+    std::chrono::steady_clock::time_point arrival{};
+    bool done = false;
+    Status status{};
+    std::condition_variable done_signal{};
+  };
+
+  // The batcher thread's view of a slot.
+  struct SlotState {
+    std::uint64_t run_id = 0;
+    double episode_return = 0.0;
+    std::int64_t episode_length = 0;
+  };
+
+  Status validate(const Connection& c, const Tensor& observations, std::span<const float> rewards,
+                  std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) const {
+    if (!c.connected() || c.first_slot + c.num_envs > options_.max_slots)
+      return Status::invalid_argument("step on an unconnected actor");
+    const auto n = static_cast<std::size_t>(c.num_envs);
+    const Shape expected = observation_spec_.shape.prepend({c.num_envs});
+    if (!observations.defined() || observations.shape() != expected ||
+        observations.dtype() != observation_spec_.dtype || observations.device() != Device::cpu) {
+      return Status::invalid_argument(
+          str_cat("observations must be ", name(observation_spec_.dtype), expected, ", got ",
+                  observations.defined()
+                      ? std::string(name(observations.dtype())) + observations.shape().to_string()
+                      : "nothing"));
+    }
+    if (rewards.size() != n || flags.size() != n || actions.size() != n) {
+      return Status::invalid_argument(
+          str_cat("rewards, flags and actions must have ", n, " entries"));
+    }
+    for (std::size_t e = 0; e < n; ++e) {
+      if (!std::isfinite(rewards[e]))
+        return Status::invalid_argument(str_cat("environment ", e, ": reward is not finite"));
+      if ((flags[e] & ~step_flags::kAll) != 0 || (is_first(flags[e]) && is_last(flags[e]))) {
+        return Status::invalid_argument(
+            str_cat("environment ", e, ": invalid step flags ", int(flags[e])));
+      }
+    }
+    return Status::ok();
+  }
+
+  std::int32_t find_free_range(std::int32_t n) const {
+    std::int32_t run = 0;
+    for (std::int32_t s = 0; s < options_.max_slots; ++s) {
+      run = allocation_[static_cast<std::size_t>(s)] ? 0 : run + 1;
+      if (run == n) return s - n + 1;
+    }
+    return -1;
+  }
+
+  void finish(Request& request, Status status) {
+    request.status = std::move(status);
+    request.done = true;
+    request.done_signal.notify_one();
+  }
+
+  // Ready when the batch is full, when every connected environment is waiting (no more frames
+  // can come), or when the oldest request has waited batch_timeout.
+  bool batch_ready(std::chrono::steady_clock::time_point now) const {
+    if (pending_.empty()) return false;
+    return pending_frames_ >= std::min<std::int64_t>(options_.max_batch, connected_frames_) ||
+           now >= pending_.front()->arrival + options_.batch_timeout;
+  }
+
+  void inference_loop() {
+    if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
+    std::vector<Request*> batch;
+    while (true) {
+      std::unique_lock lock(mutex_);
+      while (!stopping_ && !batch_ready(std::chrono::steady_clock::now())) {
+        if (pending_.empty()) {
+          work_.wait(lock);
+        } else {
+          work_.wait_until(lock, pending_.front()->arrival + options_.batch_timeout);
+        }
+      }
+      if (stopping_) return;
+      batch.clear();
+      std::int64_t frames = 0;
+      while (
+          !pending_.empty() &&
+          (batch.empty() || frames + pending_.front()->connection.num_envs <= options_.max_batch)) {
+        frames += pending_.front()->connection.num_envs;
+        batch.push_back(pending_.front());
+        pending_.pop_front();
+      }
+      pending_frames_ -= frames;
+      lock.unlock();
+
+      Status status;
+      try {
+        process(batch, frames);
+      } catch (const std::exception& e) {  // a broken invariant: tell the actors, keep serving
+        status = Status::internal(e.what());
+      }
+      lock.lock();
+      for (Request* r : batch) finish(*r, status);
+    }
+  }
+
+  void process(const std::vector<Request*>& batch, std::int64_t frames) {
+    const std::int64_t state_size = agent_.network_config().lstm_size;
+    const Tensor observations = observation_buffer_.view(
+        observation_spec_.shape.prepend({1, frames}), observation_spec_.dtype);
+    const Tensor resets = reset_buffer_.view({1, frames}, DType::u8);
+    frame_slots_.resize(static_cast<std::size_t>(frames));
+    frame_evaluation_.resize(static_cast<std::size_t>(frames));
+    frame_actions_.resize(static_cast<std::size_t>(frames));
+    nn::LstmState state_in;
+    if (state_size > 0) {
+      state_in = {state_h_buffer_.view({frames, state_size}),
+                  state_c_buffer_.view({frames, state_size})};
+    }
+
+    // Gather: one copy of each request's observations into the batch.
+    std::int64_t row = 0;
+    for (const Request* r : batch) {
+      const std::int32_t n = r->connection.num_envs;
+      std::memcpy(observations[0][row].raw_data(), r->observations->raw_data(),
+                  r->observations->bytes());
+      for (std::int32_t e = 0; e < n; ++e, ++row) {
+        const std::int32_t slot = r->connection.first_slot + e;
+        SlotState& s = slots_[static_cast<std::size_t>(slot)];
+        if (s.run_id != r->run_id) restart_slot(slot, r->run_id);
+        resets.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
+        frame_slots_[static_cast<std::size_t>(row)] = slot;
+        frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
+        if (state_size > 0) {
+          state_in.h[row].copy_from(state_table_.h[slot]);
+          state_in.c[row].copy_from(state_table_.c[slot]);
+        }
+      }
+    }
+
+    std::int32_t version = 0;
+    const nn::NetworkOutputs* outputs = nullptr;
+    {
+      auto guard = parameters_.read();
+      version = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
+      outputs = &network_.forward(observations, state_in, resets);
+    }
+    agent_.select_actions(*outputs, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+
+    row = 0;
+    for (Request* r : batch) {
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
+        const auto i = static_cast<std::size_t>(row);
+        const std::int32_t slot = frame_slots_[i];
+        const std::uint8_t flags = r->flags[static_cast<std::size_t>(e)];
+        const float reward = r->rewards[static_cast<std::size_t>(e)];
+        r->actions[static_cast<std::size_t>(e)] = frame_actions_[i];
+        if (state_size > 0) {
+          state_table_.h[slot].copy_from(outputs->final_state.h[row]);
+          state_table_.c[slot].copy_from(outputs->final_state.c[row]);
+        }
+        account_episode(slots_[static_cast<std::size_t>(slot)], flags, reward,
+                        r->connection.evaluation);
+        if (r->connection.evaluation) continue;
+        UnrollStep step;
+        step.observation = observations[0][row];
+        step.reward = reward;
+        step.flags = flags;
+        step.action = frame_actions_[i];
+        if constexpr (Agent::kStoresLogits)
+          step.logits = outputs->logits[0][row].template data<float>();
+        step.policy_version = version;
+        if (state_size > 0) {
+          step.state_h = state_in.h[row].template data<float>();
+          step.state_c = state_in.c[row].template data<float>();
+        }
+        if (std::unique_ptr<Unroll> unroll = store_.append(slot, step))
+          unrolls_.push(std::move(unroll));
+      }
+    }
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.batches;
+    stats_.frames += frames;
+    if (frames < options_.max_batch) ++stats_.timeouts;
+  }
+
+  void restart_slot(std::int32_t slot, std::uint64_t run_id) {
+    slots_[static_cast<std::size_t>(slot)] = SlotState{run_id, 0.0, 0};
+    store_.reset(slot);
+    if (state_table_.h.defined()) {
+      state_table_.h[slot].fill_zero();
+      state_table_.c[slot].fill_zero();
+    }
+  }
+
+  void account_episode(SlotState& s, std::uint8_t flags, float reward, bool evaluation) {
+    if (is_first(flags)) {
+      s.episode_return = 0.0;
+      s.episode_length = 0;
+      return;
+    }
+    s.episode_return += reward;
+    ++s.episode_length;
+    if (!evaluation) ++training_frames_;
+    if (is_last(flags)) {
+      episodes_.record({s.episode_return, s.episode_length, evaluation});
+      s.episode_return = 0.0;
+      s.episode_length = 0;
+    }
+  }
+
+  const Agent& agent_;
+  SharedParameters& parameters_;
+  UnrollQueue& unrolls_;
+  TensorSpec observation_spec_;
+  ActionSpec action_spec_;
+  InferenceServerOptions options_;
+  nn::Network<B> network_;
+  UnrollStore store_;
+
+  // Guarded by mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<Request*> pending_;
+  std::int64_t pending_frames_ = 0;
+  std::int64_t connected_frames_ = 0;  // environments of connected actors
+  std::vector<bool> allocation_;
+  bool stopping_ = false;
+  std::thread thread_;
+
+  // Inference thread only.
+  std::vector<SlotState> slots_;
+  nn::LstmState state_table_;
+  // Host buffers: the batch is assembled on the CPU (a GPU backend copies it once per batch).
+  ScratchBuffer observation_buffer_, reset_buffer_, state_h_buffer_, state_c_buffer_;
+  std::vector<std::int32_t> frame_slots_;
+  std::vector<std::uint8_t> frame_evaluation_;
+  std::vector<std::int32_t> frame_actions_;
+  Rng rng_;
+
+  EpisodeStats episodes_;
+  std::atomic<std::int64_t> training_frames_{0};
+  mutable std::mutex stats_mutex_;
+  InferenceServerStats stats_;
+};
+
+}  // namespace seedrl

@@ -1,0 +1,135 @@
+// Unroll: consecutive steps of one environment slot, the unit the learner trains on.
+//
+// Step t holds what the server saw and did at that step: the observation, the reward received
+// on arriving there, the step's flags, the action chosen, the behaviour policy's logits (V-trace)
+// and the parameter version that chose it. initial_state is the recurrent state before step 0.
+//
+// Flags: kFirst marks the first observation of an episode (after a reset; reward 0);
+// kTerminated / kTruncated mark its last observation. The action chosen at a last step is not
+// executed: the actor resets instead, so the transition from a last step to the next first step
+// is a boundary, not experience.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+
+namespace seedrl {
+
+namespace step_flags {
+inline constexpr std::uint8_t kFirst = 1;
+inline constexpr std::uint8_t kTerminated = 2;
+inline constexpr std::uint8_t kTruncated = 4;
+inline constexpr std::uint8_t kAll = kFirst | kTerminated | kTruncated;
+}  // namespace step_flags
+
+inline bool is_first(std::uint8_t flags) {
+  return (flags & step_flags::kFirst) != 0;
+}
+inline bool is_last(std::uint8_t flags) {
+  return (flags & (step_flags::kTerminated | step_flags::kTruncated)) != 0;
+}
+
+/// What an unroll holds and how long it is.
+struct UnrollSpec {
+  TensorSpec observation;
+  std::int32_t num_actions = 0;
+  std::int64_t length = 0;      ///< steps per unroll: burn_in + T + 1
+  std::int64_t overlap = 1;     ///< steps shared with the next unroll: burn_in + 1
+  bool store_logits = true;     ///< keep the behaviour policy's logits (V-trace)
+  std::int64_t state_size = 0;  ///< recurrent state size H (0: not recurrent)
+};
+
+struct Unroll {
+  Tensor observations;          ///< [L, obs...]
+  Tensor rewards;               ///< [L] f32
+  Tensor flags;                 ///< [L] u8
+  Tensor actions;               ///< [L] i32
+  Tensor logits;                ///< [L, A] f32 when stored
+  Tensor policy_versions;       ///< [L] i32
+  nn::LstmState initial_state;  ///< [H] each when recurrent
+  std::int32_t slot = -1;
+
+  static std::unique_ptr<Unroll> allocate(const UnrollSpec& spec) {
+    auto u = std::make_unique<Unroll>();
+    u->observations =
+        Tensor::empty(spec.observation.shape.prepend({spec.length}), spec.observation.dtype);
+    u->rewards = Tensor::empty({spec.length});
+    u->flags = Tensor::empty({spec.length}, DType::u8);
+    u->actions = Tensor::empty({spec.length}, DType::i32);
+    if (spec.store_logits) u->logits = Tensor::empty({spec.length, spec.num_actions});
+    u->policy_versions = Tensor::empty({spec.length}, DType::i32);
+    if (spec.state_size > 0)
+      u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
+    return u;
+  }
+};
+
+/// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().
+struct UnrollBatch {
+  Tensor observations;          ///< [L, B, obs...]
+  Tensor rewards;               ///< [L, B]
+  Tensor flags;                 ///< [L, B] u8
+  Tensor actions;               ///< [L, B] i32
+  Tensor logits;                ///< [L, B, A]
+  Tensor policy_versions;       ///< [L, B] i32
+  nn::LstmState initial_state;  ///< [B, H] each
+
+  /// Copies `unrolls` (all of `spec`) into this batch, reusing its storage when the shape repeats.
+  void stack(std::span<const std::unique_ptr<Unroll>> unrolls, const UnrollSpec& spec) {
+    const auto b = static_cast<std::int64_t>(unrolls.size());
+    SEEDRL_REQUIRE(b > 0, "UnrollBatch::stack: no unrolls");
+    const std::int64_t length = spec.length;
+    ensure(observations, spec.observation.shape.prepend({length, b}), spec.observation.dtype);
+    ensure(rewards, {length, b}, DType::f32);
+    ensure(flags, {length, b}, DType::u8);
+    ensure(actions, {length, b}, DType::i32);
+    ensure(policy_versions, {length, b}, DType::i32);
+    if (spec.store_logits) ensure(logits, {length, b, spec.num_actions}, DType::f32);
+    if (spec.state_size > 0) {
+      ensure(initial_state.h, {b, spec.state_size}, DType::f32);
+      ensure(initial_state.c, {b, spec.state_size}, DType::f32);
+    }
+    for (std::int64_t j = 0; j < b; ++j) {
+      const Unroll& u = *unrolls[static_cast<std::size_t>(j)];
+      SEEDRL_REQUIRE(u.observations.dim(0) == length, "UnrollBatch::stack: unroll ", j, " has ",
+                     u.observations.dim(0), " steps, expected ", length);
+      for (std::int64_t t = 0; t < length; ++t) {
+        observations[t][j].copy_from(u.observations[t]);
+        if (spec.store_logits) logits[t][j].copy_from(u.logits[t]);
+      }
+      scatter_column(rewards, u.rewards, j);
+      scatter_column(flags, u.flags, j);
+      scatter_column(actions, u.actions, j);
+      scatter_column(policy_versions, u.policy_versions, j);
+      if (spec.state_size > 0) {
+        initial_state.h[j].copy_from(u.initial_state.h);
+        initial_state.c[j].copy_from(u.initial_state.c);
+      }
+    }
+  }
+
+ private:
+  static void ensure(Tensor& t, const Shape& shape, DType dtype) {
+    if (!t.defined() || t.shape() != shape || t.dtype() != dtype) t = Tensor::empty(shape, dtype);
+  }
+  // column j of a [L, B] tensor = the [L] tensor `src`
+  static void scatter_column(const Tensor& dst, const Tensor& src, std::int64_t j) {
+    const std::int64_t length = dst.dim(0), b = dst.dim(1);
+    const std::size_t element = size_of(dst.dtype());
+    const auto* from = static_cast<const char*>(src.raw_data());
+    auto* to = static_cast<char*>(dst.raw_data());
+    for (std::int64_t t = 0; t < length; ++t) {
+      std::memcpy(to + static_cast<std::size_t>(t * b + j) * element,
+                  from + static_cast<std::size_t>(t) * element, element);
+    }
+  }
+};
+
+}  // namespace seedrl

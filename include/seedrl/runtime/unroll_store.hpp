@@ -1,0 +1,138 @@
+// UnrollStore: builds unrolls slot by slot from the steps inference processes.
+//
+//   step t of slot s ──append──▶ [ step 0 | step 1 | ... | step L-1 ]  full: returned to the caller
+//                                 next unroll starts with the last `overlap` steps of this one
+//
+// With T transitions per unroll and K burn-in steps, L = K + T + 1 and overlap = K + 1: the last
+// step of an unroll (only used to bootstrap) becomes the first of the next, so every transition
+// is trained on exactly once. initial_state is the recurrent state before the unroll's step 0.
+//
+// Not thread-safe: the inference thread owns it.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "seedrl/runtime/unroll.hpp"
+
+namespace seedrl {
+
+/// One step as inference saw it, for UnrollStore::append.
+struct UnrollStep {
+  Tensor observation;  ///< one observation (a view; copied into the unroll)
+  float reward = 0.0f;
+  std::uint8_t flags = 0;
+  std::int32_t action = 0;
+  const float* logits = nullptr;  ///< [A] when the spec stores logits
+  std::int32_t policy_version = 0;
+  const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
+  const float* state_c = nullptr;
+};
+
+class UnrollStore {
+ public:
+  UnrollStore(std::int32_t num_slots, const UnrollSpec& spec)
+      : spec_(spec), slots_(static_cast<std::size_t>(num_slots)) {
+    SEEDRL_REQUIRE(num_slots > 0, "UnrollStore: num_slots must be positive, got ", num_slots);
+    SEEDRL_REQUIRE(spec.length >= 2, "UnrollStore: unroll length must be >= 2 steps, got ",
+                   spec.length);
+    SEEDRL_REQUIRE(spec.overlap >= 1 && spec.overlap < spec.length,
+                   "UnrollStore: overlap must be in [1, ", spec.length, "), got ", spec.overlap);
+    for (Slot& s : slots_) {
+      if (spec.state_size > 0) {
+        s.pending_h.resize(static_cast<std::size_t>(spec.state_size));
+        s.pending_c.resize(static_cast<std::size_t>(spec.state_size));
+      }
+    }
+  }
+
+  const UnrollSpec& spec() const { return spec_; }
+
+  /// Appends a step to `slot`; returns the unroll this step completed, if any.
+  std::unique_ptr<Unroll> append(std::int32_t slot, const UnrollStep& step) {
+    Slot& s = at(slot);
+    if (!s.current) s.current = Unroll::allocate(spec_);
+    Unroll& u = *s.current;
+    const std::int64_t t = s.count;
+    if (t == 0) copy_state(step, u.initial_state);
+    if (t == spec_.length - spec_.overlap && spec_.state_size > 0) {
+      copy_or_zero(step.state_h, s.pending_h.data());
+      copy_or_zero(step.state_c, s.pending_c.data());
+    }
+    u.observations[t].copy_from(step.observation);
+    u.rewards.data<float>()[t] = step.reward;
+    u.flags.data<std::uint8_t>()[t] = step.flags;
+    u.actions.data<std::int32_t>()[t] = step.action;
+    u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
+    if (spec_.store_logits) {
+      SEEDRL_REQUIRE(step.logits != nullptr,
+                     "UnrollStore: the spec stores logits but the step has none");
+      std::memcpy(u.logits[t].raw_data(), step.logits,
+                  static_cast<std::size_t>(spec_.num_actions) * sizeof(float));
+    }
+    u.slot = slot;
+    if (++s.count < spec_.length) return nullptr;
+
+    // Full: start the next unroll with the overlapping steps.
+    std::unique_ptr<Unroll> done = std::move(s.current);
+    s.current = Unroll::allocate(spec_);
+    const std::int64_t from = spec_.length - spec_.overlap;
+    for (std::int64_t i = 0; i < spec_.overlap; ++i) {
+      s.current->observations[i].copy_from(done->observations[from + i]);
+      s.current->rewards.data<float>()[i] = done->rewards.data<float>()[from + i];
+      s.current->flags.data<std::uint8_t>()[i] = done->flags.data<std::uint8_t>()[from + i];
+      s.current->actions.data<std::int32_t>()[i] = done->actions.data<std::int32_t>()[from + i];
+      s.current->policy_versions.data<std::int32_t>()[i] =
+          done->policy_versions.data<std::int32_t>()[from + i];
+      if (spec_.store_logits) s.current->logits[i].copy_from(done->logits[from + i]);
+    }
+    if (spec_.state_size > 0) {
+      std::memcpy(s.current->initial_state.h.raw_data(), s.pending_h.data(),
+                  s.pending_h.size() * sizeof(float));
+      std::memcpy(s.current->initial_state.c.raw_data(), s.pending_c.data(),
+                  s.pending_c.size() * sizeof(float));
+    }
+    s.count = spec_.overlap;
+    return done;
+  }
+
+  /// Drops the slot's partial unroll (its actor restarted or left).
+  void reset(std::int32_t slot) { at(slot).count = 0; }
+
+  /// Steps in the slot's unroll under construction.
+  std::int64_t pending_steps(std::int32_t slot) const {
+    return slots_.at(static_cast<std::size_t>(slot)).count;
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<Unroll> current;
+    std::int64_t count = 0;
+    std::vector<float> pending_h, pending_c;  // state before step length - overlap
+  };
+
+  Slot& at(std::int32_t slot) {
+    SEEDRL_REQUIRE(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size(),
+                   "UnrollStore: slot ", slot, " out of range [0, ", slots_.size(), ")");
+    return slots_[static_cast<std::size_t>(slot)];
+  }
+  void copy_or_zero(const float* src, float* dst) const {
+    const auto n = static_cast<std::size_t>(spec_.state_size);
+    if (src) {
+      std::memcpy(dst, src, n * sizeof(float));
+    } else {
+      std::memset(dst, 0, n * sizeof(float));
+    }
+  }
+  void copy_state(const UnrollStep& step, nn::LstmState& state) const {
+    if (spec_.state_size == 0) return;
+    copy_or_zero(step.state_h, state.h.data<float>());
+    copy_or_zero(step.state_c, state.c.data<float>());
+  }
+
+  UnrollSpec spec_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace seedrl

@@ -1,0 +1,97 @@
+// VTraceAgent: the IMPALA actor-critic trained with V-trace (Espeholt et al. 2018) as SEED RL
+// runs it. The agent holds the configuration both sides need; its inference side samples actions
+// from the policy, its learning side is Learner<VTraceAgent, Backend> (runtime/vtrace_learner.hpp).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "seedrl/algo/vtrace.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/nn/learning_rate.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+
+namespace seedrl {
+
+/// Defaults are seed_rl's V-trace learner flags, except the gradient clipping (IMPALA's 40).
+struct VTraceAgentOptions {
+  nn::NetworkConfig network;     ///< needs policy_value_heads
+  std::int64_t batch_size = 32;  ///< unrolls per learner step
+  float discount = 0.99f;
+  VTraceOptions vtrace;  ///< rho_bar, rho_bar_pg, lambda (all 1)
+  ActorCriticLossOptions loss{0.5f, 0.0033391318945337044f};  ///< baseline and entropy costs
+  float max_abs_reward = 0.0f;    ///< clip rewards to +-this for the loss; 0: no clipping
+  nn::OptimizerConfig optimizer;  ///< Adam by default
+  nn::LinearDecay learning_rate{0.00048, 0, 0.0};
+  double max_grad_norm = 40.0;  ///< global-norm clipping; 0: none
+
+  void validate() const {
+    network.validate();
+    SEEDRL_REQUIRE(network.policy_value_heads,
+                   "VTraceAgentOptions.network needs policy_value_heads");
+    SEEDRL_REQUIRE(batch_size > 0, "VTraceAgentOptions.batch_size must be positive, got ",
+                   batch_size);
+    SEEDRL_REQUIRE(discount >= 0.0f && discount <= 1.0f,
+                   "VTraceAgentOptions.discount must be in [0, 1], got ", discount);
+    vtrace.validate();
+    loss.validate();
+    SEEDRL_REQUIRE(max_abs_reward >= 0.0f && std::isfinite(max_abs_reward),
+                   "VTraceAgentOptions.max_abs_reward must be finite and >= 0, got ",
+                   max_abs_reward);
+    learning_rate.validate();
+    SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm),
+                   "VTraceAgentOptions.max_grad_norm must be finite and >= 0, got ", max_grad_norm);
+  }
+};
+
+class VTraceAgent {
+ public:
+  /// Inference stores the behaviour policy's logits with every step: V-trace needs mu(a|x).
+  static constexpr bool kStoresLogits = true;
+
+  explicit VTraceAgent(VTraceAgentOptions options) : options_(std::move(options)) {
+    options_.validate();
+  }
+
+  const VTraceAgentOptions& options() const { return options_; }
+  const nn::NetworkConfig& network_config() const { return options_.network; }
+
+  /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
+  /// softmax(logits), or the most likely action in evaluation slots.
+  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
+                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
+                      Rng& rng) const {
+    const auto logits =
+        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>();
+    const Eigen::Index num_actions = logits.cols();
+    for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+      Eigen::Index best = 0;
+      const float max_logit = logits.row(i).maxCoeff(&best);
+      if (evaluation[static_cast<std::size_t>(i)]) {
+        actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(best);
+        continue;
+      }
+      double total = 0.0;
+      for (Eigen::Index a = 0; a < num_actions; ++a)
+        total += std::exp(static_cast<double>(logits(i, a) - max_logit));
+      double u = rng.uniform() * total;
+      Eigen::Index chosen = num_actions - 1;
+      for (Eigen::Index a = 0; a < num_actions; ++a) {
+        u -= std::exp(static_cast<double>(logits(i, a) - max_logit));
+        if (u < 0.0) {
+          chosen = a;
+          break;
+        }
+      }
+      actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(chosen);
+    }
+  }
+
+ private:
+  VTraceAgentOptions options_;
+};
+
+}  // namespace seedrl

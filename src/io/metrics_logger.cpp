@@ -1,0 +1,85 @@
+#include "seedrl/io/metrics_logger.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/io/tensorboard.hpp"
+
+namespace seedrl::io {
+
+MetricsLogger::MetricsLogger(std::string logdir, const MetricsOptions& options)
+    : logdir_(std::move(logdir)), options_(options), terminal_(::isatty(STDERR_FILENO) != 0) {
+  if (logdir_.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(logdir_, error);
+  SEEDRL_REQUIRE(!error, logdir_, ": cannot create the log directory: ", error.message());
+  if (options_.tensorboard) tensorboard_ = std::make_unique<TensorBoardWriter>(logdir_);
+}
+
+MetricsLogger::~MetricsLogger() {
+  if (csv_) std::fclose(csv_);
+}
+
+void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {
+  if (logdir_.empty()) return;
+  if (columns_.empty()) {
+    for (const Scalar& s : scalars) columns_.emplace_back(s.first);
+    const std::string path = csv_path();
+    const bool existed = std::filesystem::exists(path);
+    csv_ = std::fopen(path.c_str(), "a");
+    SEEDRL_REQUIRE(csv_ != nullptr, path, ": cannot open for appending: ", std::strerror(errno));
+    if (!existed || std::filesystem::file_size(path) == 0) {
+      std::fprintf(csv_, "step");
+      for (const std::string& c : columns_) std::fprintf(csv_, ",%s", c.c_str());
+      std::fprintf(csv_, "\n");
+    }
+  }
+  SEEDRL_REQUIRE(scalars.size() == columns_.size(), csv_path(), ": row of ", scalars.size(),
+                 " values for ", columns_.size(), " columns");
+  std::fprintf(csv_, "%lld", static_cast<long long>(step));
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    SEEDRL_REQUIRE(scalars[i].first == columns_[i], csv_path(), ": column ", i, " is '",
+                   columns_[i], "', got '", scalars[i].first, "'");
+    std::fprintf(csv_, ",%.9g", scalars[i].second);
+    if (tensorboard_)
+      tensorboard_->scalar(scalars[i].first, static_cast<float>(scalars[i].second), step);
+  }
+  std::fprintf(csv_, "\n");
+  SEEDRL_REQUIRE(std::fflush(csv_) == 0, csv_path(), ": write failed: ", std::strerror(errno));
+  if (tensorboard_) tensorboard_->flush();
+}
+
+void MetricsLogger::progress(std::string_view line) {
+  if (!options_.console) return;
+  if (terminal_) {
+    std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(line.size()), line.data());
+    std::fflush(stderr);
+    live_line_open_ = true;
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (last_plain_progress_ != std::chrono::steady_clock::time_point{} &&
+      std::chrono::duration<double>(now - last_plain_progress_).count() <
+          options_.plain_progress_seconds) {
+    return;
+  }
+  last_plain_progress_ = now;
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  std::fflush(stderr);
+}
+
+void MetricsLogger::finish() {
+  if (live_line_open_) {
+    std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+    live_line_open_ = false;
+  }
+  if (csv_) std::fflush(csv_);
+  if (tensorboard_) tensorboard_->flush();
+}
+
+}  // namespace seedrl::io

@@ -1,0 +1,210 @@
+#include "seedrl/io/safetensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/io/json.hpp"
+
+namespace seedrl::io {
+
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;
+
+bool dtype_from_name(std::string_view name, DType* dtype) {
+  if (name == "F32")
+    *dtype = DType::f32;
+  else if (name == "U8")
+    *dtype = DType::u8;
+  else if (name == "I32")
+    *dtype = DType::i32;
+  else
+    return false;
+  return true;
+}
+
+}  // namespace
+
+std::string_view safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "F32";
+    case DType::u8:
+      return "U8";
+    case DType::i32:
+      return "I32";
+  }
+  return "?";
+}
+
+std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metadata& metadata) {
+  std::set<std::string_view> names;
+  std::string header = "{";
+  std::size_t offset = 0;
+  bool first = true;
+  for (const NamedTensor& t : tensors) {
+    SEEDRL_REQUIRE(!t.name.empty() && t.name != "__metadata__",
+                   "safetensors: invalid tensor name '", t.name, "'");
+    SEEDRL_REQUIRE(names.insert(t.name).second, "safetensors: duplicate tensor name '", t.name,
+                   "'");
+    SEEDRL_REQUIRE(t.tensor.defined() && t.tensor.device() == Device::cpu, "safetensors: tensor '",
+                   t.name, "' must be a defined CPU tensor");
+    if (!first) header += ',';
+    first = false;
+    header += json::quote(t.name);
+    header += ":{\"dtype\":\"";
+    header += safetensors_dtype(t.tensor.dtype());
+    header += "\",\"shape\":[";
+    for (int i = 0; i < t.tensor.rank(); ++i) {
+      if (i) header += ',';
+      header += std::to_string(t.tensor.dim(i));
+    }
+    header += "],\"data_offsets\":[";
+    header += std::to_string(offset);
+    header += ',';
+    header += std::to_string(offset + t.tensor.bytes());
+    header += "]}";
+    offset += t.tensor.bytes();
+  }
+  if (!metadata.empty()) {
+    if (!first) header += ',';
+    header += "\"__metadata__\":{";
+    bool first_key = true;
+    for (const auto& [k, v] : metadata) {
+      if (!first_key) header += ',';
+      header += json::quote(k);
+      header += ':';
+      header += json::quote(v);
+      first_key = false;
+    }
+    header += '}';
+  }
+  header += "}";
+  while ((8 + header.size()) % 8 != 0) header += ' ';  // data starts 8-byte aligned
+
+  ByteWriter out;
+  out.put<std::uint64_t>(header.size());
+  out.bytes(header.data(), header.size());
+  for (const NamedTensor& t : tensors)
+    out.bytes(t.tensor.raw_data(), t.tensor.bytes());  // little-endian host
+  return std::move(out.data());
+}
+
+void write_safetensors(const std::string& path, std::span<const NamedTensor> tensors,
+                       const Metadata& metadata) {
+  write_file_atomically(path, encode_safetensors(tensors, metadata));
+}
+
+SafetensorsFile SafetensorsFile::read(const std::string& path) {
+  return parse(read_file(path), path);
+}
+
+SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
+  SafetensorsFile file;
+  file.source_ = std::move(source);
+  file.bytes_ = std::move(bytes);
+  const std::string& src = file.source_;
+  SEEDRL_REQUIRE(file.bytes_.size() >= 8, src, ": not a safetensors file (", file.bytes_.size(),
+                 " bytes, shorter than the 8-byte header length)");
+  ByteReader reader(file.bytes_, src);
+  const auto header_size = reader.get<std::uint64_t>();
+  SEEDRL_REQUIRE(header_size <= kMaxHeaderBytes && header_size <= file.bytes_.size() - 8, src,
+                 ": header length ", header_size, " does not fit in the file of ",
+                 file.bytes_.size(), " bytes (truncated or not a safetensors file)");
+  file.data_offset_ = 8 + static_cast<std::size_t>(header_size);
+  const std::size_t data_size = file.bytes_.size() - file.data_offset_;
+  const json::Value header = json::parse(std::string_view(file.bytes_).substr(8, header_size), src);
+  const json::Object& members = header.as_object(src + ": header");
+
+  for (const auto& [name, value] : members) {
+    if (name == "__metadata__") {
+      for (const auto& [k, v] : value.as_object(src + ": __metadata__")) {
+        file.metadata_[k] = v.as_string(src + ": metadata '" + k + "'");
+      }
+      continue;
+    }
+    const std::string what = src + ": tensor '" + name + "'";
+    const json::Value* dtype = value.find("dtype");
+    const json::Value* shape = value.find("shape");
+    const json::Value* offsets = value.find("data_offsets");
+    SEEDRL_REQUIRE(dtype && shape && offsets, what, " lacks dtype, shape or data_offsets");
+    Entry e;
+    e.name = name;
+    const std::string& dtype_name = dtype->as_string(what + " dtype");
+    SEEDRL_REQUIRE(dtype_from_name(dtype_name, &e.dtype), what, " has dtype ", dtype_name,
+                   ", which seedrl does not read (F32, U8, I32)");
+    std::vector<std::int64_t> dims;
+    std::uint64_t numel = 1;
+    for (const json::Value& d : shape->as_array(what + " shape")) {
+      const std::uint64_t n = d.as_index(what + " shape");
+      SEEDRL_REQUIRE(n < (1ull << 40) && (n == 0 || numel <= (1ull << 40) / n), what,
+                     " shape is too large");
+      numel *= n;
+      dims.push_back(static_cast<std::int64_t>(n));
+    }
+    SEEDRL_REQUIRE(dims.size() <= static_cast<std::size_t>(Shape::kMaxRank), what, " has rank ",
+                   dims.size(), ", more than ", Shape::kMaxRank);
+    e.shape = Shape(dims);
+    const json::Array& range = offsets->as_array(what + " data_offsets");
+    SEEDRL_REQUIRE(range.size() == 2, what, " data_offsets must hold two numbers");
+    e.begin = range[0].as_index(what + " data_offsets");
+    e.end = range[1].as_index(what + " data_offsets");
+    SEEDRL_REQUIRE(e.begin <= e.end && e.end <= data_size, what, " data [", e.begin, ", ", e.end,
+                   ") lies outside the ", data_size, " bytes of data (truncated file?)");
+    SEEDRL_REQUIRE(e.end - e.begin == numel * size_of(e.dtype), what, " holds ", e.end - e.begin,
+                   " bytes but ", dtype_name, e.shape, " needs ", numel * size_of(e.dtype));
+    file.entries_.push_back(std::move(e));
+  }
+  // No two tensors may share bytes.
+  std::vector<const Entry*> sorted;
+  for (const Entry& e : file.entries_) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    SEEDRL_REQUIRE(
+        sorted[i]->begin >= sorted[i - 1]->end || sorted[i - 1]->begin == sorted[i - 1]->end, src,
+        ": tensors '", sorted[i - 1]->name, "' and '", sorted[i]->name, "' overlap");
+  }
+  return file;
+}
+
+const SafetensorsFile::Entry* SafetensorsFile::find(std::string_view name) const {
+  for (const Entry& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+const SafetensorsFile::Entry& SafetensorsFile::require(std::string_view name) const {
+  const Entry* e = find(name);
+  SEEDRL_REQUIRE(e != nullptr, source_, ": no tensor named '", name, "'");
+  return *e;
+}
+
+void SafetensorsFile::copy_to(std::string_view name, const Tensor& destination) const {
+  const Entry& e = require(name);
+  SEEDRL_REQUIRE(
+      destination.defined() && destination.dtype() == e.dtype && destination.shape() == e.shape,
+      source_, ": tensor '", name, "' is ", seedrl::name(e.dtype), e.shape, " in the file but ",
+      destination.defined()
+          ? std::string(seedrl::name(destination.dtype())) + destination.shape().to_string()
+          : std::string("nothing"),
+      " here");
+  const char* src = bytes_.data() + data_offset_ + e.begin;
+  if (destination.device() == Device::cpu) {
+    std::memcpy(destination.raw_data(), src, e.end - e.begin);
+  } else {
+    destination.copy_from(Tensor::from_blob(const_cast<char*>(src), e.shape, e.dtype));
+  }
+}
+
+Tensor SafetensorsFile::tensor(std::string_view name) const {
+  const Entry& e = require(name);
+  Tensor t = Tensor::empty(e.shape, e.dtype);
+  copy_to(name, t);
+  return t;
+}
+
+}  // namespace seedrl::io
