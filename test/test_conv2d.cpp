@@ -85,7 +85,8 @@ TEST_CASE("Conv2d: weights changed between calls are used (the packed copy is re
   const ConvGeometry g{1, 6, 6, 3, 16, 3, 1, 0};
   const Vec x = random_vec(6 * 6 * 3, rng);
   layer.forward(to_tensor(x, {1, 6, 6, 3}));
-  store.values().flat<float>() *= 0.5f;  // as an optimizer step would change them
+  store.values().flat<float>() *= 0.5f;  // as an optimizer step would change them,
+  store.bump_version();                  // and as every writer must announce
   const Vec w = to_vec(store.find("conv.weight").value), b = to_vec(store.find("conv.bias").value);
   CHECK(relative_error(to_vec(layer.forward(to_tensor(x, {1, 6, 6, 3}))),
                        conv2d_ref(x, g, w, &b, false)) < kTolerance);
@@ -105,4 +106,28 @@ TEST_CASE("Conv2d: bad shapes and options throw seedrl::Error naming the layer")
                        Error);
   CHECK_THROWS_WITH_AS(layer.forward(Tensor::zeros({8, 8, 3})),
                        doctest::Contains("c1: expected NHWC input"), Error);
+}
+
+TEST_CASE("Conv2d and Linear: packed weights are reused until the parameter version moves") {
+  nn::ParameterStore store;
+  cpu::Conv2d conv(store, "conv", {3, 16, 3});
+  store.finalize(4);
+  Rng rng(4);
+  const Vec x = random_vec(6 * 6 * 3, rng);
+  const Tensor input = to_tensor(x, {1, 6, 6, 3});
+  const Vec first = to_vec(conv.forward(input));
+  store.find("conv.weight").value.flat<float>() *= 2.0f;  // not announced: the packed copy stays
+  CHECK(to_vec(conv.forward(input)) == first);
+  store.bump_version();
+  const Vec second = to_vec(conv.forward(input));
+  CHECK(second != first);
+  // Another store aliasing the values shares the version: its writes are seen too.
+  nn::ParameterStore twin;
+  cpu::Conv2d twin_conv(twin, "conv", {3, 16, 3});
+  twin.finalize(99);
+  twin.alias_values(store);
+  CHECK(to_vec(twin_conv.forward(input)) == second);
+  store.find("conv.weight").value.flat<float>() *= 0.5f;
+  store.bump_version();
+  CHECK(relative_error(to_vec(twin_conv.forward(input)), first) < 1e-6);
 }

@@ -38,15 +38,17 @@ void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {
       std::fprintf(csv_, "\n");
     }
   }
+  // Check the whole row before writing any of it: a bad row never leaves half a line behind.
   SEEDRL_REQUIRE(scalars.size() == columns_.size(), csv_path(), ": row of ", scalars.size(),
                  " values for ", columns_.size(), " columns");
-  std::fprintf(csv_, "%lld", static_cast<long long>(step));
   for (std::size_t i = 0; i < scalars.size(); ++i) {
     SEEDRL_REQUIRE(scalars[i].first == columns_[i], csv_path(), ": column ", i, " is '",
                    columns_[i], "', got '", scalars[i].first, "'");
-    std::fprintf(csv_, ",%.9g", scalars[i].second);
-    if (tensorboard_)
-      tensorboard_->scalar(scalars[i].first, static_cast<float>(scalars[i].second), step);
+  }
+  std::fprintf(csv_, "%lld", static_cast<long long>(step));
+  for (const Scalar& s : scalars) {
+    std::fprintf(csv_, ",%.9g", s.second);
+    if (tensorboard_) tensorboard_->scalar(s.first, static_cast<float>(s.second), step);
   }
   std::fprintf(csv_, "\n");
   SEEDRL_REQUIRE(std::fflush(csv_) == 0, csv_path(), ": write failed: ", std::strerror(errno));

@@ -89,7 +89,8 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
   out.put<std::uint64_t>(header.size());
   out.bytes(header.data(), header.size());
   for (const NamedTensor& t : tensors)
-    out.bytes(t.tensor.raw_data(), t.tensor.bytes());  // little-endian host
+    if (t.tensor.bytes() > 0)
+      out.bytes(t.tensor.raw_data(), t.tensor.bytes());  // little-endian host
   return std::move(out.data());
 }
 
@@ -192,6 +193,7 @@ void SafetensorsFile::copy_to(std::string_view name, const Tensor& destination) 
           ? std::string(seedrl::name(destination.dtype())) + destination.shape().to_string()
           : std::string("nothing"),
       " here");
+  if (e.end == e.begin) return;  // an empty tensor: nothing to copy (and its pointer may be null)
   const char* src = bytes_.data() + data_offset_ + e.begin;
   if (destination.device() == Device::cpu) {
     std::memcpy(destination.raw_data(), src, e.end - e.begin);

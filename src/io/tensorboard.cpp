@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -84,9 +85,11 @@ std::string encode_file_version_event(double wall_time) {
 TensorBoardWriter::TensorBoardWriter(const std::string& logdir) {
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
+  // Unique per writer even within one second and process (TensorBoard reads every such file).
+  static std::atomic<int> counter{0};
   const auto seconds = static_cast<long long>(now_seconds());
-  path_ = logdir + "/events.out.tfevents." + std::to_string(seconds) + "." + host + "." +
-          std::to_string(::getpid());
+  path_ =
+      str_cat(logdir, "/events.out.tfevents.", seconds, ".", host, ".", ::getpid(), ".", counter++);
   file_ = std::fopen(path_.c_str(), "wb");
   SEEDRL_REQUIRE(file_ != nullptr, path_,
                  ": cannot create TensorBoard event file: ", std::strerror(errno));

@@ -23,7 +23,7 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
 /// The first Event of a file: its format version ("brain.Event:2").
 std::string encode_file_version_event(double wall_time);
 
-/// Writes events.out.tfevents.<seconds>.<host>.<pid> in `logdir`. Each call to scalar() appends
+/// Writes events.out.tfevents.<seconds>.<host>.<pid>.<n> in `logdir`. Each call to scalar() appends
 /// to an in-memory buffer; flush() writes and flushes it to the file (the destructor flushes).
 /// Not thread-safe. I/O failures throw seedrl::Error naming the file.
 class TensorBoardWriter {

@@ -37,7 +37,7 @@ struct AdamOptions {
 struct RmsPropOptions {
   float decay = 0.99f;  ///< rho, the moving-average factor of the squared gradient
   float momentum = 0.0f;
-  float epsilon = 0.01f;  ///< IMPALA's setting
+  float epsilon = 1e-5f;  ///< IMPALA used 0.01, which turns small gradients into plain SGD steps
   bool centered =
       false;  ///< divide by an estimate of the variance instead of the raw second moment
   bool epsilon_inside_sqrt = true;  ///< TensorFlow's form sqrt(ms + eps); false: sqrt(ms) + eps

@@ -8,12 +8,19 @@
 //
 // Each parameter starts on a 64-byte boundary; the padding between them stays zero.
 //
+// Versions: every change of the values bumps version() (optimizer steps, checkpoint loads,
+// copies do it themselves). Layers keep weights repacked for oneDNN and repack only when the
+// version moves, so code that writes values directly must call bump_version() afterwards.
+// Stores that alias one value buffer (alias_values) share one version counter.
+//
 // Thread-safety: declaring and finalising is single-threaded. Afterwards the values may be read
-// concurrently; writers (optimizer, load) must be serialised by the owner, who bumps version().
+// concurrently; writers must be serialised by the owner (runtime/shared_parameters.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_set>
 
@@ -28,6 +35,10 @@ namespace seedrl::nn {
 /// undefined until the store is finalised.
 struct Parameter {
   std::string name;
+  /// The version of the buffer `value` lives in (see ParameterStore::version()).
+  std::uint64_t version() const {
+    return version_counter ? version_counter->load(std::memory_order_acquire) : 0;
+  }
   Shape shape;
   Init init;
   std::int64_t fan_in = 0;
@@ -35,6 +46,7 @@ struct Parameter {
   std::int64_t offset = 0;  ///< first element within the flat buffers
   Tensor value;
   Tensor grad;
+  const std::atomic<std::uint64_t>* version_counter = nullptr;  ///< set by the store
 };
 
 class ParameterStore {
@@ -81,9 +93,10 @@ class ParameterStore {
     for (Parameter& p : parameters_) {
       p.value = view(values_, p);
       p.grad = view(grads_, p);
+      p.version_counter = version_.get();
     }
     finalized_ = true;
-    ++version_;
+    bump_version();
   }
 
   bool finalized() const { return finalized_; }
@@ -97,6 +110,9 @@ class ParameterStore {
     for (const Parameter& p : parameters_)
       if (p.name == name) return p;
     fail("ParameterStore: no parameter named '", name, "'");
+  }
+  Parameter& find(std::string_view name) {
+    return const_cast<Parameter&>(static_cast<const ParameterStore&>(*this).find(name));
   }
 
   /// Flat buffers: every value / every gradient (padding included), shape [flat_size()].
@@ -113,8 +129,8 @@ class ParameterStore {
 
   /// Changes whenever the values change (optimizer step, load, copy); layers that cache a
   /// transformed copy of their weights compare it to decide when to refresh.
-  std::uint64_t version() const { return version_; }
-  void bump_version() { ++version_; }
+  std::uint64_t version() const { return version_->load(std::memory_order_acquire); }
+  void bump_version() { version_->fetch_add(1, std::memory_order_acq_rel); }
 
   void zero_grad() { checked(grads_).fill_zero(); }
 
@@ -122,7 +138,7 @@ class ParameterStore {
   void copy_values_from(const ParameterStore& other) {
     require_same_layout(other);
     values_.copy_from(other.values_);
-    ++version_;
+    bump_version();
   }
 
   /// Makes this store read its values from `other`'s buffer (same layout): both models then see
@@ -131,9 +147,12 @@ class ParameterStore {
   void alias_values(const ParameterStore& other) {
     require_same_layout(other);
     values_ = other.values_;
-    for (std::size_t i = 0; i < parameters_.size(); ++i)
+    version_ = other.version_;
+    for (std::size_t i = 0; i < parameters_.size(); ++i) {
       parameters_[i].value = other.parameters_[i].value;
-    ++version_;
+      parameters_[i].version_counter = version_.get();
+    }
+    bump_version();
   }
 
   /// Throws seedrl::Error naming the first difference unless `other` has the same layout.
@@ -167,7 +186,8 @@ class ParameterStore {
   std::int64_t total_ = 0;
   Tensor values_;
   Tensor grads_;
-  std::uint64_t version_ = 0;
+  std::shared_ptr<std::atomic<std::uint64_t>> version_ =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
   bool finalized_ = false;
 };
 

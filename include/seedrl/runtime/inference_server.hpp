@@ -450,7 +450,7 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  const Agent& agent_;
+  const Agent agent_;  // a copy: the caller's agent may be a temporary
   SharedParameters& parameters_;
   UnrollQueue& unrolls_;
   TensorSpec observation_spec_;

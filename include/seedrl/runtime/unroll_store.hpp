@@ -39,11 +39,9 @@ class UnrollStore {
                    spec.length);
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.overlap < spec.length,
                    "UnrollStore: overlap must be in [1, ", spec.length, "), got ", spec.overlap);
-    for (Slot& s : slots_) {
-      if (spec.state_size > 0) {
-        s.pending_h.resize(static_cast<std::size_t>(spec.state_size));
-        s.pending_c.resize(static_cast<std::size_t>(spec.state_size));
-      }
+    if (spec.state_size > 0) {
+      for (Slot& s : slots_)
+        s.states.resize(static_cast<std::size_t>(2 * spec.length * spec.state_size));
     }
   }
 
@@ -56,9 +54,9 @@ class UnrollStore {
     Unroll& u = *s.current;
     const std::int64_t t = s.count;
     if (t == 0) copy_state(step, u.initial_state);
-    if (t == spec_.length - spec_.overlap && spec_.state_size > 0) {
-      copy_or_zero(step.state_h, s.pending_h.data());
-      copy_or_zero(step.state_c, s.pending_c.data());
+    if (spec_.state_size > 0) {
+      copy_or_zero(step.state_h, state_h(s, t));
+      copy_or_zero(step.state_c, state_c(s, t));
     }
     u.observations[t].copy_from(step.observation);
     u.rewards.data<float>()[t] = step.reward;
@@ -88,10 +86,15 @@ class UnrollStore {
       if (spec_.store_logits) s.current->logits[i].copy_from(done->logits[from + i]);
     }
     if (spec_.state_size > 0) {
-      std::memcpy(s.current->initial_state.h.raw_data(), s.pending_h.data(),
-                  s.pending_h.size() * sizeof(float));
-      std::memcpy(s.current->initial_state.c.raw_data(), s.pending_c.data(),
-                  s.pending_c.size() * sizeof(float));
+      // The next unroll starts at step `from`: its initial state is the one before that step, and
+      // the states before the overlapping steps move to the front.
+      const auto n = static_cast<std::size_t>(spec_.state_size);
+      std::memcpy(s.current->initial_state.h.raw_data(), state_h(s, from), n * sizeof(float));
+      std::memcpy(s.current->initial_state.c.raw_data(), state_c(s, from), n * sizeof(float));
+      for (std::int64_t i = 0; i < spec_.overlap; ++i) {
+        std::memmove(state_h(s, i), state_h(s, from + i), n * sizeof(float));
+        std::memmove(state_c(s, i), state_c(s, from + i), n * sizeof(float));
+      }
     }
     s.count = spec_.overlap;
     return done;
@@ -109,8 +112,13 @@ class UnrollStore {
   struct Slot {
     std::unique_ptr<Unroll> current;
     std::int64_t count = 0;
-    std::vector<float> pending_h, pending_c;  // state before step length - overlap
+    std::vector<float> states;  // [L][h, c] state before each step of the current unroll
   };
+
+  float* state_h(Slot& s, std::int64_t t) const {
+    return s.states.data() + 2 * t * spec_.state_size;
+  }
+  float* state_c(Slot& s, std::int64_t t) const { return state_h(s, t) + spec_.state_size; }
 
   Slot& at(std::int32_t slot) {
     SEEDRL_REQUIRE(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size(),

@@ -14,13 +14,16 @@
 // Thread-safety: one thread calls step(); inference reads the parameters concurrently.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
@@ -101,7 +104,8 @@ class Learner<VTraceAgent, B> {
   SharedParameters& parameters() { return shared_; }
   nn::Optimizer& optimizer() { return *optimizer_; }
   const VTraceAgent& agent() const { return agent_; }
-  std::int64_t steps() const { return steps_; }
+  /// Updates applied so far; may be read from any thread.
+  std::int64_t steps() const { return steps_.load(); }
 
   /// Waits for batch_size unrolls and trains on them; nothing once the queue is closed and empty.
   std::optional<LearnerStepStats> step() {
@@ -210,23 +214,26 @@ class Learner<VTraceAgent, B> {
     const char* torso = n.torso == nn::Torso::mlp       ? "mlp"
                         : n.torso == nn::Torso::minatar ? "minatar"
                                                         : "nature";
-    std::string hidden;
-    for (std::int64_t h : n.mlp_hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-    return {{"agent", "vtrace"},
-            {"network",
-             str_cat(torso, " observation ", n.observation_shape, " actions ", n.num_actions,
-                     " lstm ", n.lstm_size,
-                     n.torso == nn::Torso::mlp ? " hidden [" + hidden + "]" : std::string())}};
+    std::ostringstream network;
+    network << torso << " observation " << n.observation_shape << " actions " << n.num_actions
+            << " lstm " << n.lstm_size;
+    if (n.torso == nn::Torso::mlp) {
+      network << " hidden [";
+      for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i)
+        network << (i ? "," : "") << n.mlp_hidden[i];
+      network << "]";
+    }
+    return {{"agent", "vtrace"}, {"network", network.str()}};
   }
 
  private:
-  const VTraceAgent& agent_;
+  const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
   UnrollSpec spec_;
   BoundedQueue<std::unique_ptr<Unroll>>& unrolls_;
   nn::Network<B> network_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   SharedParameters shared_;
-  std::int64_t steps_ = 0;
+  std::atomic<std::int64_t> steps_{0};  // read by reporting threads
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
   UnrollBatch batch_;
   ScratchBuffer reset_buffer_, grad_logits_buffer_, grad_values_buffer_;

@@ -14,36 +14,6 @@ using dnnl::convolution_backward_weights;
 using dnnl::convolution_forward;
 using dnnl::reorder;
 
-namespace {
-
-// Weights in the layout a primitive wants: a reorder from the store's plain layout when the two
-// differ, else the store's memory itself.
-struct PackedWeights {
-  memory packed;
-  std::optional<reorder::primitive_desc> pack_pd;
-  std::optional<reorder> pack;
-
-  PackedWeights(const memory::desc& wanted, const memory::desc& plain) {
-    if (wanted != plain) {
-      packed = memory(wanted, engine());
-      pack_pd.emplace(engine(), plain, engine(), wanted, user_scratchpad());
-      pack.emplace(*pack_pd);
-    }
-  }
-  // The weights to pass to the primitive, repacked from `plain_values`.
-  memory refresh(const memory& plain_values, ScratchBuffer& scratch) {
-    if (!pack) return plain_values;
-    pack->execute(stream(), {{DNNL_ARG_FROM, plain_values},
-                             {DNNL_ARG_TO, packed},
-                             {DNNL_ARG_SCRATCHPAD, scratchpad(scratch, *pack_pd)}});
-    return packed;
-  }
-  // The weights as packed by the last refresh().
-  memory current(const memory& plain_values) const { return pack ? packed : plain_values; }
-};
-
-}  // namespace
-
 struct Conv2d::Impl {
   struct Primitives {
     memory::desc src, plain_weights, bias, dst;
@@ -192,8 +162,8 @@ Tensor Conv2d::forward(const Tensor& input) {
   Impl::Primitives& p = s.primitives(input.shape(), out_shape);
   Tensor output = s.output_buffer.view(out_shape);
   guarded(s.name, "forward", [&] {
-    const memory weights =
-        p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value), s.scratch);
+    const memory weights = p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value),
+                                                     s.weight->version(), s.scratch);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, wrap(p.src, input)},
         {DNNL_ARG_WEIGHTS, weights},
@@ -242,9 +212,9 @@ Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
       if (!p.backward_data) s.make_backward_data(p);
       // When the layouts agree, the forward already packed these weights (unchanged since).
       const memory plain_values = wrap(p.plain_weights, s.weight->value);
-      const memory weights = p.backward_data_shares_weights
-                                 ? p.forward_weights.current(plain_values)
-                                 : p.backward_data_weights->refresh(plain_values, s.scratch);
+      PackedWeights& packed =
+          p.backward_data_shares_weights ? p.forward_weights : *p.backward_data_weights;
+      const memory weights = packed.refresh(plain_values, s.weight->version(), s.scratch);
       grad_input = s.grad_input_buffer.view(s.input.shape());
       p.backward_data->execute(stream(),
                                {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 
 #include "seedrl/core/error.hpp"
@@ -66,6 +68,41 @@ memory scratchpad(ScratchBuffer& buffer, const PrimitiveDesc& pd) {
   return memory(desc, engine(),
                 buffer.view({std::max<std::int64_t>(bytes, 1)}, DType::u8).raw_data());
 }
+
+/// Weights in the layout a primitive chose (format_tag::any), repacked from the parameter's plain
+/// layout only when its values changed (a new version, or another buffer). When the layouts
+/// agree the plain memory is used directly.
+class PackedWeights {
+ public:
+  PackedWeights(const memory::desc& wanted, const memory::desc& plain) {
+    if (wanted != plain) {
+      packed_ = memory(wanted, engine());
+      pack_pd_.emplace(engine(), plain, engine(), wanted, user_scratchpad());
+      pack_.emplace(*pack_pd_);
+    }
+  }
+
+  /// The weights to pass to the primitive for `plain_values` at `version`.
+  memory refresh(const memory& plain_values, std::uint64_t version, ScratchBuffer& scratch) {
+    if (!pack_) return plain_values;
+    const void* source = plain_values.get_data_handle();
+    if (version != packed_version_ || source != packed_from_) {
+      pack_->execute(stream(), {{DNNL_ARG_FROM, plain_values},
+                                {DNNL_ARG_TO, packed_},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad(scratch, *pack_pd_)}});
+      packed_version_ = version;
+      packed_from_ = source;
+    }
+    return packed_;
+  }
+
+ private:
+  memory packed_;
+  std::optional<dnnl::reorder::primitive_desc> pack_pd_;
+  std::optional<dnnl::reorder> pack_;
+  std::uint64_t packed_version_ = ~std::uint64_t{0};
+  const void* packed_from_ = nullptr;
+};
 
 /// Throws seedrl::Error unless sgemm succeeded.
 void check_sgemm(dnnl_status_t status, const char* what);

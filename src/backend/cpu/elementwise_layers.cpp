@@ -59,10 +59,13 @@ Tensor Flatten::backward(const Tensor& grad_output, bool input_grad) {
 struct Rescale::Impl {
   std::string name;
   nn::RescaleOptions options;
+  struct Reorder {
+    dnnl::reorder::primitive_desc pd;
+    dnnl::reorder primitive;
+  };
   // One reorder per (input dtype, input shape).
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, dnnl::reorder>
-      cache;
-  Buffer output_buffer;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, Reorder> cache;
+  Buffer output_buffer, scratch;
 };
 
 Rescale::Rescale(const nn::RescaleOptions& options, std::string name)
@@ -106,15 +109,15 @@ Tensor Rescale::forward(const Tensor& input) {
     const auto key = std::make_tuple(static_cast<int>(input.dtype()), in[0], in[1], in[2], in[3]);
     auto it = s.cache.find(key);
     if (it == s.cache.end()) {
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = user_scratchpad();
       if (s.options.scale != 1.0f) attr.set_output_scales(0, {s.options.scale});
-      it = s.cache
-               .emplace(key, dnnl::reorder(
-                                 dnnl::reorder::primitive_desc(engine(), src, engine(), dst, attr)))
-               .first;
+      dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst, attr);
+      it = s.cache.emplace(key, Impl::Reorder{pd, dnnl::reorder(pd)}).first;
     }
-    memory from = wrap(src, input), to = wrap(dst, output);
-    it->second.execute(stream(), from, to);
+    it->second.primitive.execute(stream(),
+                                 {{DNNL_ARG_FROM, wrap(src, input)},
+                                  {DNNL_ARG_TO, wrap(dst, output)},
+                                  {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, it->second.pd)}});
     stream().wait();
   });
   return output;

@@ -18,6 +18,7 @@ struct Linear::Impl {
     memory::desc src, weights, bias, dst;
     inner_product_forward::primitive_desc forward_pd;
     inner_product_forward forward;
+    PackedWeights forward_weights;  // oneDNN's layout (brgemm): ~1.5x faster at small batches
     std::optional<inner_product_backward_data::primitive_desc> backward_data_pd;
     std::optional<inner_product_backward_data> backward_data;
     std::optional<inner_product_backward_weights::primitive_desc> backward_weights_pd;
@@ -48,15 +49,26 @@ struct Linear::Impl {
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
         attr.set_post_ops(ops);
       }
+      // The forward lets oneDNN pick the weight layout; the backward passes use the plain one
+      // the gradients are stored in.
+      const memory::desc any_weights(weights.dims(), DataType::f32, Tag::any);
       auto desc = options.bias ? inner_product_forward::desc(dnnl::prop_kind::forward_training, src,
-                                                             weights, bias_md, dst)
+                                                             any_weights, bias_md, dst)
                                : inner_product_forward::desc(dnnl::prop_kind::forward_training, src,
-                                                             weights, dst);
+                                                             any_weights, dst);
       inner_product_forward::primitive_desc pd(desc, attr, engine());
       return cache
-          .emplace(
-              n,
-              Primitives{src, weights, bias_md, dst, pd, inner_product_forward(pd), {}, {}, {}, {}})
+          .emplace(n, Primitives{src,
+                                 weights,
+                                 bias_md,
+                                 dst,
+                                 pd,
+                                 inner_product_forward(pd),
+                                 PackedWeights(pd.weights_desc(), weights),
+                                 {},
+                                 {},
+                                 {},
+                                 {}})
           .first->second;
     });
   }
@@ -95,7 +107,8 @@ Tensor Linear::forward(const Tensor& input) {
   guarded(s.name, "forward", [&] {
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, wrap(p.src, input)},
-        {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
+        {DNNL_ARG_WEIGHTS, p.forward_weights.refresh(wrap(p.weights, s.weight->value),
+                                                     s.weight->version(), s.scratch)},
         {DNNL_ARG_DST, wrap(p.dst, output)},
         {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, p.forward_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));

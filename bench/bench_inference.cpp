@@ -1,0 +1,224 @@
+// bench_inference: SEED RL's central claim, measured. The whole acting loop (environment step +
+// inference + action) with K actors, two ways, in the same run:
+//
+//   seed:   K actor threads step their environments and send observations to one
+//           InferenceServer, which runs the model on batches of up to K frames (the SEED way);
+//   impala: K actor threads each hold their own copy of the model and run it on their own
+//           observation, batch 1, before every step (the IMPALA / A3C way).
+//
+//   bench_inference [--actors 1,8,32] [--models minatar,nature] [--seconds 4] [--threads 2]
+//
+// Environments are synthetic (observations copied from a fixed pool of random frames, episodes of
+// 1000 steps), so the figure is the cost of acting, not of an emulator. One JSON line per
+// (mode, model, actors); the last line is a JSON summary with the speed-ups.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "seedrl/runtime/actor.hpp"
+#include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/seedrl.hpp"
+#include "support/bench_util.hpp"
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+// Observations from a pool of pre-generated random frames; a cheap stand-in for an emulator.
+class SyntheticEnv {
+ public:
+  SyntheticEnv(TensorSpec spec, std::int32_t actions,
+               std::shared_ptr<const std::vector<std::uint8_t>> pool, std::uint64_t seed)
+      : spec_(std::move(spec)), actions_(actions), pool_(std::move(pool)), rng_(seed) {}
+  TensorSpec observation_spec() const { return spec_; }
+  ActionSpec action_spec() const { return {actions_}; }
+  void reset(const Tensor& obs) {
+    steps_ = 0;
+    write(obs);
+  }
+  StepResult step(std::int32_t action, const Tensor& obs) {
+    write(obs);
+    StepResult r;
+    r.reward = action == 0 ? 1.0f : 0.0f;
+    r.truncated = ++steps_ >= 1000;
+    return r;
+  }
+
+ private:
+  void write(const Tensor& obs) {
+    const std::size_t bytes = obs.bytes();
+    const std::size_t offset = rng_.below(pool_->size() - bytes);
+    std::memcpy(obs.raw_data(), pool_->data() + offset, bytes);
+  }
+  TensorSpec spec_;
+  std::int32_t actions_;
+  std::shared_ptr<const std::vector<std::uint8_t>> pool_;
+  Rng rng_;
+  int steps_ = 0;
+};
+
+struct Model {
+  std::string name;
+  nn::NetworkConfig network;
+  TensorSpec observation;
+};
+
+double run_seed(const Model& m, int actors, int threads, double seconds,
+                const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
+  VTraceAgentOptions o;
+  o.network = m.network;
+  const VTraceAgent agent(o);
+  nn::Network<Backend> learner_net(agent.network_config());
+  SharedParameters parameters(learner_net.parameters());
+  UnrollQueue unrolls(64);
+  InferenceServerOptions so;
+  so.max_batch = actors;
+  so.max_slots = actors;
+  so.threads = threads;
+  so.unroll_length = 20;
+  InferenceServer<VTraceAgent, Backend> server(agent, parameters, unrolls, m.observation,
+                                               {static_cast<std::int32_t>(m.network.num_actions)},
+                                               so);
+  server.start();
+  std::thread drain([&] {
+    while (unrolls.pop()) {
+    }
+  });
+  std::vector<std::unique_ptr<Actor<SyntheticEnv, LocalClient>>> list;
+  for (int a = 0; a < actors; ++a) {
+    std::vector<SyntheticEnv> envs;
+    envs.emplace_back(m.observation, static_cast<std::int32_t>(m.network.num_actions), pool,
+                      static_cast<std::uint64_t>(a));
+    ActorOptions ao;
+    ao.first_slot = a;
+    list.push_back(std::make_unique<Actor<SyntheticEnv, LocalClient>>(std::move(envs),
+                                                                      LocalClient(server), ao));
+  }
+  std::vector<std::thread> threads_list;
+  for (auto& actor : list) threads_list.emplace_back([a = actor.get()] { a->run(); });
+  auto frames = [&] {
+    std::int64_t n = 0;
+    for (auto& actor : list) n += actor->stats().frames;
+    return n;
+  };
+  std::this_thread::sleep_for(
+      std::chrono::duration<double>(std::min(1.0, seconds / 4)));  // warm-up
+  const std::int64_t f0 = frames();
+  const double t0 = bench::now_seconds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const double fps = static_cast<double>(frames() - f0) / (bench::now_seconds() - t0);
+  for (auto& actor : list) actor->stop();
+  server.stop();
+  for (auto& t : threads_list) t.join();
+  drain.join();
+  return fps;
+}
+
+double run_impala(const Model& m, int actors, double seconds,
+                  const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
+  const VTraceAgent agent([&] {
+    VTraceAgentOptions o;
+    o.network = m.network;
+    return o;
+  }());
+  std::atomic<bool> stop{false};
+  std::atomic<bool> measuring{false};
+  std::atomic<int> ready{0};
+  std::atomic<std::int64_t> frames{0};
+  std::vector<std::thread> threads_list;
+  for (int a = 0; a < actors; ++a) {
+    threads_list.emplace_back([&, a] {
+      Backend::set_num_threads(1);
+      nn::Network<Backend> net(agent.network_config());  // this actor's own copy of the model
+      SyntheticEnv env(m.observation, static_cast<std::int32_t>(m.network.num_actions), pool,
+                       static_cast<std::uint64_t>(a));
+      Tensor obs = Tensor::empty(m.observation.shape.prepend({1, 1}), m.observation.dtype);
+      Rng rng(static_cast<std::uint64_t>(a));
+      std::int32_t action = 0;
+      const std::vector<std::int32_t> slot{a};
+      const std::vector<std::uint8_t> greedy{0};
+      env.reset(obs[0][0]);
+      net.forward(obs);  // primitives created before the clock starts
+      ++ready;
+      while (!stop) {
+        const nn::NetworkOutputs& out = net.forward(obs);
+        agent.select_actions(out, slot, greedy, std::span<std::int32_t>(&action, 1), rng);
+        if (env.step(action, obs[0][0]).episode_over()) env.reset(obs[0][0]);
+        if (measuring) frames.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  // Every actor has built its own copy of the model before the clock starts.
+  while (ready.load() < actors) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::min(1.0, seconds / 4)));
+  measuring = true;
+  const double t0 = bench::now_seconds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const double fps = static_cast<double>(frames.load()) / (bench::now_seconds() - t0);
+  stop = true;
+  for (auto& t : threads_list) t.join();
+  return fps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"seedrl bench_inference: central batched inference vs per-actor inference"};
+  std::vector<int> actor_counts{1, 8, 32};
+  std::vector<std::string> models{"minatar", "nature"};
+  double seconds = 4.0;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("--actors", actor_counts, "actor counts to measure")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--models", models, "minatar and/or nature")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"minatar", "nature"}));
+  app.add_option("--seconds", seconds, "measuring time per figure")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "compute threads of the central inference thread")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  auto pool = std::make_shared<std::vector<std::uint8_t>>(1 << 22);
+  Rng rng(7);
+  for (auto& b : *pool) b = static_cast<std::uint8_t>(rng.below(256));
+  std::string summary = "[";
+  for (const std::string& name : models) {
+    const Model m = name == "minatar"
+                        ? Model{name, nn::NetworkConfig::minatar(6, 6), {{10, 10, 6}, DType::u8}}
+                        : Model{name, nn::NetworkConfig::nature(18), {{4, 84, 84}, DType::u8}};
+    for (int actors : actor_counts) {
+      const double seed_fps = run_seed(m, actors, threads, seconds, pool);
+      const double impala_fps = run_impala(m, actors, seconds, pool);
+      for (auto [mode, fps] : {std::pair{"seed", seed_fps}, std::pair{"impala", impala_fps}}) {
+        bench::Json()
+            .add("bench", "inference")
+            .add("mode", mode)
+            .add("model", name)
+            .add("actors", actors)
+            .add("threads", mode == std::string("seed") ? threads : 1)
+            .add("frames_per_s", fps)
+            .print();
+      }
+      const std::string entry = bench::Json()
+                                    .add("model", name)
+                                    .add("actors", actors)
+                                    .add("seed_frames_per_s", seed_fps)
+                                    .add("impala_frames_per_s", impala_fps)
+                                    .add("speedup", seed_fps / impala_fps)
+                                    .str();
+      summary += (summary.size() > 1 ? "," : "") + entry;
+    }
+  }
+  bench::Json()
+      .add("bench", "inference")
+      .add("cores", static_cast<int>(std::thread::hardware_concurrency()))
+      .raw("results", summary + "]")
+      .print();
+  return 0;
+}

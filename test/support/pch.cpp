@@ -1,0 +1,1 @@
+// Compiles the precompiled header that every test reuses (see test/CMakeLists.txt).

@@ -1,0 +1,78 @@
+// Small agents, servers and environments for the runtime tests.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+
+namespace seedrl::test {
+
+using Backend = cpu::Backend;
+
+/// A V-trace agent on an MLP over observations [2] with 3 actions (LSTM optional).
+inline VTraceAgent tiny_agent(std::int64_t lstm = 0, std::uint64_t seed = 3) {
+  VTraceAgentOptions o;
+  o.network = nn::NetworkConfig::mlp(2, 3, {8});
+  o.network.lstm_size = lstm;
+  o.network.seed = seed;
+  o.batch_size = 2;
+  return VTraceAgent(o);
+}
+
+/// A server with its own parameters (a network standing in for the learner's) and queue.
+struct ServerFixture {
+  VTraceAgent agent;
+  nn::Network<Backend> learner_net;
+  SharedParameters parameters;
+  UnrollQueue queue;
+  InferenceServer<VTraceAgent, Backend> server;
+
+  ServerFixture(const VTraceAgent& a, const InferenceServerOptions& options,
+                std::size_t queue_capacity = 64)
+      : agent(a),
+        learner_net(agent.network_config()),
+        parameters(learner_net.parameters()),
+        queue(queue_capacity),
+        server(agent, parameters, queue, {{2}, DType::f32}, {3}, options) {
+    server.start();
+  }
+};
+
+/// An actor's buffers for direct InferenceEndpoint::step calls.
+struct StepBuffers {
+  Tensor observations;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> flags;
+  std::vector<std::int32_t> actions;
+  explicit StepBuffers(std::int32_t envs)
+      : observations(Tensor::zeros({envs, 2})),
+        rewards(static_cast<std::size_t>(envs), 0.0f),
+        flags(static_cast<std::size_t>(envs), step_flags::kFirst),
+        actions(static_cast<std::size_t>(envs), -1) {}
+  Status step(InferenceEndpoint& endpoint, const Connection& c, std::uint64_t run_id) {
+    return endpoint.step(c, run_id, observations, rewards, flags, actions);
+  }
+};
+
+inline ConnectRequest connect_request(std::uint64_t run_id, std::int32_t envs,
+                                      std::int32_t first_slot = -1, bool evaluation = false) {
+  ConnectRequest r;
+  r.run_id = run_id;
+  r.num_envs = envs;
+  r.first_slot = first_slot;
+  r.evaluation = evaluation;
+  r.observation_spec = {{2}, DType::f32};
+  r.action_spec = {3};
+  return r;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace seedrl::test

@@ -1,0 +1,139 @@
+// The whole runtime in one process, learning for real: CartPole's return rises, Catch is solved,
+// a run resumes from its checkpoint, and an error in an environment stops the run cleanly.
+// (Also run under ThreadSanitizer in CI.)
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/env/cartpole.hpp"
+#include "seedrl/env/catch.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/vtrace_learner.hpp"
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+// The defaults of examples/cartpole_vtrace.
+VTraceAgent agent_for(nn::NetworkConfig network, std::int64_t frames) {
+  VTraceAgentOptions o;
+  o.network = std::move(network);
+  o.network.seed = 1;
+  o.batch_size = 8;
+  o.loss = {0.5f, 0.01f};
+  o.optimizer.kind = nn::OptimizerKind::rmsprop;
+  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
+  return VTraceAgent(o);
+}
+
+LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
+  LocalTrainerOptions r;
+  r.total_frames = frames;
+  r.num_actors = 4;
+  r.envs_per_actor = 8;
+  r.server.unroll_length = 20;
+  r.server.seed = 1;
+  r.logdir = std::move(logdir);
+  r.metrics.console = false;
+  return r;
+}
+
+struct FlatCatch {
+  Catch env;
+  TensorSpec observation_spec() const { return {{50}, DType::f32}; }
+  ActionSpec action_spec() const { return env.action_spec(); }
+  void reset(const Tensor& obs) { env.reset(obs.reshape({10, 5})); }
+  StepResult step(std::int32_t action, const Tensor& obs) {
+    return env.step(action, obs.reshape({10, 5}));
+  }
+};
+
+auto make_catch = [](std::int32_t actor, std::int32_t env) {
+  return FlatCatch{Catch(static_cast<std::uint64_t>(100 * actor + env))};
+};
+
+}  // namespace
+
+TEST_CASE("train_locally: CartPole's mean return clearly rises") {
+  const std::int64_t frames = 250000;
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), frames);
+  const TrainingResult result = train_locally<VTraceAgent, Backend>(
+      agent,
+      [](std::int32_t a, std::int32_t e) {
+        return CartPole(static_cast<std::uint64_t>(1000 * a + e));
+      },
+      run_options(frames));
+  CHECK(result.frames >= frames);
+  CHECK(result.episodes > 100);
+  CHECK(result.learner_steps > 1000);
+  CAPTURE(result.mean_return);
+  CHECK(result.mean_return > 150.0);  // a random policy averages about 22
+}
+
+TEST_CASE("train_locally: Catch is solved") {
+  const std::int64_t frames = 250000;
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), frames);
+  const TrainingResult result =
+      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(frames));
+  CAPTURE(result.mean_return);
+  CHECK(result.mean_return > 0.9);  // random play averages about -0.6
+}
+
+TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
+  const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_resume";
+  std::filesystem::remove_all(dir);
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), 40000);
+  const TrainingResult first =
+      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(20000, dir.string()));
+  CHECK_FALSE(first.resumed);
+  CHECK(std::filesystem::exists(dir / "checkpoint.safetensors"));
+  CHECK(std::filesystem::exists(dir / "metrics.csv"));
+  const TrainingResult second =
+      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(40000, dir.string()));
+  CHECK(second.resumed);
+  CHECK(second.frames >= 40000);
+  CHECK(second.frames_this_run < second.frames);  // the frame counter continued from the checkpoint
+  CHECK(second.learner_steps > first.learner_steps);
+  CHECK(second.episodes > first.episodes);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_locally: an exception in an environment ends the run and reaches the caller") {
+  struct Exploding {
+    CartPole env{1};
+    int steps = 0;
+    TensorSpec observation_spec() const { return env.observation_spec(); }
+    ActionSpec action_spec() const { return env.action_spec(); }
+    void reset(const Tensor& obs) { env.reset(obs); }
+    StepResult step(std::int32_t action, const Tensor& obs) {
+      if (++steps == 200) throw std::runtime_error("simulator crashed");
+      StepResult r = env.step(action, obs);
+      return r;
+    }
+  };
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 100000);
+  auto run = [&] {
+    return train_locally<VTraceAgent, Backend>(
+        agent, [](std::int32_t, std::int32_t) { return Exploding{}; }, run_options(1000000));
+  };
+  CHECK_THROWS_WITH(run(), doctest::Contains("simulator crashed"));
+}
+
+TEST_CASE("train_locally: invalid options are refused naming the setting") {
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 1000);
+  LocalTrainerOptions bad = run_options(1000);
+  bad.num_actors = 0;
+  auto run_bad = [&] {
+    return train_locally<VTraceAgent, Backend>(
+        agent, [](std::int32_t, std::int32_t) { return CartPole(); }, bad);
+  };
+  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.num_actors"), Error);
+  // An environment that does not match the network.
+  auto run_mismatch = [&] {
+    return train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(1000));
+  };
+  CHECK_THROWS_WITH_AS(run_mismatch(),
+                       doctest::Contains("do not match the network's observation shape"), Error);
+}

@@ -1,0 +1,38 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/io/metrics_logger.hpp"
+
+using namespace seedrl;
+
+TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run resumes") {
+  const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_metrics";
+  std::filesystem::remove_all(dir);
+  io::MetricsOptions quiet;
+  quiet.console = false;
+  {
+    io::MetricsLogger logger(dir.string(), quiet);
+    const io::Scalar row[] = {{"fps", 100.0}, {"mean_return", 1.5}};
+    logger.log(10, row);
+    // Readable before the logger closes: nothing is lost if the process dies.
+    CHECK(read_file(logger.csv_path()) == "step,fps,mean_return\n10,100,1.5\n");
+    const io::Scalar wrong[] = {{"fps", 1.0}, {"other", 2.0}};
+    CHECK_THROWS_WITH_AS(logger.log(11, wrong),
+                         doctest::Contains("column 1 is 'mean_return', got 'other'"), Error);
+  }
+  {
+    io::MetricsLogger logger(dir.string(), quiet);
+    const io::Scalar row[] = {{"fps", 200.0}, {"mean_return", 2.0}};
+    logger.log(20, row);
+    logger.finish();
+  }
+  CHECK(read_file((dir / "metrics.csv").string()) ==
+        "step,fps,mean_return\n10,100,1.5\n20,200,2\n");
+  int event_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    event_files += entry.path().filename().string().find("tfevents") != std::string::npos;
+  CHECK(event_files == 2);
+  std::filesystem::remove_all(dir);
+}

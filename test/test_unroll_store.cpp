@@ -1,0 +1,146 @@
+// UnrollStore: unroll contents across episode ends, overlaps, burn-in, resets.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "seedrl/runtime/unroll_store.hpp"
+
+using namespace seedrl;
+
+namespace {
+
+UnrollSpec spec(std::int64_t length, std::int64_t overlap, std::int64_t state_size = 0) {
+  UnrollSpec s;
+  s.observation = {{2}, DType::f32};
+  s.num_actions = 3;
+  s.length = length;
+  s.overlap = overlap;
+  s.store_logits = true;
+  s.state_size = state_size;
+  return s;
+}
+
+// Step number k of a slot: observation {k, slot}, reward k / 10, action k % 3, logits {k, k, k}.
+struct Stepper {
+  Tensor obs = Tensor::empty({2});
+  float logits[3];
+  float h[2], c[2];
+  UnrollStep make(int k, int slot, std::uint8_t flags) {
+    obs.data<float>()[0] = static_cast<float>(k);
+    obs.data<float>()[1] = static_cast<float>(slot);
+    for (float& l : logits) l = static_cast<float>(k);
+    h[0] = h[1] = static_cast<float>(100 + k);
+    c[0] = c[1] = static_cast<float>(200 + k);
+    UnrollStep s;
+    s.observation = obs;
+    s.reward = static_cast<float>(k) / 10.0f;
+    s.flags = flags;
+    s.action = k % 3;
+    s.logits = logits;
+    s.policy_version = k;
+    s.state_h = h;
+    s.state_c = c;
+    return s;
+  }
+};
+
+float obs_at(const Unroll& u, std::int64_t t) {
+  return u.observations[t].data<float>()[0];
+}
+
+}  // namespace
+
+TEST_CASE("UnrollStore: T+1 steps per unroll, consecutive unrolls share one step") {
+  UnrollStore store(2, spec(4, 1, 2));  // T = 3
+  Stepper s;
+  std::vector<std::unique_ptr<Unroll>> done;
+  for (int k = 0; k < 10; ++k) {
+    const std::uint8_t flags = k == 0   ? step_flags::kFirst
+                               : k == 5 ? step_flags::kTerminated
+                               : k == 6 ? step_flags::kFirst
+                                        : 0;
+    if (auto u = store.append(1, s.make(k, 1, flags))) done.push_back(std::move(u));
+  }
+  // Steps 0..3, 3..6, 6..9.
+  REQUIRE(done.size() == 3);
+  for (std::size_t j = 0; j < done.size(); ++j) {
+    const Unroll& u = *done[j];
+    CHECK(u.slot == 1);
+    for (std::int64_t t = 0; t < 4; ++t) {
+      const int k = static_cast<int>(3 * j) + static_cast<int>(t);
+      CHECK(obs_at(u, t) == static_cast<float>(k));
+      CHECK(u.rewards.data<float>()[t] == doctest::Approx(k / 10.0));
+      CHECK(u.actions.data<std::int32_t>()[t] == k % 3);
+      CHECK(u.logits[t].data<float>()[2] == static_cast<float>(k));
+      CHECK(u.policy_versions.data<std::int32_t>()[t] == k);
+    }
+    // The recurrent state before the unroll's first step.
+    CHECK(u.initial_state.h.data<float>()[0] == static_cast<float>(100 + 3 * j));
+    CHECK(u.initial_state.c.data<float>()[1] == static_cast<float>(200 + 3 * j));
+  }
+  // The episode end (step 5) and the next first step (6) sit inside the second unroll with
+  // their flags; the third starts at the first step of the new episode.
+  CHECK(done[1]->flags.data<std::uint8_t>()[2] == step_flags::kTerminated);
+  CHECK(done[1]->flags.data<std::uint8_t>()[3] == step_flags::kFirst);
+  CHECK(done[2]->flags.data<std::uint8_t>()[0] == step_flags::kFirst);
+  CHECK(store.pending_steps(1) == 1);
+  CHECK(store.pending_steps(0) == 0);
+}
+
+TEST_CASE("UnrollStore: burn-in unrolls overlap by burn_in + 1 steps") {
+  UnrollStore store(1, spec(5, 3, 2));  // burn-in 2, T = 2
+  Stepper s;
+  std::vector<std::unique_ptr<Unroll>> done;
+  for (int k = 0; k < 9; ++k)
+    if (auto u = store.append(0, s.make(k, 0, k == 0 ? step_flags::kFirst : 0)))
+      done.push_back(std::move(u));
+  // Steps 0..4, 2..6, 4..8.
+  REQUIRE(done.size() == 3);
+  CHECK(obs_at(*done[1], 0) == 2.0f);
+  CHECK(obs_at(*done[1], 4) == 6.0f);
+  CHECK(obs_at(*done[2], 0) == 4.0f);
+  CHECK(done[1]->initial_state.h.data<float>()[0] == 102.0f);
+  CHECK(done[2]->initial_state.h.data<float>()[0] == 104.0f);
+}
+
+TEST_CASE("UnrollStore: reset drops the partial unroll of one slot only") {
+  UnrollStore store(2, spec(3, 1));
+  Stepper s;
+  store.append(0, s.make(0, 0, step_flags::kFirst));
+  store.append(0, s.make(1, 0, 0));
+  store.append(1, s.make(50, 1, step_flags::kFirst));
+  store.reset(0);
+  CHECK(store.pending_steps(0) == 0);
+  CHECK(store.pending_steps(1) == 1);
+  CHECK_FALSE(store.append(0, s.make(10, 0, step_flags::kFirst)));
+  CHECK_FALSE(store.append(0, s.make(11, 0, 0)));
+  const auto u = store.append(0, s.make(12, 0, 0));
+  REQUIRE(u);
+  CHECK(obs_at(*u, 0) == 10.0f);  // nothing from before the reset
+  CHECK_THROWS_WITH_AS(store.append(2, s.make(0, 2, 0)),
+                       doctest::Contains("slot 2 out of range [0, 2)"), Error);
+  CHECK_THROWS_AS(UnrollStore(1, spec(3, 3)), Error);
+}
+
+TEST_CASE("UnrollBatch: stacks unrolls time-major") {
+  UnrollStore store(3, spec(3, 1, 2));
+  Stepper s;
+  std::vector<std::unique_ptr<Unroll>> done;
+  for (int k = 0; k < 3; ++k)
+    for (int slot = 0; slot < 3; ++slot)
+      if (auto u = store.append(slot, s.make(10 * slot + k, slot, k == 0 ? step_flags::kFirst : 0)))
+        done.push_back(std::move(u));
+  REQUIRE(done.size() == 3);
+  UnrollBatch batch;
+  batch.stack(done, store.spec());
+  CHECK(batch.observations.shape() == Shape{3, 3, 2});
+  for (int t = 0; t < 3; ++t)
+    for (int b = 0; b < 3; ++b) {
+      CHECK(batch.observations[t][b].data<float>()[0] == static_cast<float>(10 * b + t));
+      CHECK(batch.rewards.data<float>()[t * 3 + b] == doctest::Approx((10 * b + t) / 10.0));
+      CHECK(batch.actions.data<std::int32_t>()[t * 3 + b] == (10 * b + t) % 3);
+      CHECK(batch.logits[t][b].data<float>()[1] == static_cast<float>(10 * b + t));
+    }
+  CHECK(batch.flags.data<std::uint8_t>()[0 * 3 + 2] == step_flags::kFirst);
+  CHECK(batch.initial_state.h[2].data<float>()[0] == 120.0f);
+}
