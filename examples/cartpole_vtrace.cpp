@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-seconds", run.checkpoint_seconds,
                  "checkpoint period (0: at the end only)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--report-seconds", run.report_seconds, "progress and metrics period")
+      ->check(CLI::PositiveNumber);
   app.add_option("--batch-timeout-us", batch_timeout_us,
                  "serve a partial inference batch after this long")
       ->check(CLI::NonNegativeNumber);
