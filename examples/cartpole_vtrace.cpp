@@ -148,18 +148,10 @@ int main(int argc, char** argv) {
       result = train_locally<VTraceAgent, Backend>(
           agent, [&](std::int32_t a, std::int32_t e) { return CartPole(env_seed(a, e)); }, run);
     } else {
-      // Catch's board [10, 5] is flattened for the MLP by a thin adapter.
-      struct FlatCatch {
-        Catch env;
-        TensorSpec observation_spec() const { return {{50}, DType::f32}; }
-        ActionSpec action_spec() const { return env.action_spec(); }
-        void reset(const Tensor& obs) { env.reset(obs.reshape({10, 5})); }
-        StepResult step(std::int32_t action, const Tensor& obs) {
-          return env.step(action, obs.reshape({10, 5}));
-        }
-      };
+      // Catch's board [10, 5] is seen as a vector of 50 by the MLP.
       result = train_locally<VTraceAgent, Backend>(
-          agent, [&](std::int32_t a, std::int32_t e) { return FlatCatch{Catch(env_seed(a, e))}; },
+          agent,
+          [&](std::int32_t a, std::int32_t e) { return FlattenObservation(Catch(env_seed(a, e))); },
           run);
     }
     std::printf(

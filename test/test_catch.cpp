@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "seedrl/env/catch.hpp"
+#include "seedrl/env/flatten_observation.hpp"
 
 using namespace seedrl;
 
@@ -72,5 +73,18 @@ TEST_CASE("Catch: seeded and validated") {
   CHECK_THROWS_WITH_AS(a.step(3, ba), doctest::Contains("Catch: action 3 out of range [0, 3)"),
                        Error);
   CHECK_THROWS_WITH_AS(Catch(0, {1, 5}), doctest::Contains("CatchOptions.rows must be >= 2"),
+                       Error);
+}
+
+TEST_CASE("FlattenObservation: the same environment seen as a vector, without a copy") {
+  FlattenObservation flat(Catch(9));
+  static_assert(Environment<FlattenObservation<Catch>>);
+  CHECK(flat.observation_spec() == TensorSpec{{50}, DType::f32});
+  CHECK(flat.action_spec().num_actions == 3);
+  Tensor obs = Tensor::empty({50});
+  flat.reset(obs);
+  CHECK(obs.data<float>()[flat.environment().ball_x()] == 1.0f);
+  CHECK(obs.data<float>()[45 + 2] == 1.0f);  // the paddle, bottom row, middle column
+  CHECK_THROWS_WITH_AS(flat.reset(Tensor::empty({49})), doctest::Contains("cannot view [49]"),
                        Error);
 }

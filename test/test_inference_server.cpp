@@ -267,3 +267,19 @@ TEST_CASE("InferenceServer: episode statistics and frame counts from the step st
   CHECK(summary.evaluation_mean_return == doctest::Approx(7.0));
   CHECK(f.server.training_frames() == 3);  // environment steps of training actors
 }
+
+TEST_CASE("InferenceServer: a connection can only step and free its own slots") {
+  ServerFixture f(tiny_agent(), options(8, 1ms));
+  Connection a, b;
+  REQUIRE(f.server.connect(connect_request(1, 1, 0), &a).is_ok());
+  StepBuffers s(1);
+  REQUIRE(s.step(f.server, a, 1).is_ok());
+  f.server.disconnect(a);
+  CHECK(s.step(f.server, a, 1).is_invalid_argument());              // a stale connection
+  REQUIRE(f.server.connect(connect_request(2, 1, 0), &b).is_ok());  // the slot is free again
+  Connection forged = b;
+  forged.id = a.id;
+  CHECK(s.step(f.server, forged, 2).is_invalid_argument());
+  f.server.disconnect(forged);  // frees nothing it does not hold
+  CHECK(s.step(f.server, b, 2).is_ok());
+}

@@ -8,6 +8,7 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
+#include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/vtrace_learner.hpp"
 
@@ -40,18 +41,8 @@ LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
   return r;
 }
 
-struct FlatCatch {
-  Catch env;
-  TensorSpec observation_spec() const { return {{50}, DType::f32}; }
-  ActionSpec action_spec() const { return env.action_spec(); }
-  void reset(const Tensor& obs) { env.reset(obs.reshape({10, 5})); }
-  StepResult step(std::int32_t action, const Tensor& obs) {
-    return env.step(action, obs.reshape({10, 5}));
-  }
-};
-
 auto make_catch = [](std::int32_t actor, std::int32_t env) {
-  return FlatCatch{Catch(static_cast<std::uint64_t>(100 * actor + env))};
+  return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * actor + env)));
 };
 
 }  // namespace

@@ -46,6 +46,7 @@
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
+#include "seedrl/env/flatten_observation.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/json.hpp"

@@ -29,6 +29,7 @@ struct Connection {
   std::int32_t num_envs = 0;
   std::uint64_t run_id = 0;
   bool evaluation = false;
+  std::uint64_t id = 0;  ///< assigned by the endpoint; a step must present the slots' owner
   bool connected() const { return first_slot >= 0; }
 };
 

@@ -107,7 +107,7 @@ class InferenceServer final : public InferenceEndpoint {
         options_(options),
         network_(agent.network_config()),
         store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options)),
-        allocation_(static_cast<std::size_t>(options.max_slots)),
+        owner_(static_cast<std::size_t>(options.max_slots), 0),
         slots_(static_cast<std::size_t>(options.max_slots)),
         rng_(options.seed) {
     options.validate();
@@ -149,7 +149,8 @@ class InferenceServer final : public InferenceEndpoint {
     unrolls_.close();
     if (thread_.joinable()) thread_.join();
     std::lock_guard lock(mutex_);
-    for (Request* r : pending_) finish(*r, Status::closed("inference server stopped"));
+    const Status closed = Status::closed("inference server stopped");
+    for (Request* r : pending_) finish(*r, closed);
     pending_.clear();
   }
 
@@ -183,7 +184,7 @@ class InferenceServer final : public InferenceEndpoint {
             str_cat("slots [", first, ", ", first + n, ") exceed max_slots ", options_.max_slots));
       }
       for (std::int32_t s = first; s < first + n; ++s) {
-        if (allocation_[static_cast<std::size_t>(s)])
+        if (owner_[static_cast<std::size_t>(s)] != 0)
           return Status::invalid_argument(str_cat("slot ", s, " is in use"));
       }
     } else {
@@ -192,10 +193,10 @@ class InferenceServer final : public InferenceEndpoint {
         return Status::unavailable(
             str_cat("no ", n, " free slots (max_slots ", options_.max_slots, ")"));
     }
-    for (std::int32_t s = first; s < first + n; ++s)
-      allocation_[static_cast<std::size_t>(s)] = true;
+    const std::uint64_t id = ++last_connection_id_;
+    for (std::int32_t s = first; s < first + n; ++s) owner_[static_cast<std::size_t>(s)] = id;
     connected_frames_ += n;
-    *connection = Connection{first, n, request.run_id, request.evaluation};
+    *connection = Connection{first, n, request.run_id, request.evaluation, id};
     return Status::ok();
   }
 
@@ -206,6 +207,10 @@ class InferenceServer final : public InferenceEndpoint {
     Request request{connection, run_id, &observations, rewards, flags, actions};
     std::unique_lock lock(mutex_);
     if (stopping_) return Status::closed("inference server stopped");
+    if (!owns_slots(connection)) {
+      return Status::invalid_argument(
+          "step on slots this connection does not hold (disconnected?)");
+    }
     request.arrival = std::chrono::steady_clock::now();
     pending_.push_back(&request);
     pending_frames_ += connection.num_envs;
@@ -218,8 +223,9 @@ class InferenceServer final : public InferenceEndpoint {
     std::lock_guard lock(mutex_);
     for (std::int32_t s = connection.first_slot; s < connection.first_slot + connection.num_envs;
          ++s) {
-      if (s >= 0 && s < options_.max_slots && allocation_[static_cast<std::size_t>(s)]) {
-        allocation_[static_cast<std::size_t>(s)] = false;
+      if (s >= 0 && s < options_.max_slots && connection.id != 0 &&
+          owner_[static_cast<std::size_t>(s)] == connection.id) {
+        owner_[static_cast<std::size_t>(s)] = 0;
         --connected_frames_;
       }
     }
@@ -286,10 +292,18 @@ class InferenceServer final : public InferenceEndpoint {
     return Status::ok();
   }
 
+  // Caller holds mutex_.
+  bool owns_slots(const Connection& c) const {
+    for (std::int32_t s = c.first_slot; s < c.first_slot + c.num_envs; ++s) {
+      if (owner_[static_cast<std::size_t>(s)] != c.id || c.id == 0) return false;
+    }
+    return true;
+  }
+
   std::int32_t find_free_range(std::int32_t n) const {
     std::int32_t run = 0;
     for (std::int32_t s = 0; s < options_.max_slots; ++s) {
-      run = allocation_[static_cast<std::size_t>(s)] ? 0 : run + 1;
+      run = owner_[static_cast<std::size_t>(s)] != 0 ? 0 : run + 1;
       if (run == n) return s - n + 1;
     }
     return -1;
@@ -465,7 +479,8 @@ class InferenceServer final : public InferenceEndpoint {
   std::deque<Request*> pending_;
   std::int64_t pending_frames_ = 0;
   std::int64_t connected_frames_ = 0;  // environments of connected actors
-  std::vector<bool> allocation_;
+  std::vector<std::uint64_t> owner_;   // connection id holding each slot, 0: free
+  std::uint64_t last_connection_id_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 

@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include <array>
+
 namespace seedrl::cpu {
 namespace {
 
@@ -14,9 +16,20 @@ float* f32(const Tensor& t, const char* what) {
   return t.data<float>();
 }
 
-void require_same_size(const Tensor& a, const Tensor& b, const char* what) {
-  SEEDRL_REQUIRE(a.numel() == b.numel(), what, ": sizes differ (", a.shape(), " vs ", b.shape(),
-                 ")");
+// Pointers to f32 CPU tensors that all have the size of the first.
+template <class... Rest>
+std::array<float*, 1 + sizeof...(Rest)> f32_same_size(const char* what, const Tensor& first,
+                                                      const Rest&... rest) {
+  SEEDRL_REQUIRE(((rest.numel() == first.numel()) && ...), what, ": tensor sizes differ (first is ",
+                 first.shape(), ")");
+  return {f32(first, what), f32(rest, what)...};
+}
+
+// body(i) for i in [0, n), vectorised, and in parallel when n is large enough to pay for it.
+template <class F>
+void for_each_index(std::int64_t n, F&& body) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
+  for (std::int64_t i = 0; i < n; ++i) body(i);
 }
 
 }  // namespace
@@ -41,61 +54,35 @@ double Backend::sum_of_squares(const Tensor& x) {
 
 void Backend::scale(const Tensor& x, float factor) {
   float* p = f32(x, "scale");
-  const std::int64_t n = x.numel();
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) p[i] *= factor;
+  for_each_index(x.numel(), [&](std::int64_t i) { p[i] *= factor; });
 }
 
 void Backend::add_to(const Tensor& dst, const Tensor& src) {
-  require_same_size(dst, src, "add_to");
-  float* d = f32(dst, "add_to destination");
-  const float* s = f32(src, "add_to source");
-  const std::int64_t n = dst.numel();
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) d[i] += s[i];
+  const auto [d, s] = f32_same_size("add_to", dst, src);
+  for_each_index(dst.numel(), [&](std::int64_t i) { d[i] += s[i]; });
 }
 
 void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
                           const nn::AdamStep& step) {
-  require_same_size(param, grad, "adam_update");
-  require_same_size(param, m, "adam_update");
-  require_same_size(param, v, "adam_update");
-  float* p = f32(param, "adam_update");
-  const float* g = f32(grad, "adam_update");
-  float* mp = f32(m, "adam_update");
-  float* vp = f32(v, "adam_update");
-  const std::int64_t n = param.numel();
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) nn::adam_element(p[i], g[i], mp[i], vp[i], step);
+  const auto [p, g, mp, vp] = f32_same_size("adam_update", param, grad, m, v);
+  for_each_index(param.numel(),
+                 [&](std::int64_t i) { nn::adam_element(p[i], g[i], mp[i], vp[i], step); });
 }
 
 void Backend::rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
                              const Tensor& mean_grad, const Tensor& mom,
                              const nn::RmsPropStep& step) {
-  require_same_size(param, grad, "rmsprop_update");
-  require_same_size(param, mean_square, "rmsprop_update");
-  require_same_size(param, mean_grad, "rmsprop_update");
-  require_same_size(param, mom, "rmsprop_update");
-  float* p = f32(param, "rmsprop_update");
-  const float* g = f32(grad, "rmsprop_update");
-  float* ms = f32(mean_square, "rmsprop_update");
-  float* mg = f32(mean_grad, "rmsprop_update");
-  float* mo = f32(mom, "rmsprop_update");
-  const std::int64_t n = param.numel();
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) nn::rmsprop_element(p[i], g[i], ms[i], mg[i], mo[i], step);
+  const auto [p, g, ms, mg, mo] =
+      f32_same_size("rmsprop_update", param, grad, mean_square, mean_grad, mom);
+  for_each_index(param.numel(), [&](std::int64_t i) {
+    nn::rmsprop_element(p[i], g[i], ms[i], mg[i], mo[i], step);
+  });
 }
 
 void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
                          const nn::SgdStep& step) {
-  require_same_size(param, grad, "sgd_update");
-  require_same_size(param, buf, "sgd_update");
-  float* p = f32(param, "sgd_update");
-  const float* g = f32(grad, "sgd_update");
-  float* b = f32(buf, "sgd_update");
-  const std::int64_t n = param.numel();
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) nn::sgd_element(p[i], g[i], b[i], step);
+  const auto [p, g, b] = f32_same_size("sgd_update", param, grad, buf);
+  for_each_index(param.numel(), [&](std::int64_t i) { nn::sgd_element(p[i], g[i], b[i], step); });
 }
 
 }  // namespace seedrl::cpu
