@@ -4,7 +4,9 @@
 //   seed:   K actor threads step their environments and send observations to one
 //           InferenceServer, which runs the model on batches of up to K frames (the SEED way);
 //   impala: K actor threads each hold their own copy of the model and run it on their own
-//           observation, batch 1, before every step (the IMPALA / A3C way).
+//           observation, batch 1, before every step, and refresh their copy from the learner's
+//           parameters every --impala-sync steps (IMPALA actors do it after every unroll;
+//           0: never, a lower bound on IMPALA's cost).
 //
 //   bench_inference [--actors 1,8,32] [--models minatar,nature] [--seconds 4] [--threads 2]
 //
@@ -119,13 +121,14 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
   return fps;
 }
 
-double run_impala(const Model& m, int actors, double seconds,
+double run_impala(const Model& m, int actors, double seconds, int sync_every,
                   const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   const VTraceAgent agent([&] {
     VTraceAgentOptions o;
     o.network = m.network;
     return o;
   }());
+  nn::Network<Backend> learner(agent.network_config());  // the parameters actors copy from
   std::atomic<bool> stop{false};
   std::atomic<bool> measuring{false};
   std::atomic<int> ready{0};
@@ -145,7 +148,11 @@ double run_impala(const Model& m, int actors, double seconds,
       env.reset(obs[0][0]);
       net.forward(obs);  // primitives created before the clock starts
       ++ready;
+      std::int64_t steps = 0;
       while (!stop) {
+        if (sync_every > 0 && ++steps % sync_every == 0) {
+          net.parameters().copy_values_from(learner.parameters());
+        }
         const nn::NetworkOutputs& out = net.forward(obs);
         agent.select_actions(out, slot, greedy, std::span<std::int32_t>(&action, 1), rng);
         if (env.step(action, obs[0][0]).episode_over()) env.reset(obs[0][0]);
@@ -173,6 +180,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models{"minatar", "nature"};
   double seconds = 4.0;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int impala_sync = 20;
   app.add_option("--actors", actor_counts, "actor counts to measure")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
@@ -180,6 +188,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"minatar", "nature"}));
   app.add_option("--seconds", seconds, "measuring time per figure")->check(CLI::PositiveNumber);
+  app.add_option("--impala-sync", impala_sync,
+                 "IMPALA actors copy the learner's parameters every N steps (0: never)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "compute threads of the central inference thread")
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -194,7 +205,7 @@ int main(int argc, char** argv) {
                         : Model{name, nn::NetworkConfig::nature(18), {{4, 84, 84}, DType::u8}};
     for (int actors : actor_counts) {
       const double seed_fps = run_seed(m, actors, threads, seconds, pool);
-      const double impala_fps = run_impala(m, actors, seconds, pool);
+      const double impala_fps = run_impala(m, actors, seconds, impala_sync, pool);
       for (auto [mode, fps] : {std::pair{"seed", seed_fps}, std::pair{"impala", impala_fps}}) {
         bench::Json()
             .add("bench", "inference")
@@ -202,6 +213,7 @@ int main(int argc, char** argv) {
             .add("model", name)
             .add("actors", actors)
             .add("threads", mode == std::string("seed") ? threads : 1)
+            .add("impala_sync", mode == std::string("seed") ? 0 : impala_sync)
             .add("frames_per_s", fps)
             .print();
       }
