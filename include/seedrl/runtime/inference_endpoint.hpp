@@ -3,7 +3,10 @@
 // remote actors. All members are thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <span>
 
 #include "seedrl/core/status.hpp"
@@ -33,6 +36,20 @@ struct Connection {
   bool connected() const { return first_slot >= 0; }
 };
 
+/// One step of all of an actor's environments, in flight. The submitter owns it and keeps it, and
+/// everything its views point to, alive until on_complete has been called.
+struct StepRequest {
+  Connection connection;
+  std::uint64_t run_id = 0;
+  Tensor observations;                  ///< [num_envs, obs...] on the CPU
+  std::span<const float> rewards;       ///< num_envs
+  std::span<const std::uint8_t> flags;  ///< num_envs step flags (runtime/unroll.hpp)
+  std::span<std::int32_t> actions;      ///< num_envs, filled before on_complete(ok)
+  /// Called exactly once: from the endpoint's inference thread when the step is answered, or
+  /// from submit() itself when it is refused. Must return quickly and must not block.
+  std::function<void(const Status&)> on_complete;
+};
+
 class InferenceEndpoint {
  public:
   virtual ~InferenceEndpoint() = default;
@@ -41,19 +58,45 @@ class InferenceEndpoint {
   virtual ActionSpec action_spec() const = 0;
 
   /// Reserves slots for an actor. Fails with invalid_argument (wrong specs, too many envs, slots
-  /// taken) or closed (the server stopped).
+  /// taken), unavailable (no free slots) or closed (the endpoint stopped).
   virtual Status connect(const ConnectRequest& request, Connection* connection) = 0;
 
-  /// One step of all the actor's environments: observations [num_envs, obs...], rewards and
-  /// step flags (runtime/unroll.hpp) per environment. Blocks until `actions` (num_envs) are
-  /// filled. A run id other than the slot's restarts the slot (fresh recurrent state, partial
-  /// unroll dropped).
-  virtual Status step(const Connection& connection, std::uint64_t run_id,
-                      const Tensor& observations, std::span<const float> rewards,
-                      std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) = 0;
+  /// Submits one step asynchronously (see StepRequest). A run id other than the slot's restarts
+  /// the slot (fresh recurrent state, partial unroll dropped). A bad request is answered with
+  /// invalid_argument and disturbs no other actor.
+  virtual void submit(StepRequest& request) = 0;
 
-  /// Frees the actor's slots; its partial unrolls are dropped.
+  /// Frees the actor's slots; its partial unrolls are dropped. Call it only when none of the
+  /// connection's steps is in flight.
   virtual void disconnect(const Connection& connection) = 0;
+
+  /// Synchronous step: submits and waits for the answer.
+  Status step(const Connection& connection, std::uint64_t run_id, const Tensor& observations,
+              std::span<const float> rewards, std::span<const std::uint8_t> flags,
+              std::span<std::int32_t> actions) {
+    struct Wait {
+      std::mutex mutex;
+      std::condition_variable done;
+      bool finished = false;
+      Status status;
+    } wait;
+    StepRequest request{connection,
+                        run_id,
+                        observations,
+                        rewards,
+                        flags,
+                        actions,
+                        [w = &wait](const Status& status) {
+                          std::lock_guard lock(w->mutex);
+                          w->status = status;
+                          w->finished = true;
+                          w->done.notify_one();
+                        }};
+    submit(request);
+    std::unique_lock lock(wait.mutex);
+    wait.done.wait(lock, [&] { return wait.finished; });
+    return wait.status;
+  }
 };
 
 }  // namespace seedrl

@@ -1,25 +1,24 @@
 // InferenceServer<Agent, Backend>: SEED RL's central, batched inference.
 //
-//   actors ──step()──▶ request queue ──▶ inference thread:
-//                                          gather up to max_batch frames, or every connected
-//                                          environment's frame, or what arrived within
-//                                          batch_timeout of the oldest request (a half-full batch
-//                                          is served; seed_rl's batcher would wait forever) copy
-//                                          observations once into the batch tensor forward under
-//                                          SharedParameters::read() (learner's values)
-//                                          Agent::select_actions, new recurrent state per slot
-//                                          UnrollStore::append ──full unroll──▶ BoundedQueue ──▶
-//                                          learner
-//          ◀──actions────────────────────  (a full queue blocks here: back-pressure to the actors)
+//   actors ──submit()──▶ RequestBatcher ──▶ inference thread (process):
+//                          a batch is up to max_batch frames, every connected environment's
+//                          frame, or what arrived within batch_timeout of the oldest request (a
+//                          half-full batch is served; seed_rl's batcher would wait forever)
+//                          copy observations once into the batch tensor
+//                          forward under SharedParameters::read() (learner's values)
+//                          Agent::select_actions, new recurrent state per slot
+//                          UnrollStore::append ──full unroll──▶ BoundedQueue ──▶ learner
+//          ◀──actions──────  (a full queue blocks here: back-pressure to the actors)
 //
 // Slots: every environment of a connected actor has a slot holding its recurrent state, its
 // partial unroll and its episode accumulators. A step carrying a run id the slot has not seen
 // restarts the slot (zero state, partial unroll dropped): actors draw a new run id whenever they
-// (re)start. Evaluation slots act greedily and produce no unrolls.
+// (re)start. Evaluation slots act greedily and produce no unrolls. Each connection owns its slots:
+// a step must present the connection id they were given to.
 //
-// Thread-safety: connect/step/disconnect from any number of threads; one internal inference
-// thread (start()/stop()). A peer's bad request is answered with Status::invalid_argument and
-// never disturbs the other actors.
+// Thread-safety: connect/submit/step/disconnect from any number of threads; one internal
+// inference thread (start()/stop()). A peer's bad request is answered with
+// Status::invalid_argument and never disturbs the other actors.
 #pragma once
 
 #include <algorithm>
@@ -41,6 +40,7 @@
 #include "seedrl/runtime/bounded_queue.hpp"
 #include "seedrl/runtime/episode_stats.hpp"
 #include "seedrl/runtime/inference_endpoint.hpp"
+#include "seedrl/runtime/request_batcher.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
@@ -84,14 +84,7 @@ UnrollSpec make_unroll_spec(const Agent& agent, const TensorSpec& observation,
   return spec;
 }
 
-struct InferenceServerStats {
-  std::int64_t batches = 0;
-  std::int64_t frames = 0;    ///< frames inferred (all slots)
-  std::int64_t timeouts = 0;  ///< batches served before they were full
-  double mean_batch_size() const {
-    return batches ? static_cast<double>(frames) / static_cast<double>(batches) : 0.0;
-  }
-};
+using InferenceServerStats = BatcherStats;
 
 template <class Agent, nn::Backend B>
 class InferenceServer final : public InferenceEndpoint {
@@ -109,7 +102,11 @@ class InferenceServer final : public InferenceEndpoint {
         store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options)),
         owner_(static_cast<std::size_t>(options.max_slots), 0),
         slots_(static_cast<std::size_t>(options.max_slots)),
-        rng_(options.seed) {
+        rng_(options.seed),
+        batcher_(options.max_batch, options.batch_timeout,
+                 [this](std::span<StepRequest* const> batch, std::int64_t frames) {
+                   process(batch, frames);
+                 }) {
     options.validate();
     SEEDRL_REQUIRE(observation_spec.shape == agent.network_config().observation_shape,
                    "InferenceServer: observations ", observation_spec.to_string(),
@@ -132,10 +129,9 @@ class InferenceServer final : public InferenceEndpoint {
 
   /// Starts the inference thread.
   void start() {
-    std::lock_guard lock(mutex_);
-    SEEDRL_REQUIRE(!thread_.joinable() && !stopping_,
-                   "InferenceServer::start: already started or stopped");
-    thread_ = std::thread([this] { inference_loop(); });
+    batcher_.start([this] {
+      if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
+    });
   }
 
   /// Answers every pending and later step with Status::closed, closes the unroll queue (the
@@ -145,13 +141,8 @@ class InferenceServer final : public InferenceEndpoint {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
-    work_.notify_all();
-    unrolls_.close();
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard lock(mutex_);
-    const Status closed = Status::closed("inference server stopped");
-    for (Request* r : pending_) finish(*r, closed);
-    pending_.clear();
+    unrolls_.close();  // first: the inference thread may be waiting to push an unroll
+    batcher_.stop(Status::closed("inference server stopped"));
   }
 
   TensorSpec observation_spec() const override { return observation_spec_; }
@@ -196,27 +187,28 @@ class InferenceServer final : public InferenceEndpoint {
     const std::uint64_t id = ++last_connection_id_;
     for (std::int32_t s = first; s < first + n; ++s) owner_[static_cast<std::size_t>(s)] = id;
     connected_frames_ += n;
+    batcher_.set_connected_frames(connected_frames_);
     *connection = Connection{first, n, request.run_id, request.evaluation, id};
     return Status::ok();
   }
 
-  Status step(const Connection& connection, std::uint64_t run_id, const Tensor& observations,
-              std::span<const float> rewards, std::span<const std::uint8_t> flags,
-              std::span<std::int32_t> actions) override {
-    if (Status bad = validate(connection, observations, rewards, flags, actions); !bad) return bad;
-    Request request{connection, run_id, &observations, rewards, flags, actions};
-    std::unique_lock lock(mutex_);
-    if (stopping_) return Status::closed("inference server stopped");
-    if (!owns_slots(connection)) {
-      return Status::invalid_argument(
-          "step on slots this connection does not hold (disconnected?)");
+  void submit(StepRequest& request) override {
+    Status refused = validate(request.connection, request.observations, request.rewards,
+                              request.flags, request.actions);
+    if (refused) {
+      std::lock_guard lock(mutex_);
+      if (stopping_) {
+        refused = Status::closed("inference server stopped");
+      } else if (!owns_slots(request.connection)) {
+        refused =
+            Status::invalid_argument("step on slots this connection does not hold (disconnected?)");
+      }
     }
-    request.arrival = std::chrono::steady_clock::now();
-    pending_.push_back(&request);
-    pending_frames_ += connection.num_envs;
-    work_.notify_one();
-    request.done_signal.wait(lock, [&] { return request.done; });
-    return request.status;
+    if (!refused) {
+      request.on_complete(refused);
+      return;
+    }
+    batcher_.submit(request);
   }
 
   void disconnect(const Connection& connection) override {
@@ -229,7 +221,7 @@ class InferenceServer final : public InferenceEndpoint {
         --connected_frames_;
       }
     }
-    work_.notify_one();  // the actors still connected may now make a full batch
+    batcher_.set_connected_frames(connected_frames_);  // the others may now make a full batch
   }
 
   EpisodeStats& episodes() { return episodes_; }
@@ -237,25 +229,9 @@ class InferenceServer final : public InferenceEndpoint {
   std::int64_t training_frames() const { return training_frames_.load(); }
   /// Continues the frame count of a resumed run.
   void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
-  InferenceServerStats stats() const {
-    std::lock_guard lock(stats_mutex_);
-    return stats_;
-  }
+  InferenceServerStats stats() const { return batcher_.stats(); }
 
  private:
-  struct Request {
-    Connection connection;
-    std::uint64_t run_id;
-    const Tensor* observations;
-    std::span<const float> rewards;
-    std::span<const std::uint8_t> flags;
-    std::span<std::int32_t> actions;
-    std::chrono::steady_clock::time_point arrival{};
-    bool done = false;
-    Status status{};
-    std::condition_variable done_signal{};
-  };
-
   // The batcher thread's view of a slot.
   struct SlotState {
     std::uint64_t run_id = 0;
@@ -309,57 +285,7 @@ class InferenceServer final : public InferenceEndpoint {
     return -1;
   }
 
-  void finish(Request& request, Status status) {
-    request.status = std::move(status);
-    request.done = true;
-    request.done_signal.notify_one();
-  }
-
-  // Ready when the batch is full, when every connected environment is waiting (no more frames
-  // can come), or when the oldest request has waited batch_timeout.
-  bool batch_ready(std::chrono::steady_clock::time_point now) const {
-    if (pending_.empty()) return false;
-    return pending_frames_ >= std::min<std::int64_t>(options_.max_batch, connected_frames_) ||
-           now >= pending_.front()->arrival + options_.batch_timeout;
-  }
-
-  void inference_loop() {
-    if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
-    std::vector<Request*> batch;
-    while (true) {
-      std::unique_lock lock(mutex_);
-      while (!stopping_ && !batch_ready(std::chrono::steady_clock::now())) {
-        if (pending_.empty()) {
-          work_.wait(lock);
-        } else {
-          work_.wait_until(lock, pending_.front()->arrival + options_.batch_timeout);
-        }
-      }
-      if (stopping_) return;
-      batch.clear();
-      std::int64_t frames = 0;
-      while (
-          !pending_.empty() &&
-          (batch.empty() || frames + pending_.front()->connection.num_envs <= options_.max_batch)) {
-        frames += pending_.front()->connection.num_envs;
-        batch.push_back(pending_.front());
-        pending_.pop_front();
-      }
-      pending_frames_ -= frames;
-      lock.unlock();
-
-      Status status;
-      try {
-        process(batch, frames);
-      } catch (const std::exception& e) {  // a broken invariant: tell the actors, keep serving
-        status = Status::internal(e.what());
-      }
-      lock.lock();
-      for (Request* r : batch) finish(*r, status);
-    }
-  }
-
-  void process(const std::vector<Request*>& batch, std::int64_t frames) {
+  void process(std::span<StepRequest* const> batch, std::int64_t frames) {
     const std::int64_t state_size = agent_.network_config().lstm_size;
     const Tensor observations = observation_buffer_.view(
         observation_spec_.shape.prepend({1, frames}), observation_spec_.dtype);
@@ -375,10 +301,10 @@ class InferenceServer final : public InferenceEndpoint {
 
     // Gather: one copy of each request's observations into the batch.
     std::int64_t row = 0;
-    for (const Request* r : batch) {
+    for (const StepRequest* r : batch) {
       const std::int32_t n = r->connection.num_envs;
-      std::memcpy(observations[0][row].raw_data(), r->observations->raw_data(),
-                  r->observations->bytes());
+      std::memcpy(observations[0][row].raw_data(), r->observations.raw_data(),
+                  r->observations.bytes());
       for (std::int32_t e = 0; e < n; ++e, ++row) {
         const std::int32_t slot = r->connection.first_slot + e;
         SlotState& s = slots_[static_cast<std::size_t>(slot)];
@@ -403,7 +329,7 @@ class InferenceServer final : public InferenceEndpoint {
     agent_.select_actions(*outputs, frame_slots_, frame_evaluation_, frame_actions_, rng_);
 
     row = 0;
-    for (Request* r : batch) {
+    for (StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const auto i = static_cast<std::size_t>(row);
         const std::int32_t slot = frame_slots_[i];
@@ -433,10 +359,6 @@ class InferenceServer final : public InferenceEndpoint {
           unrolls_.push(std::move(unroll));
       }
     }
-    std::lock_guard lock(stats_mutex_);
-    ++stats_.batches;
-    stats_.frames += frames;
-    if (frames < options_.max_batch) ++stats_.timeouts;
   }
 
   void restart_slot(std::int32_t slot, std::uint64_t run_id) {
@@ -475,14 +397,10 @@ class InferenceServer final : public InferenceEndpoint {
 
   // Guarded by mutex_.
   mutable std::mutex mutex_;
-  std::condition_variable work_;
-  std::deque<Request*> pending_;
-  std::int64_t pending_frames_ = 0;
   std::int64_t connected_frames_ = 0;  // environments of connected actors
   std::vector<std::uint64_t> owner_;   // connection id holding each slot, 0: free
   std::uint64_t last_connection_id_ = 0;
   bool stopping_ = false;
-  std::thread thread_;
 
   // Inference thread only.
   std::vector<SlotState> slots_;
@@ -496,8 +414,7 @@ class InferenceServer final : public InferenceEndpoint {
 
   EpisodeStats episodes_;
   std::atomic<std::int64_t> training_frames_{0};
-  mutable std::mutex stats_mutex_;
-  InferenceServerStats stats_;
+  RequestBatcher batcher_;  // last: its thread is stopped before the members it uses go
 };
 
 }  // namespace seedrl

@@ -1,0 +1,193 @@
+// RequestBatcher: when batches are served, what a failing batch and a stop answer, and that
+// every request is answered exactly once. (Also run under ThreadSanitizer in CI.)
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "seedrl/runtime/request_batcher.hpp"
+
+using namespace seedrl;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A request that records its answer and lets a test wait for it.
+struct Probe {
+  explicit Probe(std::int32_t envs, std::uint64_t connection_id = 1)
+      : actions(static_cast<std::size_t>(envs), -1) {
+    request.connection = Connection{0, envs, 1, false, connection_id};
+    request.actions = actions;
+    request.on_complete = [this](const Status& answer) {
+      std::lock_guard lock(mutex);
+      ++answers;
+      status = answer;
+      done.notify_all();
+    };
+  }
+  Status wait() {
+    std::unique_lock lock(mutex);
+    done.wait(lock, [&] { return answers > 0; });
+    return status;
+  }
+  std::vector<std::int32_t> actions;
+  StepRequest request;
+  std::mutex mutex;
+  std::condition_variable done;
+  int answers = 0;
+  Status status;
+};
+
+// Answers every environment with action = its position in the batch.
+RequestBatcher::Process numbering(std::vector<std::int64_t>* batch_frames) {
+  return [batch_frames](std::span<StepRequest* const> batch, std::int64_t frames) {
+    std::int32_t next = 0;
+    for (StepRequest* r : batch)
+      for (std::int32_t& a : r->actions) a = next++;
+    CHECK(next == frames);
+    batch_frames->push_back(frames);
+  };
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("RequestBatcher: a full batch is served at once, in arrival order") {
+  std::vector<std::int64_t> frames;
+  RequestBatcher batcher(4, 30s, numbering(&frames));
+  batcher.set_connected_frames(100);
+  batcher.start();
+  Probe a(2), b(2);
+  const auto start = std::chrono::steady_clock::now();
+  batcher.submit(a.request);
+  batcher.submit(b.request);
+  CHECK(a.wait().is_ok());
+  CHECK(b.wait().is_ok());
+  CHECK(seconds_since(start) < 10.0);
+  batcher.stop(Status::closed("done"));
+  CHECK(frames == std::vector<std::int64_t>{4});
+  CHECK(a.actions == std::vector<std::int32_t>{0, 1});
+  CHECK(b.actions == std::vector<std::int32_t>{2, 3});
+  CHECK(batcher.stats().timeouts == 0);
+}
+
+TEST_CASE(
+    "RequestBatcher: a partial batch waits for the timeout unless every connected environment "
+    "waits") {
+  std::vector<std::int64_t> frames;
+  RequestBatcher batcher(8, 150ms, numbering(&frames));
+  batcher.set_connected_frames(6);
+  batcher.start();
+  Probe a(2);
+  auto start = std::chrono::steady_clock::now();
+  batcher.submit(a.request);
+  CHECK(a.wait().is_ok());
+  CHECK(seconds_since(start) >= 0.14);
+
+  // Everything that is connected is waiting: no reason to wait any longer.
+  batcher.set_connected_frames(2);
+  Probe b(2);
+  start = std::chrono::steady_clock::now();
+  batcher.submit(b.request);
+  CHECK(b.wait().is_ok());
+  CHECK(seconds_since(start) < 0.12);
+  batcher.stop(Status::closed("done"));
+  const BatcherStats stats = batcher.stats();
+  CHECK(stats.batches == 2);
+  CHECK(stats.frames == 4);
+  CHECK(stats.timeouts == 2);
+  CHECK(stats.mean_batch_size() == doctest::Approx(2.0));
+}
+
+TEST_CASE("RequestBatcher: a batch never exceeds max_batch frames; a larger request goes alone") {
+  std::vector<std::int64_t> frames;
+  RequestBatcher batcher(4, 20ms, numbering(&frames));
+  batcher.set_connected_frames(100);
+  Probe a(3), b(3), c(6);
+  batcher.submit(a.request);  // queued before the thread starts: one ready decision for all
+  batcher.submit(b.request);
+  batcher.submit(c.request);
+  batcher.start();
+  CHECK(a.wait().is_ok());
+  CHECK(b.wait().is_ok());
+  CHECK(c.wait().is_ok());
+  batcher.stop(Status::closed("done"));
+  CHECK(frames == std::vector<std::int64_t>{3, 3, 6});
+}
+
+TEST_CASE("RequestBatcher: a throwing batch answers its requests with internal and keeps serving") {
+  std::atomic<int> calls{0};
+  RequestBatcher batcher(1, 1ms, [&](std::span<StepRequest* const> batch, std::int64_t) {
+    if (calls++ == 0) throw std::runtime_error("broken invariant");
+    for (StepRequest* r : batch) r->actions[0] = 7;
+  });
+  batcher.set_connected_frames(1);
+  batcher.start();
+  Probe a(1), b(1);
+  batcher.submit(a.request);
+  const Status failed = a.wait();
+  CHECK(failed.code() == Status::Code::internal);
+  CHECK(failed.message().find("broken invariant") != std::string::npos);
+  batcher.submit(b.request);
+  CHECK(b.wait().is_ok());
+  CHECK(b.actions[0] == 7);
+}
+
+TEST_CASE("RequestBatcher: stop answers waiting and later requests exactly once with its status") {
+  std::vector<std::int64_t> frames;
+  RequestBatcher batcher(8, 60s, numbering(&frames));
+  batcher.set_connected_frames(100);
+  batcher.start();
+  Probe waiting(1);
+  batcher.submit(waiting.request);
+  batcher.stop(Status::closed("server stops"));
+  CHECK(waiting.wait().is_closed());
+  CHECK(waiting.status.message() == "server stops");
+  Probe late(1);
+  batcher.submit(late.request);
+  CHECK(late.wait().is_closed());
+  batcher.stop(Status::unavailable("second stop keeps the first status"));
+  Probe later(1);
+  batcher.submit(later.request);
+  CHECK(later.wait().is_closed());
+  CHECK(waiting.answers == 1);
+  CHECK(late.answers == 1);
+  CHECK(frames.empty());
+}
+
+TEST_CASE("RequestBatcher: many threads, every request answered exactly once") {
+  std::atomic<std::int64_t> served{0};
+  RequestBatcher batcher(16, 500us, [&](std::span<StepRequest* const> batch, std::int64_t frames) {
+    for (StepRequest* r : batch)
+      for (std::int32_t& a : r->actions) a = static_cast<std::int32_t>(r->connection.id);
+    served += frames;
+  });
+  constexpr int kThreads = 6, kSteps = 300;
+  batcher.set_connected_frames(kThreads * 2);
+  batcher.start();
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kSteps; ++i) {
+        Probe p(2, static_cast<std::uint64_t>(t + 1));
+        batcher.submit(p.request);
+        if (!p.wait().is_ok() || p.actions[0] != t + 1 || p.actions[1] != t + 1) ++wrong;
+        std::lock_guard lock(p.mutex);  // on_complete has returned before p goes away
+        if (p.answers != 1) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  batcher.stop(Status::closed("done"));
+  CHECK(wrong == 0);
+  CHECK(served == kThreads * kSteps * 2);
+  CHECK(batcher.stats().frames == served);
+}
