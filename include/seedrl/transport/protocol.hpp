@@ -1,0 +1,156 @@
+// seedrl's actor <-> inference wire protocol, version 1 (specified byte by byte in
+// docs/protocol.md). Little-endian, fixed-width fields, every frame length-prefixed:
+//
+//   u32 length | u8 version | u8 type | u16 reserved (0) | u32 sequence | payload (length - 8)
+//
+//   actor                                   server
+//   HELLO (magic, version, token, run id,   ─▶
+//          envs, evaluation, specs)         ◀─ WELCOME (specs, first slot, max frame) or ERROR
+//   STEP  (rewards, flags, observations)    ─▶
+//                                           ◀─ ACTIONS (one per environment), or ERROR
+//   ...                                        ERROR closes the connection
+//   GOODBYE                                 ─▶
+//
+// The codec is independent of any socket library. Decoders validate everything against the
+// bytes they are given and return a Fault, the ERROR frame to answer with, naming the problem:
+// hostile input is expected and never read out of bounds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/status.hpp"
+#include "seedrl/core/tensor_spec.hpp"
+
+namespace seedrl::protocol {
+
+inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::array<char, 8> kMagic{'S', 'E', 'E', 'D', 'R', 'L', '0', '1'};
+inline constexpr std::size_t kHeaderBytes = 12;  ///< the fixed frame header
+inline constexpr std::size_t kMaxTokenBytes = 1024;
+inline constexpr std::uint32_t kMaxEnvs = 65535;
+inline constexpr std::size_t kMaxMessageBytes = 1024;  ///< ERROR messages are cut to this
+inline constexpr std::uint32_t kDefaultMaxFrameBytes = 64u << 20;
+inline constexpr std::uint32_t kMinMaxFrameBytes = 4096;  ///< room for any handshake frame
+
+enum class FrameType : std::uint8_t {
+  hello = 1,    ///< actor -> server, first frame
+  welcome = 2,  ///< server -> actor, the answer to HELLO
+  error = 3,    ///< server -> actor, then the server closes the connection
+  step = 4,     ///< actor -> server
+  actions = 5,  ///< server -> actor, the answer to STEP
+  goodbye = 6,  ///< actor -> server, orderly close
+};
+
+enum class ErrorCode : std::uint16_t {
+  malformed = 1,            ///< a frame that does not parse
+  unsupported_version = 2,  ///< another protocol version
+  unauthorized = 3,         ///< wrong token
+  invalid_request = 4,      ///< well-formed but wrong (specs, sizes, a step before the handshake)
+  unavailable = 5,          ///< no room now (connections, slots); retry later
+  shutting_down = 6,        ///< the learner stops; retry later (it may come back)
+  idle_timeout = 7,         ///< no frame for too long
+  internal = 8,             ///< a fault on the server
+  finished = 9,             ///< training is over; do not reconnect
+  frame_too_large = 10,     ///< a length field above the server's limit
+};
+
+struct ErrorFrame {
+  ErrorCode code = ErrorCode::internal;
+  std::string message;
+};
+
+/// The frame to send back when a decoder refuses its input: the code and a readable message.
+/// Decoders return std::nullopt for good input.
+using Fault = std::optional<ErrorFrame>;
+
+const char* name(ErrorCode code);
+
+struct FrameHeader {
+  std::uint32_t length = 0;  ///< bytes after the length field: 8 + payload
+  std::uint8_t version = 0;
+  FrameType type = FrameType::hello;
+  std::uint32_t sequence = 0;
+  std::uint32_t payload_bytes() const { return length - 8; }
+};
+
+struct Hello {
+  std::string token;
+  std::uint64_t run_id = 0;
+  std::uint32_t num_envs = 0;
+  bool evaluation = false;
+  TensorSpec observation;
+  std::uint32_t num_actions = 0;
+};
+
+struct Welcome {
+  TensorSpec observation;
+  std::uint32_t num_actions = 0;
+  std::uint32_t first_slot = 0;
+  std::uint32_t max_frame_bytes = 0;
+};
+
+/// A decoded STEP payload: views into the received bytes.
+struct StepView {
+  std::uint32_t num_envs = 0;
+  const std::uint8_t* rewards = nullptr;  ///< num_envs little-endian f32, possibly unaligned
+  const std::uint8_t* flags = nullptr;    ///< num_envs bytes
+  const std::uint8_t* observations =
+      nullptr;  ///< num_envs * observation bytes, 8-byte aligned in the payload
+  float reward(std::uint32_t i) const {
+    float r;
+    std::memcpy(&r, rewards + 4 * i, 4);
+    return detail::to_little_endian(r);
+  }
+};
+
+// ---- Headers ----
+
+/// Appends a frame header for a payload of `payload_bytes`.
+void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
+                   std::size_t payload_bytes);
+/// Decodes and checks the kHeaderBytes at `bytes`: 8 <= length, kHeaderBytes + payload <=
+/// max_frame_bytes (frame_too_large), the version (unsupported_version), a known type and zero
+/// reserved bits (malformed). `out` is filled as far as it could be read, also on a fault.
+[[nodiscard]] Fault decode_header(std::span<const std::uint8_t> bytes,
+                                  std::uint32_t max_frame_bytes, FrameHeader* out);
+
+// ---- Payloads (encode_* append a whole frame; decode_* read a payload) ----
+
+void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence = 0);
+[[nodiscard]] Fault decode_hello(std::span<const std::uint8_t> payload, Hello* out);
+
+void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence = 0);
+[[nodiscard]] Fault decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);
+
+void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence = 0);
+[[nodiscard]] Fault decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
+
+/// Bytes of a STEP payload before its observations (count, rewards, flags, padding to 8).
+std::size_t step_prefix_bytes(std::uint32_t num_envs);
+/// Appends a STEP frame; observations holds num_envs * observation bytes.
+void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
+                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations);
+/// Checks a STEP payload: exactly num_envs environments of observation_bytes each, valid flags,
+/// finite rewards, zero padding.
+[[nodiscard]] Fault decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
+                                std::size_t observation_bytes, StepView* out);
+
+void encode_actions(std::string& out, std::uint32_t sequence,
+                    std::span<const std::int32_t> actions);
+/// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
+[[nodiscard]] Fault decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
+                                   std::span<std::int32_t> actions);
+
+void encode_goodbye(std::string& out, std::uint32_t sequence = 0);
+
+/// Equal tokens, in time that does not depend on where they differ.
+bool tokens_equal(std::string_view a, std::string_view b);
+
+}  // namespace seedrl::protocol

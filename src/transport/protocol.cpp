@@ -1,0 +1,431 @@
+// The wire codec of docs/protocol.md. Encoders append to a std::string; decoders read through a
+// bounds-checked Cursor that never throws, so hostile bytes become a Fault and nothing else.
+#include "seedrl/transport/protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/runtime/unroll.hpp"
+
+namespace seedrl::protocol {
+
+const char* name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::malformed:
+      return "malformed";
+    case ErrorCode::unsupported_version:
+      return "unsupported version";
+    case ErrorCode::unauthorized:
+      return "unauthorized";
+    case ErrorCode::invalid_request:
+      return "invalid request";
+    case ErrorCode::unavailable:
+      return "unavailable";
+    case ErrorCode::shutting_down:
+      return "shutting down";
+    case ErrorCode::idle_timeout:
+      return "idle timeout";
+    case ErrorCode::internal:
+      return "internal";
+    case ErrorCode::finished:
+      return "finished";
+    case ErrorCode::frame_too_large:
+      return "frame too large";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Largest observation a spec may describe; far above any real one, low enough that sizes computed
+// from hostile dimensions cannot overflow.
+constexpr std::uint64_t kMaxObservationBytes = std::uint64_t{1} << 32;
+
+template <class T>
+void put(std::string& out, T value) {
+  value = detail::to_little_endian(value);
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// Overwrites the u32 length field of the frame that starts at `start` once its payload is known.
+void patch_length(std::string& out, std::size_t start) {
+  const std::size_t length = out.size() - start - 4;
+  SEEDRL_REQUIRE(length <= std::numeric_limits<std::uint32_t>::max(), "protocol: frame of ", length,
+                 " bytes exceeds the 4 GiB the length field can describe");
+  const std::uint32_t le = detail::to_little_endian(static_cast<std::uint32_t>(length));
+  std::memcpy(out.data() + start, &le, 4);
+}
+
+std::size_t begin_frame(std::string& out, FrameType type, std::uint32_t sequence) {
+  const std::size_t start = out.size();
+  encode_header(out, type, sequence, 0);
+  return start;
+}
+
+void put_spec(std::string& out, const TensorSpec& spec) {
+  put<std::uint8_t>(out, static_cast<std::uint8_t>(spec.dtype));
+  put<std::uint8_t>(out, static_cast<std::uint8_t>(spec.shape.rank()));
+  for (std::int64_t d : spec.shape.dims()) {
+    SEEDRL_REQUIRE(d >= 1 && d <= std::numeric_limits<std::int32_t>::max(),
+                   "protocol: observation dimension ", d, " cannot be sent");
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(d));
+  }
+}
+
+Fault fault(ErrorCode code, std::string message) {
+  return ErrorFrame{code, std::move(message)};
+}
+
+// Reads fixed-width little-endian fields; every read checks the remaining length first.
+class Cursor {
+ public:
+  Cursor(std::span<const std::uint8_t> bytes, const char* what) : bytes_(bytes), what_(what) {}
+
+  template <class T>
+  bool get(T* value) {
+    if (remaining() < sizeof(T)) return false;
+    std::memcpy(value, bytes_.data() + offset_, sizeof(T));
+    *value = detail::to_little_endian(*value);
+    offset_ += sizeof(T);
+    return true;
+  }
+  bool take(std::size_t size, const std::uint8_t** data) {
+    if (remaining() < size) return false;
+    *data = bytes_.data() + offset_;
+    offset_ += size;
+    return true;
+  }
+  std::size_t remaining() const { return bytes_.size() - offset_; }
+  std::size_t offset() const { return offset_; }
+
+  Fault truncated(const char* field) const {
+    return fault(ErrorCode::malformed,
+                 str_cat(what_, " frame: payload of ", bytes_.size(), " bytes ends before its ",
+                         field, " (offset ", offset_, ")"));
+  }
+  Fault trailing() const {
+    return fault(ErrorCode::malformed,
+                 str_cat(what_, " frame: ", remaining(),
+                         " unexpected bytes after the last field (offset ", offset_, ")"));
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::size_t offset_ = 0;
+  const char* what_;
+};
+
+Fault get_spec(Cursor& in, TensorSpec* spec) {
+  std::uint8_t dtype = 0, rank = 0;
+  if (!in.get(&dtype) || !in.get(&rank)) return in.truncated("observation spec");
+  if (dtype > static_cast<std::uint8_t>(DType::i32)) {
+    return fault(ErrorCode::malformed,
+                 str_cat("observation spec: unknown dtype code ", int{dtype}));
+  }
+  if (rank > Shape::kMaxRank) {
+    return fault(ErrorCode::malformed, str_cat("observation spec: rank ", int{rank},
+                                               " exceeds the maximum of ", Shape::kMaxRank));
+  }
+  std::int64_t dims[Shape::kMaxRank];
+  std::uint64_t bytes = size_of(static_cast<DType>(dtype));
+  for (int i = 0; i < rank; ++i) {
+    std::uint32_t d = 0;
+    if (!in.get(&d)) return in.truncated("observation dimensions");
+    if (d == 0 || d > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
+      return fault(ErrorCode::malformed, str_cat("observation spec: dimension ", i, " is ", d));
+    }
+    bytes *= d;
+    if (bytes > kMaxObservationBytes) {
+      return fault(ErrorCode::malformed, "observation spec: an observation of more than 4 GiB");
+    }
+    dims[i] = d;
+  }
+  spec->dtype = static_cast<DType>(dtype);
+  spec->shape = Shape(std::span<const std::int64_t>(dims, rank));
+  return std::nullopt;
+}
+
+std::uint32_t checked_u32(std::size_t value, const char* what) {
+  SEEDRL_REQUIRE(value <= std::numeric_limits<std::uint32_t>::max(), "protocol: ", what, " ", value,
+                 " does not fit the wire format");
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+// ---- Headers ----
+
+void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
+                   std::size_t payload_bytes) {
+  put<std::uint32_t>(out, checked_u32(8 + payload_bytes, "frame length"));
+  put<std::uint8_t>(out, kVersion);
+  put<std::uint8_t>(out, static_cast<std::uint8_t>(type));
+  put<std::uint16_t>(out, 0);
+  put<std::uint32_t>(out, sequence);
+}
+
+Fault decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame_bytes,
+                    FrameHeader* out) {
+  Cursor in(bytes, "frame header");
+  std::uint8_t type = 0;
+  std::uint16_t reserved = 0;
+  if (!in.get(&out->length) || !in.get(&out->version) || !in.get(&type) || !in.get(&reserved) ||
+      !in.get(&out->sequence)) {
+    return in.truncated("12-byte header");
+  }
+  if (out->length < 8) {
+    return fault(ErrorCode::malformed,
+                 str_cat("frame header: length field ", out->length, " is below the minimum of 8"));
+  }
+  if (std::uint64_t{out->length} + 4 > max_frame_bytes) {
+    return fault(ErrorCode::frame_too_large,
+                 str_cat("frame header: a frame of ", std::uint64_t{out->length} + 4,
+                         " bytes exceeds this server's limit of ", max_frame_bytes));
+  }
+  if (out->version != kVersion) {
+    return fault(ErrorCode::unsupported_version,
+                 str_cat("frame header: protocol version ", int{out->version},
+                         "; this server speaks version ", int{kVersion}));
+  }
+  if (type < static_cast<std::uint8_t>(FrameType::hello) ||
+      type > static_cast<std::uint8_t>(FrameType::goodbye)) {
+    return fault(ErrorCode::malformed, str_cat("frame header: unknown frame type ", int{type}));
+  }
+  out->type = static_cast<FrameType>(type);
+  if (reserved != 0) {
+    return fault(ErrorCode::malformed,
+                 str_cat("frame header: reserved field is ", reserved, ", not 0"));
+  }
+  return std::nullopt;
+}
+
+// ---- HELLO ----
+
+void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence) {
+  SEEDRL_REQUIRE(hello.token.size() <= kMaxTokenBytes, "protocol: the token has ",
+                 hello.token.size(), " bytes; at most ", kMaxTokenBytes, " are allowed");
+  const std::size_t start = begin_frame(out, FrameType::hello, sequence);
+  out.append(kMagic.data(), kMagic.size());
+  put<std::uint16_t>(out, static_cast<std::uint16_t>(hello.token.size()));
+  out.append(hello.token);
+  put<std::uint64_t>(out, hello.run_id);
+  put<std::uint32_t>(out, hello.num_envs);
+  put<std::uint8_t>(out, hello.evaluation ? 1 : 0);
+  put_spec(out, hello.observation);
+  put<std::uint32_t>(out, hello.num_actions);
+  patch_length(out, start);
+}
+
+Fault decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
+  Cursor in(payload, "HELLO");
+  const std::uint8_t* magic = nullptr;
+  if (!in.take(kMagic.size(), &magic)) return in.truncated("magic");
+  if (std::memcmp(magic, kMagic.data(), kMagic.size()) != 0) {
+    return fault(ErrorCode::malformed, "HELLO frame: wrong magic (not a seedrl actor)");
+  }
+  std::uint16_t token_bytes = 0;
+  const std::uint8_t* token = nullptr;
+  if (!in.get(&token_bytes)) return in.truncated("token length");
+  if (token_bytes > kMaxTokenBytes) {
+    return fault(ErrorCode::malformed, str_cat("HELLO frame: a token of ", token_bytes,
+                                               " bytes (at most ", kMaxTokenBytes, ")"));
+  }
+  if (!in.take(token_bytes, &token)) return in.truncated("token");
+  out->token.assign(reinterpret_cast<const char*>(token), token_bytes);
+  std::uint8_t evaluation = 0;
+  if (!in.get(&out->run_id) || !in.get(&out->num_envs) || !in.get(&evaluation)) {
+    return in.truncated("run id, environment count and evaluation flag");
+  }
+  if (out->num_envs == 0 || out->num_envs > kMaxEnvs) {
+    return fault(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_envs,
+                                               " environments (must be 1 to ", kMaxEnvs, ")"));
+  }
+  if (evaluation > 1) {
+    return fault(ErrorCode::malformed,
+                 str_cat("HELLO frame: evaluation flag ", int{evaluation}, " is not 0 or 1"));
+  }
+  out->evaluation = evaluation == 1;
+  if (Fault f = get_spec(in, &out->observation)) return f;
+  if (!in.get(&out->num_actions)) return in.truncated("action count");
+  if (out->num_actions == 0 ||
+      out->num_actions > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
+    return fault(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_actions, " actions"));
+  }
+  if (in.remaining() != 0) return in.trailing();
+  return std::nullopt;
+}
+
+// ---- WELCOME ----
+
+void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence) {
+  const std::size_t start = begin_frame(out, FrameType::welcome, sequence);
+  put_spec(out, welcome.observation);
+  put<std::uint32_t>(out, welcome.num_actions);
+  put<std::uint32_t>(out, welcome.first_slot);
+  put<std::uint32_t>(out, welcome.max_frame_bytes);
+  patch_length(out, start);
+}
+
+Fault decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
+  Cursor in(payload, "WELCOME");
+  if (Fault f = get_spec(in, &out->observation)) return f;
+  if (!in.get(&out->num_actions) || !in.get(&out->first_slot) || !in.get(&out->max_frame_bytes)) {
+    return in.truncated("action count, first slot and frame limit");
+  }
+  if (in.remaining() != 0) return in.trailing();
+  return std::nullopt;
+}
+
+// ---- ERROR ----
+
+void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence) {
+  const std::size_t start = begin_frame(out, FrameType::error, sequence);
+  const std::size_t message_bytes = std::min(error.message.size(), kMaxMessageBytes);
+  put<std::uint16_t>(out, static_cast<std::uint16_t>(error.code));
+  put<std::uint16_t>(out, static_cast<std::uint16_t>(message_bytes));
+  out.append(error.message.data(), message_bytes);
+  patch_length(out, start);
+}
+
+Fault decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
+  Cursor in(payload, "ERROR");
+  std::uint16_t code = 0, message_bytes = 0;
+  const std::uint8_t* message = nullptr;
+  if (!in.get(&code) || !in.get(&message_bytes)) return in.truncated("code and message length");
+  if (message_bytes > kMaxMessageBytes) {
+    return fault(ErrorCode::malformed,
+                 str_cat("ERROR frame: a message of ", message_bytes, " bytes"));
+  }
+  if (!in.take(message_bytes, &message)) return in.truncated("message");
+  if (in.remaining() != 0) return in.trailing();
+  // Codes this version does not know stay as they are: the message still says what happened.
+  out->code = static_cast<ErrorCode>(code);
+  out->message.assign(reinterpret_cast<const char*>(message), message_bytes);
+  return std::nullopt;
+}
+
+// ---- STEP ----
+
+std::size_t step_prefix_bytes(std::uint32_t num_envs) {
+  const std::size_t unpadded = 4 + 5 * std::size_t{num_envs};
+  return (unpadded + 7) / 8 * 8;
+}
+
+void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
+                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations) {
+  SEEDRL_REQUIRE(!rewards.empty() && rewards.size() <= kMaxEnvs && flags.size() == rewards.size(),
+                 "protocol: a STEP needs 1 to ", kMaxEnvs,
+                 " environments with one reward and one flag byte each (got ", rewards.size(),
+                 " rewards, ", flags.size(), " flags)");
+  SEEDRL_REQUIRE(observations.size() % rewards.size() == 0, "protocol: ", observations.size(),
+                 " observation bytes do not split into ", rewards.size(), " environments");
+  const auto n = static_cast<std::uint32_t>(rewards.size());
+  const std::size_t prefix = step_prefix_bytes(n);
+  encode_header(out, FrameType::step, sequence, prefix + observations.size());
+  const std::size_t payload_start = out.size();
+  put<std::uint32_t>(out, n);
+  for (float r : rewards) put<float>(out, r);
+  out.append(reinterpret_cast<const char*>(flags.data()), flags.size());
+  out.resize(payload_start + prefix, '\0');
+  out.append(reinterpret_cast<const char*>(observations.data()), observations.size());
+}
+
+Fault decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
+                  std::size_t observation_bytes, StepView* out) {
+  Cursor in(payload, "STEP");
+  std::uint32_t n = 0;
+  if (!in.get(&n)) return in.truncated("environment count");
+  if (n != num_envs) {
+    return fault(
+        ErrorCode::invalid_request,
+        str_cat("STEP frame: ", n, " environments, but this actor connected with ", num_envs));
+  }
+  const std::size_t prefix = step_prefix_bytes(n);
+  const std::uint8_t* rewards = nullptr;
+  const std::uint8_t* flags = nullptr;
+  const std::uint8_t* padding = nullptr;
+  if (!in.take(4 * std::size_t{n}, &rewards)) return in.truncated("rewards");
+  if (!in.take(n, &flags)) return in.truncated("step flags");
+  const std::size_t padding_bytes = prefix - in.offset();
+  if (!in.take(padding_bytes, &padding)) return in.truncated("padding");
+  for (std::size_t i = 0; i < padding_bytes; ++i) {
+    if (padding[i] != 0)
+      return fault(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
+  }
+  const std::size_t expected = std::size_t{n} * observation_bytes;
+  if (in.remaining() != expected) {
+    return fault(ErrorCode::invalid_request,
+                 str_cat("STEP frame: ", in.remaining(), " observation bytes; ", n,
+                         " observations of ", observation_bytes, " bytes need ", expected));
+  }
+  out->num_envs = n;
+  out->rewards = rewards;
+  out->flags = flags;
+  out->observations = payload.data() + prefix;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if ((flags[i] & ~step_flags::kAll) != 0) {
+      return fault(ErrorCode::malformed, str_cat("STEP frame: environment ", i,
+                                                 " has unknown flag bits ", int{flags[i]}));
+    }
+    if (!std::isfinite(out->reward(i))) {
+      return fault(ErrorCode::invalid_request,
+                   str_cat("STEP frame: environment ", i, " has a non-finite reward"));
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- ACTIONS ----
+
+void encode_actions(std::string& out, std::uint32_t sequence,
+                    std::span<const std::int32_t> actions) {
+  const std::size_t start = begin_frame(out, FrameType::actions, sequence);
+  put<std::uint32_t>(out, checked_u32(actions.size(), "action count"));
+  for (std::int32_t a : actions) put<std::int32_t>(out, a);
+  patch_length(out, start);
+}
+
+Fault decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
+                     std::span<std::int32_t> actions) {
+  Cursor in(payload, "ACTIONS");
+  std::uint32_t n = 0;
+  if (!in.get(&n)) return in.truncated("action count");
+  if (n != actions.size()) {
+    return fault(ErrorCode::malformed,
+                 str_cat("ACTIONS frame: ", n, " actions for ", actions.size(), " environments"));
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::int32_t a = 0;
+    if (!in.get(&a)) return in.truncated("actions");
+    if (a < 0 || static_cast<std::uint32_t>(a) >= num_actions) {
+      return fault(ErrorCode::malformed, str_cat("ACTIONS frame: action ", a, " for environment ",
+                                                 i, " is outside [0, ", num_actions, ")"));
+    }
+    actions[i] = a;
+  }
+  if (in.remaining() != 0) return in.trailing();
+  return std::nullopt;
+}
+
+// ---- GOODBYE ----
+
+void encode_goodbye(std::string& out, std::uint32_t sequence) {
+  encode_header(out, FrameType::goodbye, sequence, 0);
+}
+
+bool tokens_equal(std::string_view a, std::string_view b) {
+  // Every byte of the longer string is visited whatever the contents; the lengths are compared
+  // without branching on where they differ.
+  const std::size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+}  // namespace seedrl::protocol

@@ -1,0 +1,336 @@
+// The wire codec: exact bytes of each frame (as docs/protocol.md lays them out), round trips, and
+// a Fault with the right code for every kind of bad input, including every truncation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/transport/protocol.hpp"
+
+using namespace seedrl;
+using namespace seedrl::protocol;
+
+namespace {
+
+std::span<const std::uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+// The payload of the single frame in `frame`, after checking its header.
+std::span<const std::uint8_t> payload_of(const std::string& frame, FrameType type) {
+  FrameHeader h;
+  const Fault f = decode_header(bytes_of(frame), kDefaultMaxFrameBytes, &h);
+  REQUIRE_FALSE(f.has_value());
+  REQUIRE(h.type == type);
+  REQUIRE(h.length + 4 == frame.size());
+  return bytes_of(frame).subspan(kHeaderBytes);
+}
+
+// Little-endian bytes written out by hand: an independent statement of the layout.
+struct Bytes {
+  std::string s;
+  Bytes& u8(unsigned v) { return s.push_back(static_cast<char>(v)), *this; }
+  Bytes& u16(unsigned v) { return u8(v & 0xff).u8(v >> 8); }
+  Bytes& u32(std::uint32_t v) { return u16(v & 0xffff).u16(v >> 16); }
+  Bytes& u64(std::uint64_t v) {
+    return u32(static_cast<std::uint32_t>(v)).u32(static_cast<std::uint32_t>(v >> 32));
+  }
+  Bytes& f32(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    return u32(bits);
+  }
+  Bytes& text(std::string_view t) { return s.append(t), *this; }
+};
+
+Hello sample_hello() {
+  Hello h;
+  h.token = "s3cret";
+  h.run_id = 0x0123456789abcdefULL;
+  h.num_envs = 3;
+  h.evaluation = true;
+  h.observation = TensorSpec{Shape{4, 84, 84}, DType::u8};
+  h.num_actions = 6;
+  return h;
+}
+
+ErrorCode code_of(const Fault& f) {
+  REQUIRE(f.has_value());
+  return f->code;
+}
+
+}  // namespace
+
+TEST_CASE("protocol: the header is length, version, type, reserved, sequence") {
+  std::string out;
+  encode_header(out, FrameType::step, 0xa1b2c3d4, 100);
+  CHECK(out == Bytes{}.u32(108).u8(1).u8(4).u16(0).u32(0xa1b2c3d4).s);
+  FrameHeader h;
+  CHECK_FALSE(decode_header(bytes_of(out), kDefaultMaxFrameBytes, &h).has_value());
+  CHECK(h.length == 108);
+  CHECK(h.payload_bytes() == 100);
+  CHECK(h.version == protocol::kVersion);
+  CHECK(h.type == FrameType::step);
+  CHECK(h.sequence == 0xa1b2c3d4);
+}
+
+TEST_CASE("protocol: a bad header gets the fault that names it") {
+  FrameHeader h;
+  auto header = [](std::uint32_t length, unsigned version, unsigned type, unsigned reserved) {
+    return Bytes{}.u32(length).u8(version).u8(type).u16(reserved).u32(0).s;
+  };
+  CHECK(code_of(decode_header(bytes_of(header(0xffffffffu, 1, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+        ErrorCode::frame_too_large);
+  CHECK(code_of(decode_header(bytes_of(header(5000, 1, 4, 0)), 5000, &h)) ==
+        ErrorCode::frame_too_large);
+  CHECK_FALSE(
+      decode_header(bytes_of(header(4996, 1, 4, 0)), 5000, &h).has_value());  // exactly 5000 bytes
+  CHECK(code_of(decode_header(bytes_of(header(7, 1, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+        ErrorCode::malformed);
+  const Fault version = decode_header(bytes_of(header(8, 2, 4, 0)), kDefaultMaxFrameBytes, &h);
+  CHECK(code_of(version) == ErrorCode::unsupported_version);
+  CHECK(version->message.find("version 2") != std::string::npos);
+  CHECK(code_of(decode_header(bytes_of(header(8, 1, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_header(bytes_of(header(8, 1, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_header(bytes_of(header(8, 1, 4, 1)), kDefaultMaxFrameBytes, &h)) ==
+        ErrorCode::malformed);
+  const std::string full = header(8, 1, 4, 0);
+  for (std::size_t n = 0; n < kHeaderBytes; ++n) {
+    CHECK(code_of(decode_header(bytes_of(full).first(n), kDefaultMaxFrameBytes, &h)) ==
+          ErrorCode::malformed);
+  }
+}
+
+TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
+  const Hello hello = sample_hello();
+  std::string frame;
+  encode_hello(frame, hello, 9);
+  const std::string payload = Bytes{}
+                                  .text("SEEDRL01")
+                                  .u16(6)
+                                  .text("s3cret")
+                                  .u64(0x0123456789abcdefULL)
+                                  .u32(3)
+                                  .u8(1)
+                                  .u8(1)  // dtype u8
+                                  .u8(3)  // rank
+                                  .u32(4)
+                                  .u32(84)
+                                  .u32(84)
+                                  .u32(6)
+                                  .s;
+  CHECK(frame ==
+        Bytes{}.u32(8 + static_cast<std::uint32_t>(payload.size())).u8(1).u8(1).u16(0).u32(9).s +
+            payload);
+
+  Hello back;
+  CHECK_FALSE(decode_hello(payload_of(frame, FrameType::hello), &back).has_value());
+  CHECK(back.token == hello.token);
+  CHECK(back.run_id == hello.run_id);
+  CHECK(back.num_envs == 3);
+  CHECK(back.evaluation);
+  CHECK(back.observation == hello.observation);
+  CHECK(back.num_actions == 6);
+
+  for (std::size_t n = 0; n < payload.size(); ++n) {
+    Hello h;
+    CHECK(code_of(decode_hello(bytes_of(payload).first(n), &h)) == ErrorCode::malformed);
+  }
+  Hello h;
+  CHECK(code_of(decode_hello(bytes_of(payload + "x"), &h)) ==
+        ErrorCode::malformed);  // trailing byte
+}
+
+TEST_CASE("protocol: HELLO fields out of range are refused") {
+  auto hello_payload = [](std::string_view magic, unsigned token_len, std::uint32_t envs,
+                          unsigned eval, unsigned dtype, unsigned rank, std::uint32_t dim,
+                          std::uint32_t actions) {
+    Bytes b;
+    b.text(magic)
+        .u16(token_len)
+        .text(std::string(token_len, 't'))
+        .u64(1)
+        .u32(envs)
+        .u8(eval)
+        .u8(dtype)
+        .u8(rank);
+    for (unsigned i = 0; i < rank; ++i) b.u32(dim);
+    return b.u32(actions).s;
+  };
+  Hello h;
+  CHECK_FALSE(
+      decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 2)), &h).has_value());
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL02", 3, 2, 0, 0, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 2000, 2, 0, 0, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 0, 0, 0, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 70000, 0, 0, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 2, 0, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 3, 1, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 7, 4, 2)), &h)) ==
+        ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 0, 2)), &h)) ==
+        ErrorCode::malformed);
+  // 6 dimensions of 2^31-1 would overflow 64 bits: refused, not wrapped around.
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 6, 0x7fffffffu, 2)),
+                             &h)) == ErrorCode::malformed);
+  CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 0)), &h)) ==
+        ErrorCode::malformed);
+  CHECK_FALSE(decode_hello(bytes_of(hello_payload("SEEDRL01", 0, 2, 0, 0, 0, 0, 2)), &h)
+                  .has_value());  // scalar obs
+  CHECK(h.observation.shape.rank() == 0);
+}
+
+TEST_CASE("protocol: WELCOME and ERROR round trip; long messages are cut") {
+  std::string frame;
+  encode_welcome(frame, Welcome{TensorSpec{Shape{4}, DType::f32}, 2, 17, 1 << 20}, 3);
+  CHECK(frame.substr(kHeaderBytes) == Bytes{}.u8(0).u8(1).u32(4).u32(2).u32(17).u32(1 << 20).s);
+  Welcome w;
+  CHECK_FALSE(decode_welcome(payload_of(frame, FrameType::welcome), &w).has_value());
+  CHECK(w.observation == TensorSpec{Shape{4}, DType::f32});
+  CHECK(w.num_actions == 2);
+  CHECK(w.first_slot == 17);
+  CHECK(w.max_frame_bytes == 1u << 20);
+
+  frame.clear();
+  encode_error(frame, ErrorFrame{ErrorCode::unauthorized, "wrong token"});
+  CHECK(frame.substr(kHeaderBytes) == Bytes{}.u16(3).u16(11).text("wrong token").s);
+  ErrorFrame e;
+  CHECK_FALSE(decode_error(payload_of(frame, FrameType::error), &e).has_value());
+  CHECK(e.code == ErrorCode::unauthorized);
+  CHECK(e.message == "wrong token");
+  CHECK(std::string(name(e.code)) == "unauthorized");
+
+  frame.clear();
+  encode_error(frame, ErrorFrame{ErrorCode::internal, std::string(5000, 'm')});
+  CHECK_FALSE(decode_error(payload_of(frame, FrameType::error), &e).has_value());
+  CHECK(e.message.size() == kMaxMessageBytes);
+  CHECK(code_of(decode_error(bytes_of(Bytes{}.u16(1).u16(10).text("short").s), &e)) ==
+        ErrorCode::malformed);
+}
+
+TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the payload") {
+  const std::vector<float> rewards{1.5f, -2.0f, 0.0f};
+  const std::vector<std::uint8_t> flags{step_flags::kFirst, 0, step_flags::kTruncated};
+  std::vector<std::uint8_t> observations(3 * 5);
+  for (std::size_t i = 0; i < observations.size(); ++i)
+    observations[i] = static_cast<std::uint8_t>(i * 7);
+  std::string frame;
+  encode_step(frame, 42, rewards, flags, observations);
+
+  CHECK(step_prefix_bytes(3) == 24);  // 4 + 12 + 3 = 19, padded to 24
+  CHECK(step_prefix_bytes(1) == 16);  // 4 + 4 + 1 = 9, padded to 16
+  CHECK(step_prefix_bytes(4) == 24);  // 4 + 16 + 4 = 24
+  const std::string payload = Bytes{}
+                                  .u32(3)
+                                  .f32(1.5f)
+                                  .f32(-2.0f)
+                                  .f32(0.0f)
+                                  .u8(1)
+                                  .u8(0)
+                                  .u8(4)
+                                  .u8(0)
+                                  .u8(0)
+                                  .u8(0)
+                                  .u8(0)
+                                  .u8(0)
+                                  .text(std::string(observations.begin(), observations.end()))
+                                  .s;
+  CHECK(frame.substr(kHeaderBytes) == payload);
+  CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(1).u8(4).u16(0).u32(42).s);
+
+  StepView view;
+  CHECK_FALSE(decode_step(payload_of(frame, FrameType::step), 3, 5, &view).has_value());
+  CHECK(view.num_envs == 3);
+  CHECK(view.reward(0) == 1.5f);
+  CHECK(view.reward(1) == -2.0f);
+  CHECK(view.flags[2] == step_flags::kTruncated);
+  CHECK(view.observations - payload_of(frame, FrameType::step).data() == 24);
+  CHECK(std::memcmp(view.observations, observations.data(), observations.size()) == 0);
+}
+
+TEST_CASE("protocol: a bad STEP is refused") {
+  std::vector<float> rewards{1.0f, 2.0f};
+  std::vector<std::uint8_t> flags{0, 0};
+  const std::vector<std::uint8_t> observations(2 * 16, 3);
+  auto payload = [&] {
+    std::string frame;
+    encode_step(frame, 0, rewards, flags, observations);
+    return frame.substr(kHeaderBytes);
+  };
+  StepView view;
+  CHECK_FALSE(decode_step(bytes_of(payload()), 2, 16, &view).has_value());
+  // Another environment count than the handshake's; an observation of the wrong size.
+  CHECK(code_of(decode_step(bytes_of(payload()), 3, 16, &view)) == ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), 2, 15, &view)) == ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), 2, 17, &view)) == ErrorCode::invalid_request);
+  // Every truncation.
+  const std::string good = payload();
+  for (std::size_t n = 0; n < good.size(); ++n)
+    CHECK(decode_step(bytes_of(good).first(n), 2, 16, &view).has_value());
+  // Unknown flag bits, nonzero padding, a non-finite reward.
+  flags[1] = 8;
+  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::malformed);
+  flags[1] = 0;
+  std::string padded = payload();
+  padded[4 + 8 + 2] = 1;
+  CHECK(code_of(decode_step(bytes_of(padded), 2, 16, &view)) == ErrorCode::malformed);
+  rewards[0] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
+  rewards[0] = std::numeric_limits<float>::infinity();
+  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
+}
+
+TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare header") {
+  std::string frame;
+  const std::vector<std::int32_t> actions{0, 5, 2};
+  encode_actions(frame, 7, actions);
+  CHECK(frame.substr(kHeaderBytes) == Bytes{}.u32(3).u32(0).u32(5).u32(2).s);
+  std::vector<std::int32_t> back(3, -1);
+  CHECK_FALSE(decode_actions(payload_of(frame, FrameType::actions), 6, back).has_value());
+  CHECK(back == actions);
+  CHECK(code_of(decode_actions(payload_of(frame, FrameType::actions), 5, back)) ==
+        ErrorCode::malformed);
+  std::vector<std::int32_t> two(2);
+  CHECK(code_of(decode_actions(payload_of(frame, FrameType::actions), 6, two)) ==
+        ErrorCode::malformed);
+  const std::string negative = Bytes{}.u32(1).u32(0xffffffffu).s;
+  std::vector<std::int32_t> one(1);
+  CHECK(code_of(decode_actions(bytes_of(negative), 6, one)) == ErrorCode::malformed);
+  const std::string good = frame.substr(kHeaderBytes);
+  for (std::size_t n = 0; n < good.size(); ++n)
+    CHECK(decode_actions(bytes_of(good).first(n), 6, back).has_value());
+
+  frame.clear();
+  encode_goodbye(frame, 4);
+  CHECK(frame == Bytes{}.u32(8).u8(1).u8(6).u16(0).u32(4).s);
+}
+
+TEST_CASE("protocol: encoders refuse what the format cannot carry") {
+  std::string out;
+  Hello hello = sample_hello();
+  hello.token.assign(kMaxTokenBytes + 1, 'x');
+  CHECK_THROWS_AS(encode_hello(out, hello), Error);
+  const std::vector<float> rewards{1.0f};
+  const std::vector<std::uint8_t> flags{0, 0};
+  CHECK_THROWS_AS(encode_step(out, 0, rewards, flags, {}), Error);
+}
+
+TEST_CASE("protocol: tokens_equal compares whole tokens") {
+  CHECK(tokens_equal("", ""));
+  CHECK(tokens_equal("abc", "abc"));
+  CHECK_FALSE(tokens_equal("abc", "abd"));
+  CHECK_FALSE(tokens_equal("abc", "ab"));
+  CHECK_FALSE(tokens_equal("ab", "abc"));
+  CHECK_FALSE(tokens_equal("", "a"));
+  CHECK_FALSE(tokens_equal(std::string("a\0b", 3), std::string("a\0c", 3)));
+}
