@@ -313,22 +313,27 @@ std::size_t step_prefix_bytes(std::uint32_t num_envs) {
   return (unpadded + 7) / 8 * 8;
 }
 
-void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
-                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations) {
+void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
+                        std::span<const std::uint8_t> flags, std::size_t observation_bytes) {
   SEEDRL_REQUIRE(!rewards.empty() && rewards.size() <= kMaxEnvs && flags.size() == rewards.size(),
                  "protocol: a STEP needs 1 to ", kMaxEnvs,
                  " environments with one reward and one flag byte each (got ", rewards.size(),
                  " rewards, ", flags.size(), " flags)");
-  SEEDRL_REQUIRE(observations.size() % rewards.size() == 0, "protocol: ", observations.size(),
+  SEEDRL_REQUIRE(observation_bytes % rewards.size() == 0, "protocol: ", observation_bytes,
                  " observation bytes do not split into ", rewards.size(), " environments");
   const auto n = static_cast<std::uint32_t>(rewards.size());
   const std::size_t prefix = step_prefix_bytes(n);
-  encode_header(out, FrameType::step, sequence, prefix + observations.size());
+  encode_header(out, FrameType::step, sequence, prefix + observation_bytes);
   const std::size_t payload_start = out.size();
   put<std::uint32_t>(out, n);
   for (float r : rewards) put<float>(out, r);
   out.append(reinterpret_cast<const char*>(flags.data()), flags.size());
   out.resize(payload_start + prefix, '\0');
+}
+
+void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
+                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations) {
+  encode_step_prefix(out, sequence, rewards, flags, observations.size());
   out.append(reinterpret_cast<const char*>(observations.data()), observations.size());
 }
 

@@ -104,12 +104,15 @@ class Actor {
     return Status::ok();
   }
 
+  /// Makes run() return soon: at once when it waits to reconnect, and also in the middle of a
+  /// step when the client can be interrupted (RemoteClient can).
   void stop() {
     {
       std::lock_guard lock(stop_mutex_);
       stopping_ = true;
     }
     stop_signal_.notify_all();
+    if constexpr (requires { client_.interrupt(); }) client_.interrupt();
   }
 
   ActorStats stats() const {

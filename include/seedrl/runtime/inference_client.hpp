@@ -11,7 +11,9 @@
 //   static_assert(seedrl::InferenceClient<MyClient>);
 //
 // A status that is closed() means the server shut down: the actor stops. unavailable() means the
-// connection was lost: the actor reconnects (with a new run id) after a back-off.
+// connection was lost: the actor reconnects (with a new run id) after a back-off. A client may
+// also have a thread-safe `void interrupt()` that makes a step in progress return: Actor::stop()
+// calls it when it exists (RemoteClient has one; LocalClient's steps end when the server stops).
 #pragma once
 
 #include <concepts>

@@ -134,7 +134,11 @@ void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t seque
 
 /// Bytes of a STEP payload before its observations (count, rewards, flags, padding to 8).
 std::size_t step_prefix_bytes(std::uint32_t num_envs);
-/// Appends a STEP frame; observations holds num_envs * observation bytes.
+/// Appends a STEP frame's header and payload up to its observations, which are to follow:
+/// `observation_bytes` in all (senders that write them from their own buffer avoid a copy).
+void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
+                        std::span<const std::uint8_t> flags, std::size_t observation_bytes);
+/// Appends a whole STEP frame; observations holds num_envs * observation bytes.
 void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
                  std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations);
 /// Checks a STEP payload: exactly num_envs environments of observation_bytes each, valid flags,

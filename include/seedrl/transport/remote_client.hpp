@@ -1,0 +1,71 @@
+// RemoteClient: an InferenceClient that reaches a SocketServer over TCP or a Unix-domain socket,
+// for actors in another process or on another machine. Same interface as LocalClient:
+//
+//   seedrl::RemoteClient client({.address = "learner.lan:8686", .token = secret});
+//   seedrl::Actor<seedrl::CartPole, seedrl::RemoteClient> actor(std::move(envs),
+//   std::move(client)); actor.run();  // reconnects by itself after a lost connection or a learner
+//   restart
+//
+// What its statuses mean to an Actor:
+//   unavailable   no server, a lost connection, or a server that asks to retry (shutting down,
+//                 restarting, full): the actor reconnects after a back-off, with a new run id.
+//   deadline_exceeded  no answer within step_timeout: the same.
+//   closed        the server said training is over (or interrupt() was called): the actor stops.
+//   invalid_argument   refused for good (wrong token, other specs, another protocol version):
+//                 retrying cannot help; the message says why.
+//
+// TCP_NODELAY is set; a STEP is written straight from the actor's observation buffer (no copy).
+// One client per actor; not shared between threads, except interrupt().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "seedrl/runtime/inference_client.hpp"
+
+namespace seedrl {
+
+struct RemoteClientOptions {
+  std::string address = "127.0.0.1:8686";  ///< see SocketAddress
+  std::string token;                       ///< the server's shared secret
+  std::chrono::milliseconds connect_timeout{5'000};
+  /// A step unanswered this long counts as a lost connection. Generous: a learner under
+  /// back-pressure holds steps back on purpose.
+  std::chrono::milliseconds step_timeout{120'000};
+
+  /// Throws seedrl::Error naming the first bad setting.
+  void validate() const;
+};
+
+class RemoteClient {
+ public:
+  explicit RemoteClient(RemoteClientOptions options);
+  ~RemoteClient();
+  RemoteClient(RemoteClient&&) noexcept;
+  RemoteClient& operator=(RemoteClient&&) noexcept;
+
+  /// Connects and shakes hands (HELLO, then WELCOME or ERROR).
+  Status connect(const ConnectRequest& request);
+  /// One lock-step exchange: STEP out, ACTIONS back.
+  Status step(const Tensor& observations, std::span<const float> rewards,
+              std::span<const std::uint8_t> flags, std::span<std::int32_t> actions);
+  /// Says GOODBYE and closes. Harmless when not connected.
+  void disconnect();
+  /// Thread-safe: makes a connect() or step() in progress, and every later one, return closed.
+  void interrupt();
+
+  bool connected() const;
+  /// The first inference slot the server gave this actor (valid while connected).
+  std::int32_t first_slot() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+static_assert(InferenceClient<RemoteClient>);
+
+}  // namespace seedrl

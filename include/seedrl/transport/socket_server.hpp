@@ -1,0 +1,97 @@
+// SocketServer: the network front end of an InferenceEndpoint (an InferenceServer), for actors in
+// other processes and on other machines. Speaks the protocol of docs/protocol.md over TCP or a
+// Unix-domain socket; Boost.Asio does the I/O, behind this header.
+//
+//   RemoteClient ──TCP/Unix──▶ session: HELLO ─▶ token check ─▶ endpoint.connect ─▶ WELCOME
+//                              STEP ─▶ decode (observations stay in the receive buffer) ─▶
+//                              endpoint.submit ─▶ (the batch copies them, once) ─▶ ACTIONS
+//
+// One session per connection, lock-step (one STEP in flight per actor). A session that sends
+// anything wrong (bytes that do not parse, an oversized or unauthenticated frame, a step before
+// the handshake, observations of the wrong size) gets an ERROR frame and is closed; its slots are
+// freed and its partial unroll dropped; every other session carries on. Unauthenticated peers
+// cannot make the server allocate more than a handshake frame (4 KiB).
+//
+// Several SocketServers may feed the same endpoint (say TCP for remote actors and a Unix socket
+// for local ones). The endpoint must outlive the SocketServer and keep answering steps until it
+// is stopped; stopping it answers any step still in flight.
+//
+// Thread-safety: all members may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "seedrl/runtime/inference_endpoint.hpp"
+#include "seedrl/transport/protocol.hpp"
+#include "seedrl/transport/socket_address.hpp"
+
+namespace seedrl {
+
+struct SocketServerOptions {
+  /// Where to listen (see SocketAddress). Binds 127.0.0.1 unless told otherwise.
+  std::string listen = "127.0.0.1:8686";
+  /// Shared secret actors must present. Empty accepts actors that present an empty token.
+  std::string token;
+  /// Largest frame accepted after the handshake; a STEP of the configured observations must fit.
+  std::uint32_t max_frame_bytes = protocol::kDefaultMaxFrameBytes;
+  std::int32_t max_connections = 1024;
+  /// A connected actor that sends nothing for this long (while no step of it is in flight) is
+  /// closed with an idle_timeout error.
+  std::chrono::milliseconds idle_timeout{60'000};
+  /// Time a new connection has to complete its HELLO.
+  std::chrono::milliseconds handshake_timeout{10'000};
+  /// How long stop() waits for in-flight steps to be answered before it closes what is left.
+  std::chrono::milliseconds shutdown_grace{2'000};
+  std::int32_t io_threads = 1;
+  /// Receives one line per connection event (accepted, refused and why, closed). Called from the
+  /// server's threads; must be thread-safe. Empty: silent.
+  std::function<void(const std::string&)> log;
+
+  /// Throws seedrl::Error naming the first bad setting.
+  void validate() const;
+};
+
+struct SocketServerStats {
+  std::int64_t accepted = 0;    ///< connections accepted
+  std::int64_t handshakes = 0;  ///< connections that completed the handshake
+  std::int64_t active = 0;      ///< connections open now
+  std::int64_t refused = 0;     ///< connections closed with an ERROR frame
+  std::int64_t steps = 0;       ///< STEP frames answered with actions
+  std::int64_t bytes_received = 0;
+  std::int64_t bytes_sent = 0;
+};
+
+class SocketServer {
+ public:
+  SocketServer(InferenceEndpoint& endpoint, SocketServerOptions options);
+  /// stop(shutting_down) if still running.
+  ~SocketServer();
+  SocketServer(const SocketServer&) = delete;
+  SocketServer& operator=(const SocketServer&) = delete;
+
+  /// Binds, listens and starts the I/O threads. Throws seedrl::Error naming the address when it
+  /// cannot listen (in use, no permission, a Unix socket path held by a running server). A stale
+  /// Unix socket file left by a crashed server is replaced.
+  void start();
+
+  /// Stops accepting, tells every connected actor why with an ERROR frame (shutting_down: the
+  /// learner will come back, actors retry; finished: training is over, actors stop), waits up to
+  /// shutdown_grace for steps in flight, closes everything and joins the I/O threads. Removes
+  /// the Unix socket file. Idempotent.
+  void stop(protocol::ErrorCode reason = protocol::ErrorCode::shutting_down);
+
+  /// The address actually listened on (port 0 resolved); valid after start().
+  SocketAddress address() const;
+  SocketServerStats stats() const;
+
+  struct Shared;
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace seedrl

@@ -1,0 +1,644 @@
+// SocketServer and RemoteClient over real sockets on this machine: steps arrive intact, every
+// kind of bad frame is refused without disturbing a good actor, limits and timeouts, faults and
+// shutdown, Unix socket files. (Also run under ThreadSanitizer in CI.)
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "seedrl/core/random.hpp"
+#include "seedrl/runtime/actor.hpp"
+#include "seedrl/transport/remote_client.hpp"
+#include "seedrl/transport/socket_server.hpp"
+#include "support/runtime_fixtures.hpp"
+#include "support/transport_fixtures.hpp"
+
+using namespace seedrl;
+using namespace seedrl::test;
+using namespace std::chrono_literals;
+using protocol::ErrorCode;
+
+namespace {
+
+constexpr const char* kToken = "correct horse";
+
+SocketServerOptions server_options(std::string listen = "127.0.0.1:0") {
+  SocketServerOptions o;
+  o.listen = std::move(listen);
+  o.token = kToken;
+  o.shutdown_grace = 500ms;
+  return o;
+}
+
+RemoteClientOptions client_options(const SocketAddress& address, std::string token = kToken) {
+  RemoteClientOptions o;
+  o.address = address.to_string();
+  o.token = std::move(token);
+  o.connect_timeout = 5s;
+  o.step_timeout = 10s;
+  return o;
+}
+
+ConnectRequest request(std::int32_t envs, std::uint64_t run_id = 11) {
+  ConnectRequest r;
+  r.run_id = run_id;
+  r.num_envs = envs;
+  r.observation_spec = {{2}, DType::f32};
+  r.action_spec = {3};
+  return r;
+}
+
+// An actor's buffers: observations {value, 0} per environment.
+struct Buffers {
+  Tensor observations;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> flags;
+  std::vector<std::int32_t> actions;
+  explicit Buffers(std::int32_t envs)
+      : observations(Tensor::zeros({envs, 2})),
+        rewards(static_cast<std::size_t>(envs), 0.25f),
+        flags(static_cast<std::size_t>(envs), step_flags::kFirst),
+        actions(static_cast<std::size_t>(envs), -1) {}
+  Status step(RemoteClient& client, float value) {
+    for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
+      observations.data<float>()[2 * e] = value;
+    return client.step(observations, rewards, flags, actions);
+  }
+};
+
+std::string temp_socket_path(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          str_cat("seedrl_test_", ::getpid(), "_", name, ".sock"))
+      .string();
+}
+
+// The HELLO and WELCOME exchange on a raw connection.
+void handshake(RawConnection& raw, std::uint32_t envs = 1) {
+  REQUIRE(raw.send(hello_frame(kToken, envs)));
+  RawConnection::Frame welcome;
+  REQUIRE(raw.read_frame(&welcome));
+  REQUIRE(welcome.header.type == protocol::FrameType::welcome);
+}
+
+}  // namespace
+
+TEST_CASE("SocketServer: a RemoteClient's steps arrive intact over TCP and a Unix socket") {
+  for (const std::string& listen :
+       {std::string("127.0.0.1:0"), "unix:" + temp_socket_path("intact")}) {
+    CAPTURE(listen);
+    FakeEndpoint endpoint;
+    SocketServer server(endpoint, server_options(listen));
+    server.start();
+    RemoteClient client(client_options(server.address()));
+    REQUIRE(client.connect(request(3)).is_ok());
+    CHECK(client.connected());
+    CHECK(client.first_slot() == 0);
+    Buffers buffers(3);
+    for (int value : {0, 1, 2, 4, 5}) {
+      REQUIRE(buffers.step(client, static_cast<float>(value)).is_ok());
+      CHECK(buffers.actions == std::vector<std::int32_t>(3, value % 3));
+    }
+    CHECK(endpoint.last_rewards() == std::vector<float>(3, 0.25f));
+    CHECK(endpoint.last_flags() == std::vector<std::uint8_t>(3, step_flags::kFirst));
+    CHECK(endpoint.steps() == 5);
+    client.disconnect();
+    CHECK_FALSE(client.connected());
+    REQUIRE(endpoint.wait_for_disconnects(1));
+    CHECK(endpoint.free_slots() == 64);
+    const SocketServerStats stats = server.stats();
+    CHECK(stats.accepted == 1);
+    CHECK(stats.handshakes == 1);
+    CHECK(stats.steps == 5);
+    CHECK(stats.refused == 0);
+    CHECK(stats.bytes_received > 5 * (12 + 16 + 24));
+    server.stop();
+    if (server.address().is_unix()) CHECK_FALSE(std::filesystem::exists(server.address().path));
+  }
+}
+
+TEST_CASE(
+    "SocketServer: every kind of bad frame is refused while a good actor keeps getting actions") {
+  FakeEndpoint endpoint;
+  std::vector<std::string> log;
+  std::mutex log_mutex;
+  SocketServerOptions options = server_options();
+  options.log = [&](const std::string& line) {
+    std::lock_guard lock(log_mutex);
+    log.push_back(line);
+  };
+  SocketServer server(endpoint, options);
+  server.start();
+  const SocketAddress address = server.address();
+
+  // The well-behaved actor: steps all along and checks every answer.
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> good_steps{0}, bad_answers{0};
+  std::thread good([&] {
+    RemoteClient client(client_options(address));
+    if (!client.connect(request(2, 99)).is_ok()) {
+      ++bad_answers;
+      return;
+    }
+    Buffers buffers(2);
+    for (int i = 0; !done; ++i) {
+      const Status s = buffers.step(client, static_cast<float>(i % 7));
+      if (!s || buffers.actions[0] != (i % 7) % 3 || buffers.actions[1] != (i % 7) % 3)
+        ++bad_answers;
+      ++good_steps;
+    }
+  });
+  while (good_steps < 10) std::this_thread::sleep_for(1ms);
+
+  auto expect_refusal = [&](const std::string& what,
+                            const std::function<void(RawConnection&)>& send,
+                            std::optional<ErrorCode> code) {
+    CAPTURE(what);
+    const std::int64_t before = good_steps;
+    RawConnection raw(address);
+    send(raw);
+    const auto error = raw.read_error();
+    REQUIRE(error.has_value());
+    if (code) CHECK(error->code == *code);
+    CHECK_FALSE(error->message.empty());
+    CHECK(raw.closed_by_peer());
+    // The good actor was not disturbed and is still being served.
+    while (good_steps < before + 5) std::this_thread::sleep_for(1ms);
+    CHECK(bad_answers == 0);
+  };
+
+  Rng rng(2024);
+  std::string random_bytes(256, '\0');
+  for (char& c : random_bytes) c = static_cast<char>(rng.next_u64());
+  expect_refusal(
+      "random bytes", [&](RawConnection& raw) { raw.send(random_bytes); }, std::nullopt);
+
+  const std::string hello = hello_frame(kToken);
+  expect_refusal(
+      "a truncated frame",
+      [&](RawConnection& raw) {
+        raw.send(hello.substr(0, hello.size() / 2));
+        raw.shutdown_write();
+      },
+      ErrorCode::malformed);
+
+  std::string huge_length = hello.substr(0, protocol::kHeaderBytes);
+  std::memset(huge_length.data(), 0xff, 4);  // length field 2^32 - 1
+  expect_refusal(
+      "a length field of 2^32-1", [&](RawConnection& raw) { raw.send(huge_length); },
+      ErrorCode::frame_too_large);
+
+  expect_refusal(
+      "a frame too large for the handshake",
+      [&](RawConnection& raw) {
+        std::string big;
+        protocol::encode_header(big, protocol::FrameType::hello, 0, 10'000);
+        raw.send(big);
+      },
+      ErrorCode::frame_too_large);
+
+  expect_refusal(
+      "an oversized STEP after the handshake",
+      [&](RawConnection& raw) {
+        handshake(raw);
+        std::string big;
+        protocol::encode_header(big, protocol::FrameType::step, 1, 1'000'000);
+        raw.send(big);
+      },
+      ErrorCode::frame_too_large);
+
+  expect_refusal(
+      "a wrong token", [&](RawConnection& raw) { raw.send(hello_frame("wrong horse")); },
+      ErrorCode::unauthorized);
+
+  expect_refusal(
+      "a wrong version",
+      [&](RawConnection& raw) {
+        std::string v2 = hello;
+        v2[4] = 2;
+        raw.send(v2);
+      },
+      ErrorCode::unsupported_version);
+
+  expect_refusal(
+      "a step before the handshake", [&](RawConnection& raw) { raw.send(step_frame(1, 1.0f)); },
+      ErrorCode::invalid_request);
+
+  expect_refusal(
+      "an observation of the wrong size",
+      [&](RawConnection& raw) {
+        handshake(raw);
+        const std::vector<float> rewards{0.0f}, obs{1.0f, 2.0f, 3.0f};
+        const std::vector<std::uint8_t> flags{step_flags::kFirst};
+        std::string step;
+        protocol::encode_step(step, 1, rewards, flags,
+                              {reinterpret_cast<const std::uint8_t*>(obs.data()), 12});
+        raw.send(step);
+      },
+      ErrorCode::invalid_request);
+
+  expect_refusal(
+      "another environment count than the handshake's",
+      [&](RawConnection& raw) {
+        handshake(raw, 1);
+        raw.send(step_frame(2, 1.0f));
+      },
+      ErrorCode::invalid_request);
+
+  expect_refusal(
+      "a second HELLO",
+      [&](RawConnection& raw) {
+        handshake(raw);
+        raw.send(hello);
+      },
+      ErrorCode::invalid_request);
+
+  expect_refusal(
+      "a server's frame from an actor",
+      [&](RawConnection& raw) {
+        std::string actions;
+        const std::vector<std::int32_t> a{1};
+        protocol::encode_actions(actions, 0, a);
+        raw.send(actions);
+      },
+      ErrorCode::malformed);
+
+  expect_refusal(
+      "other observation specs",
+      [&](RawConnection& raw) {
+        protocol::Hello h;
+        h.token = kToken;
+        h.run_id = 5;
+        h.num_envs = 1;
+        h.observation = {{4, 84, 84}, DType::u8};
+        h.num_actions = 3;
+        std::string frame;
+        protocol::encode_hello(frame, h);
+        raw.send(frame);
+      },
+      ErrorCode::invalid_request);
+
+  expect_refusal(
+      "nonzero reserved bits after a good handshake",
+      [&](RawConnection& raw) {
+        handshake(raw);
+        std::string step = step_frame(1, 1.0f);
+        step[6] = 1;
+        raw.send(step);
+      },
+      ErrorCode::malformed);
+
+  // A frame whose bytes trickle in, one at a time, is still accepted.
+  {
+    RawConnection raw(address);
+    for (char c : hello) REQUIRE(raw.send(std::string(1, c)));
+    RawConnection::Frame welcome;
+    REQUIRE(raw.read_frame(&welcome));
+    CHECK(welcome.header.type == protocol::FrameType::welcome);
+  }
+
+  done = true;
+  good.join();
+  CHECK(bad_answers == 0);
+  CHECK(good_steps > 100);
+  // Every refused connection gave its slots back; the good actor's two are free again as well.
+  REQUIRE(endpoint.wait_for_disconnects(endpoint.connects()));
+  CHECK(endpoint.free_slots() == 64);
+  CHECK(server.stats().refused == 14);
+  server.stop();
+  std::lock_guard lock(log_mutex);
+  const bool logged = std::any_of(log.begin(), log.end(), [](const std::string& l) {
+    return l.find("refused (unauthorized)") != std::string::npos;
+  });
+  CHECK(logged);
+}
+
+TEST_CASE("SocketServer: silent connections time out, before and after the handshake") {
+  FakeEndpoint endpoint;
+  SocketServerOptions options = server_options();
+  options.handshake_timeout = 150ms;
+  options.idle_timeout = 250ms;
+  SocketServer server(endpoint, options);
+  server.start();
+  {
+    RawConnection raw(server.address());
+    const auto error = raw.read_error(5s);
+    REQUIRE(error.has_value());
+    CHECK(error->code == ErrorCode::idle_timeout);
+    CHECK(error->message.find("HELLO") != std::string::npos);
+  }
+  {
+    RawConnection raw(server.address());
+    handshake(raw);
+    const auto error = raw.read_error(5s);
+    REQUIRE(error.has_value());
+    CHECK(error->code == ErrorCode::idle_timeout);
+    REQUIRE(endpoint.wait_for_disconnects(1));
+    CHECK(endpoint.free_slots() == 64);
+  }
+}
+
+TEST_CASE("SocketServer: connections beyond max_connections are told to retry later") {
+  FakeEndpoint endpoint;
+  SocketServerOptions options = server_options();
+  options.max_connections = 1;
+  SocketServer server(endpoint, options);
+  server.start();
+  RawConnection first(server.address());
+  handshake(first);
+  RawConnection second(server.address());
+  const auto error = second.read_error();
+  REQUIRE(error.has_value());
+  CHECK(error->code == ErrorCode::unavailable);
+  // The client maps it to unavailable: an Actor would retry after a back-off.
+  RemoteClient client(client_options(server.address()));
+  CHECK(client.connect(request(1)).is_unavailable());
+}
+
+TEST_CASE(
+    "SocketServer: an actor that vanishes mid-step has its slots freed once the step is answered") {
+  FakeEndpoint endpoint(4);
+  SocketServer server(endpoint, server_options());
+  server.start();
+  endpoint.hold(true);
+  {
+    RawConnection raw(server.address());
+    handshake(raw, 4);
+    REQUIRE(raw.send(step_frame(4, 1.0f)));
+    REQUIRE(endpoint.wait_for_held(1));
+  }  // closed while its step is in flight
+  CHECK(endpoint.free_slots() == 0);
+  endpoint.release();
+  REQUIRE(endpoint.wait_for_disconnects(1));
+  CHECK(endpoint.free_slots() == 4);
+  // The slots are usable again by a new actor.
+  endpoint.hold(false);
+  RemoteClient client(client_options(server.address()));
+  REQUIRE(client.connect(request(4)).is_ok());
+  Buffers buffers(4);
+  CHECK(buffers.step(client, 2.0f).is_ok());
+  CHECK(buffers.actions[3] == 2);
+}
+
+TEST_CASE("SocketServer: stop tells actors to retry (shutting down) or to stop (finished)") {
+  for (const ErrorCode reason : {ErrorCode::shutting_down, ErrorCode::finished}) {
+    CAPTURE(protocol::name(reason));
+    FakeEndpoint endpoint;
+    SocketServer server(endpoint, server_options());
+    server.start();
+    RemoteClient idle(client_options(server.address()));
+    REQUIRE(idle.connect(request(1, 1)).is_ok());
+    RemoteClient busy(client_options(server.address()));
+    REQUIRE(busy.connect(request(1, 2)).is_ok());
+    endpoint.hold(true);
+    Status busy_status;
+    std::thread stepping([&] {
+      Buffers buffers(1);
+      busy_status = buffers.step(busy, 1.0f);
+    });
+    REQUIRE(endpoint.wait_for_held(1));
+    std::thread stopping([&] { server.stop(reason); });
+    std::this_thread::sleep_for(50ms);
+    endpoint.release();  // the step in flight comes back during stop: its actor hears why, too
+    stopping.join();
+    stepping.join();
+    Buffers buffers(1);
+    const Status idle_status = buffers.step(idle, 1.0f);
+    if (reason == ErrorCode::finished) {
+      CHECK(idle_status.is_closed());
+      CHECK(busy_status.is_closed());
+    } else {
+      CHECK(idle_status.is_unavailable());
+      CHECK(busy_status.is_unavailable());
+    }
+    CHECK(idle_status.message().find(protocol::name(reason)) != std::string::npos);
+    CHECK(endpoint.free_slots() == 64);
+    // A new connection finds nobody listening.
+    RemoteClient late(client_options(server.address()));
+    CHECK(late.connect(request(1)).is_unavailable());
+  }
+}
+
+TEST_CASE("SocketServer: stop does not wait past its grace for a step the endpoint holds") {
+  FakeEndpoint endpoint;
+  SocketServerOptions options = server_options();
+  options.shutdown_grace = 100ms;
+  auto server = std::make_unique<SocketServer>(endpoint, options);
+  server->start();
+  endpoint.hold(true);
+  RawConnection raw(server->address());
+  handshake(raw);
+  REQUIRE(raw.send(step_frame(1, 1.0f)));
+  REQUIRE(endpoint.wait_for_held(1));
+  const auto start = std::chrono::steady_clock::now();
+  server->stop();
+  server.reset();  // the session outlives its server until the endpoint answers
+  CHECK(seconds_since(start) < 5.0);
+  CHECK(raw.closed_by_peer());
+  CHECK(endpoint.free_slots() == 63);
+  endpoint.stop();  // answers the step: the session frees its slot on this thread
+  CHECK(endpoint.free_slots() == 64);
+}
+
+TEST_CASE("RemoteClient: refusals that retrying cannot fix, and ones it can") {
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, server_options());
+  server.start();
+  RemoteClient wrong_token(client_options(server.address(), "guess"));
+  const Status refused = wrong_token.connect(request(1));
+  CHECK(refused.is_invalid_argument());
+  CHECK(refused.message().find("unauthorized") != std::string::npos);
+  CHECK_FALSE(wrong_token.connected());
+
+  RemoteClient wrong_specs(client_options(server.address()));
+  ConnectRequest r = request(1);
+  r.action_spec = {5};
+  CHECK(wrong_specs.connect(r).is_invalid_argument());
+
+  const SocketAddress gone = server.address();
+  server.stop();
+  RemoteClient nobody(client_options(gone));
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = nobody.connect(request(1));
+  CHECK(s.is_unavailable());
+  CHECK(s.message().find(gone.to_string()) != std::string::npos);
+  CHECK(seconds_since(start) < 4.0);
+  Buffers buffers(1);
+  CHECK(buffers.step(nobody, 0.0f).is_unavailable());  // not connected
+
+  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"no-port", "", 1s, 1s}), Error);
+  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"127.0.0.1:1", "", 0ms, 1s}), Error);
+}
+
+TEST_CASE("RemoteClient: interrupt() ends a step the server holds, and later connects") {
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, server_options());
+  server.start();
+  RemoteClient client(client_options(server.address()));
+  REQUIRE(client.connect(request(1)).is_ok());
+  endpoint.hold(true);
+  Status status;
+  std::thread stepping([&] {
+    Buffers buffers(1);
+    status = buffers.step(client, 1.0f);
+  });
+  REQUIRE(endpoint.wait_for_held(1));
+  const auto start = std::chrono::steady_clock::now();
+  client.interrupt();
+  stepping.join();
+  CHECK(seconds_since(start) < 2.0);
+  CHECK(status.is_closed());
+  CHECK(client.connect(request(1)).is_closed());
+  endpoint.release();
+}
+
+TEST_CASE(
+    "SocketServer: Unix socket files: a stale one is replaced, a live one or another file "
+    "refused") {
+  FakeEndpoint endpoint;
+  const std::string path = temp_socket_path("files");
+  std::filesystem::remove(path);
+  {  // a socket file nobody listens on, as a crashed server leaves behind
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    ::close(fd);
+    REQUIRE(std::filesystem::exists(path));
+  }
+  SocketServer server(endpoint, server_options("unix:" + path));
+  server.start();  // replaces the stale file
+  SocketServer second(endpoint, server_options("unix:" + path));
+  CHECK_THROWS_WITH_AS(second.start(), doctest::Contains("a running server is using it"), Error);
+  server.stop();
+  CHECK_FALSE(std::filesystem::exists(path));
+
+  std::ofstream(path) << "not a socket";
+  SocketServer third(endpoint, server_options("unix:" + path));
+  CHECK_THROWS_WITH_AS(third.start(), doctest::Contains("not a socket"), Error);
+  CHECK(std::filesystem::exists(path));  // never deleted
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("SocketServer: bad settings and busy ports are errors that name them") {
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, server_options());
+  server.start();
+  SocketServer same_port(endpoint, server_options(server.address().to_string()));
+  CHECK_THROWS_WITH_AS(same_port.start(), doctest::Contains(server.address().to_string().c_str()),
+                       Error);
+  SocketServerOptions bad = server_options();
+  bad.max_frame_bytes = 100;
+  CHECK_THROWS_WITH_AS(SocketServer(endpoint, bad), doctest::Contains("max_frame_bytes"), Error);
+  bad = server_options("127.0.0.1:99999");
+  CHECK_THROWS_WITH_AS(SocketServer(endpoint, bad), doctest::Contains("99999"), Error);
+  bad = server_options();
+  bad.io_threads = 0;
+  CHECK_THROWS_WITH_AS(SocketServer(endpoint, bad), doctest::Contains("io_threads"), Error);
+}
+
+TEST_CASE("SocketAddress: the forms it reads and the ones it refuses") {
+  CHECK(SocketAddress::parse("127.0.0.1:8686").port == 8686);
+  CHECK(SocketAddress::parse("[::1]:9").host == "::1");
+  CHECK(SocketAddress::parse("[::1]:9").to_string() == "[::1]:9");
+  CHECK(SocketAddress::parse("learner.lan:1").host == "learner.lan");
+  CHECK(SocketAddress::parse("unix:/tmp/x.sock").path == "/tmp/x.sock");
+  CHECK(SocketAddress::parse("unix:/tmp/x.sock").to_string() == "unix:/tmp/x.sock");
+  for (const char* bad :
+       {"", "8686", "host:", ":80", "host:port", "host:65536", "::1:80", "unix:", "[::1:80"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(SocketAddress::parse(bad), Error);
+  }
+  CHECK_THROWS_AS(SocketAddress::parse("unix:/" + std::string(200, 'x')), Error);
+}
+
+namespace {
+
+// Observations {t, 0}; episodes of 5 steps; the actions do not matter.
+class CountingEnv {
+ public:
+  TensorSpec observation_spec() const { return {{2}, DType::f32}; }
+  ActionSpec action_spec() const { return {3}; }
+  void reset(const Tensor& observation) {
+    t_ = 0;
+    write(observation);
+  }
+  StepResult step(std::int32_t, const Tensor& observation) {
+    ++t_;
+    write(observation);
+    return {1.0f, t_ >= 5, false};
+  }
+
+ private:
+  void write(const Tensor& observation) const {
+    observation.data<float>()[0] = static_cast<float>(t_);
+    observation.data<float>()[1] = 0.0f;
+  }
+  int t_ = 0;
+};
+static_assert(Environment<CountingEnv>);
+
+}  // namespace
+
+TEST_CASE(
+    "Actor over RemoteClient: finds a restarted server by itself, stops when training is "
+    "finished") {
+  FakeEndpoint endpoint;
+  auto server = std::make_unique<SocketServer>(endpoint, server_options());
+  server->start();
+  const SocketAddress address = server->address();
+  ActorOptions actor_options;
+  actor_options.initial_backoff = 20ms;
+  actor_options.max_backoff = 100ms;
+  Actor<CountingEnv, RemoteClient> actor(std::vector<CountingEnv>(2),
+                                         RemoteClient(client_options(address)), actor_options);
+  Status result;
+  std::thread running([&] { result = actor.run(); });
+  auto wait_for = [](auto condition) {
+    const auto start = std::chrono::steady_clock::now();
+    while (!condition() && seconds_since(start) < 20.0) std::this_thread::sleep_for(5ms);
+    return condition();
+  };
+  REQUIRE(wait_for([&] { return actor.stats().frames > 50; }));
+  const std::uint64_t first_run = actor.run_id();
+
+  server->stop(ErrorCode::shutting_down);
+  server.reset();
+  std::this_thread::sleep_for(200ms);  // the actor retries against a closed port meanwhile
+  server = std::make_unique<SocketServer>(endpoint, server_options(address.to_string()));
+  server->start();
+  const std::int64_t frames = actor.stats().frames;
+  REQUIRE(wait_for(
+      [&] { return actor.stats().connections >= 2 && actor.stats().frames > frames + 50; }));
+  CHECK(actor.run_id() != first_run);
+  CHECK(actor.stats().episodes > 10);
+
+  server->stop(ErrorCode::finished);
+  running.join();
+  CHECK(result.is_closed());
+  CHECK(result.message().find("training is over") != std::string::npos);
+}
+
+TEST_CASE("Actor over RemoteClient: stop() interrupts a step the server holds") {
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, server_options());
+  server.start();
+  Actor<CountingEnv, RemoteClient> actor(std::vector<CountingEnv>(1),
+                                         RemoteClient(client_options(server.address())));
+  endpoint.hold(true);
+  Status result = Status::internal("not run");
+  std::thread running([&] { result = actor.run(); });
+  REQUIRE(endpoint.wait_for_held(1));
+  const auto start = std::chrono::steady_clock::now();
+  actor.stop();
+  running.join();
+  CHECK(seconds_since(start) < 2.0);
+  CHECK(result.is_ok());
+  endpoint.release();
+}
