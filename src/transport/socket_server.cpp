@@ -486,8 +486,11 @@ class Session final : public Shared::SessionBase,
 
   void fail(const ErrorFrame& error) {
     if (state_ == State::closing || state_ == State::closed) return;
-    ++shared_->refused;
-    shared_->log(str_cat(peer_, ": refused (", protocol::name(error.code), "): ", error.message));
+    const bool shutdown = error.code == protocol::ErrorCode::finished ||
+                          error.code == protocol::ErrorCode::shutting_down;
+    if (!shutdown) ++shared_->refused;
+    shared_->log(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
+                         "): ", error.message));
     protocol::encode_error(next_write_, error, frame_.sequence);
     state_ = State::closing;
     closing_since_ = now_ns();

@@ -1,0 +1,158 @@
+// distributed_actor: actors in their own process, stepping CartPole or Catch for a
+// distributed_learner that may run on another machine.
+//
+//   distributed_actor [--connect 127.0.0.1:8686] [--token SECRET] [--env cartpole|catch]
+//                     [--envs 8] [--actors 1] [--seed S] [--eval]
+//
+// The token can also come from the SEEDRL_TOKEN environment variable. Each actor thread opens
+// its own connection with --envs environments. A lost connection or a learner that restarts is
+// retried with capped exponential back-off (and a new run id), for as long as it takes.
+// Progress goes to stderr.
+//
+// Exit status: 0 when the learner says training is over or on SIGINT/SIGTERM; 2 when the
+// learner refuses the actor for good (wrong token, other environment, other protocol version);
+// 1 on any other error.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seedrl/runtime/actor.hpp"
+#include "seedrl/seedrl.hpp"
+#include "seedrl/transport/remote_client.hpp"
+#include "vtrace_cli.hpp"
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+void on_signal(int) {
+  interrupted = true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace seedrl;
+
+  CLI::App app{"SEED RL actors for a distributed_learner"};
+  std::string env_name = "cartpole";
+  RemoteClientOptions client;
+  std::int32_t envs = 8, threads = 1;
+  std::uint64_t seed = 0;
+  bool evaluation = false;
+  double report_seconds = 10.0, max_backoff_s = 5.0;
+  examples::add_environment_option(app, env_name);
+  app.add_option("--connect", client.address,
+                 "learner address (host:port, [v6]:port or unix:/path)");
+  app.add_option("--token", client.token, "the learner's shared secret (or SEEDRL_TOKEN)");
+  app.add_option("--envs", envs, "environments per actor thread")->check(CLI::Range(1, 65535));
+  app.add_option("--actors", threads, "actor threads, one connection each")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--seed", seed, "environment seed (0: a random one)");
+  app.add_flag("--eval", evaluation, "act greedily and send no training data");
+  app.add_option("--report-seconds", report_seconds, "progress period")->check(CLI::PositiveNumber);
+  app.add_option("--max-backoff", max_backoff_s, "longest wait between reconnection attempts (s)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (client.token.empty()) {
+      if (const char* from_env = std::getenv("SEEDRL_TOKEN")) client.token = from_env;
+    }
+    client.validate();
+    if (seed == 0) seed = std::random_device{}() | 1u;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    return examples::with_environment(env_name, [&](auto make_env) -> int {
+      using Env = decltype(make_env(0));
+      using RemoteActor = Actor<Env, RemoteClient>;
+      ActorOptions options;
+      options.evaluation = evaluation;
+      options.max_backoff =
+          std::chrono::milliseconds(static_cast<std::int64_t>(max_backoff_s * 1e3));
+      std::vector<std::unique_ptr<RemoteActor>> actors;
+      for (std::int32_t a = 0; a < threads; ++a) {
+        std::vector<Env> batch;
+        for (std::int32_t e = 0; e < envs; ++e)
+          batch.push_back(make_env(examples::environment_seed(seed, a, e)));
+        actors.push_back(
+            std::make_unique<RemoteActor>(std::move(batch), RemoteClient(client), options));
+      }
+
+      std::vector<Status> outcomes(actors.size());
+      std::atomic<std::int32_t> running{threads};
+      std::atomic<bool> any_failed{false};
+      std::vector<std::thread> workers;
+      for (std::size_t a = 0; a < actors.size(); ++a) {
+        workers.emplace_back([&, a] {
+          try {
+            outcomes[a] = actors[a]->run();
+          } catch (const std::exception& e) {
+            outcomes[a] = Status::internal(e.what());
+          }
+          if (!outcomes[a].is_ok() && !outcomes[a].is_closed()) any_failed = true;
+          --running;
+        });
+      }
+      std::fprintf(stderr, "distributed_actor: %d actor%s x %d %s envs -> %s%s\n", threads,
+                   threads == 1 ? "" : "s", envs, env_name.c_str(), client.address.c_str(),
+                   evaluation ? " (evaluation)" : "");
+
+      auto last_report = std::chrono::steady_clock::now();
+      bool stopped = false;
+      while (running > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // One actor refused for good (or failing) stops the others: they would fail alike.
+        if ((interrupted || any_failed) && !stopped) {
+          for (auto& actor : actors) actor->stop();
+          stopped = true;
+        }
+        if (std::chrono::steady_clock::now() - last_report >=
+            std::chrono::duration<double>(report_seconds)) {
+          last_report = std::chrono::steady_clock::now();
+          std::int64_t frames = 0, episodes = 0, connections = 0;
+          double mean_return = 0.0;
+          for (auto& actor : actors) {
+            const ActorStats s = actor->stats();
+            frames += s.frames;
+            episodes += s.episodes;
+            connections += s.connections;
+            mean_return += s.mean_return;
+          }
+          std::fprintf(stderr,
+                       "distributed_actor: frames %lld | episodes %lld | return %.2f | "
+                       "connections %lld\n",
+                       static_cast<long long>(frames), static_cast<long long>(episodes),
+                       mean_return / static_cast<double>(actors.size()),
+                       static_cast<long long>(connections));
+        }
+      }
+      for (std::thread& t : workers) t.join();
+
+      int exit_code = 0;
+      for (const Status& status : outcomes) {
+        if (status.is_ok() || status.is_closed()) continue;
+        std::fprintf(stderr, "distributed_actor: %s\n", status.to_string().c_str());
+        exit_code = std::max(exit_code, status.is_invalid_argument() ? 2 : 1);
+      }
+      if (exit_code == 0)
+        std::fprintf(stderr, "distributed_actor: %s\n",
+                     interrupted ? "stopped by signal" : "the learner finished training");
+      return exit_code;
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "distributed_actor: error: %s\n", e.what());
+    return 1;
+  }
+}

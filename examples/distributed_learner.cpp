@@ -1,0 +1,135 @@
+// distributed_learner: the learner side of SEED RL for actors in other processes or on other
+// machines (examples/distributed_actor). It runs the inference server and the V-trace learner and
+// listens for actors on TCP and/or Unix-domain sockets.
+//
+//   distributed_learner [--listen 127.0.0.1:8686]... [--token SECRET] [--env cartpole|catch]
+//                       [--frames 500000] [--logdir DIR] [--max-batch 256] [agent options...]
+//
+// The token can also come from the SEEDRL_TOKEN environment variable (safer than the command
+// line, which other users of the machine can read). Prints "listening on ADDRESS" on stderr for
+// every address once it accepts actors, progress lines on stderr, and at the end the same JSON
+// line on stdout as cartpole_vtrace.
+//
+// At the frame budget, actors are told that training is over and exit. On SIGINT or SIGTERM the
+// learner tells its actors it is going away (they keep retrying), writes a checkpoint when it has
+// a --logdir, and exits; started again with the same --logdir it resumes, and the actors find it
+// by themselves. See docs/distributed.md.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "seedrl/runtime/training_session.hpp"
+#include "seedrl/seedrl.hpp"
+#include "seedrl/transport/socket_server.hpp"
+#include "vtrace_cli.hpp"
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+void on_signal(int) {
+  interrupted = true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace seedrl;
+  using Backend = cpu::Backend;
+
+  CLI::App app{"SEED RL V-trace learner serving actors over TCP or Unix-domain sockets"};
+  examples::VTraceCli cli;
+  TrainingSessionOptions run;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 20;
+  run.server.max_batch = 256;
+  std::vector<std::string> listen;
+  std::string token;
+  SocketServerOptions socket;
+  double idle_timeout_s = 60.0;
+  bool log_connections = true;
+  cli.add_options(app, run);
+  app.add_option("--listen", listen,
+                 "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
+                 "default 127.0.0.1:8686");
+  app.add_option("--token", token, "shared secret actors must present (or SEEDRL_TOKEN)");
+  app.add_option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--max-slots", run.server.max_slots, "environments that can be connected at once")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-connections", socket.max_connections, "actor connections at once")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--idle-timeout", idle_timeout_s, "close actors silent for this many seconds")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--io-threads", socket.io_threads, "network threads")->check(CLI::Range(1, 64));
+  app.add_option("--log-connections", log_connections,
+                 "print a line when an actor connects, leaves or is refused");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    cli.finish(run);
+    if (listen.empty()) listen.push_back("127.0.0.1:8686");
+    if (token.empty()) {
+      if (const char* from_env = std::getenv("SEEDRL_TOKEN")) token = from_env;
+    }
+    socket.token = token;
+    socket.idle_timeout =
+        std::chrono::milliseconds(static_cast<std::int64_t>(idle_timeout_s * 1e3));
+    std::mutex log_mutex;
+    socket.log = [&](const std::string& line) {
+      if (!log_connections && line.rfind("listening on ", 0) != 0) return;
+      std::lock_guard lock(log_mutex);
+      std::fprintf(stderr, "distributed_learner: %s\n", line.c_str());
+      std::fflush(stderr);
+    };
+    run.interrupt = &interrupted;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {
+      const auto probe = make_env(0);
+      const VTraceAgent agent =
+          cli.make_agent(probe.observation_spec().shape.numel(), probe.action_spec().num_actions,
+                         run.server.unroll_length);
+      TrainingSession<VTraceAgent, Backend> session(agent, probe.observation_spec(),
+                                                    probe.action_spec(), run);
+      std::vector<std::unique_ptr<SocketServer>> servers;
+      for (const std::string& address : listen) {
+        SocketServerOptions o = socket;
+        o.listen = address;
+        servers.push_back(std::make_unique<SocketServer>(session.server(), o));
+        servers.back()->start();
+      }
+      std::fprintf(stderr,
+                   "distributed_learner: %s, unroll %lld, batch %lld, max inference batch %d, "
+                   "seed %llu%s\n",
+                   cli.env_name.c_str(), static_cast<long long>(run.server.unroll_length),
+                   static_cast<long long>(cli.batch), run.server.max_batch,
+                   static_cast<unsigned long long>(cli.seed),
+                   token.empty() ? ", no token (any local actor may connect)" : "");
+      TrainingHooks hooks;
+      hooks.stop_sources = [&](bool finished) {
+        for (auto& s : servers)
+          s->stop(finished ? protocol::ErrorCode::finished : protocol::ErrorCode::shutting_down);
+      };
+      hooks.progress_suffix = [&] {
+        std::int64_t active = 0;
+        for (auto& s : servers) active += s->stats().active;
+        return " | actors " + std::to_string(active);
+      };
+      return session.run(hooks);
+    });
+    examples::print_result(cli.env_name, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "distributed_learner: error: %s\n", e.what());
+    return 1;
+  }
+}
