@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build git
   libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libboost-dev
   doctest-dev libcli11-dev
+  clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
 )
 
 missing=()

@@ -288,6 +288,9 @@ TEST_CASE("protocol: a bad STEP is refused") {
   CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
   rewards[0] = std::numeric_limits<float>::infinity();
   CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
+  // A STEP of no environments (found by fuzz_protocol: no encoder can write one).
+  const std::uint8_t empty[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  CHECK(code_of(decode_step(empty, 0, 16, &view)) == ErrorCode::malformed);
 }
 
 TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare header") {

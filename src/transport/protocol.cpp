@@ -342,6 +342,9 @@ Fault decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
   Cursor in(payload, "STEP");
   std::uint32_t n = 0;
   if (!in.get(&n)) return in.truncated("environment count");
+  if (n == 0 || n > kMaxEnvs)
+    return fault(ErrorCode::malformed,
+                 str_cat("STEP frame: ", n, " environments (1 to ", kMaxEnvs, ")"));
   if (n != num_envs) {
     return fault(
         ErrorCode::invalid_request,

@@ -1,0 +1,122 @@
+// libFuzzer target for the wire codec (src/transport/protocol.cpp): whatever bytes a peer sends,
+// the decoders return a Fault or a value and never read outside the buffer, crash, hang or
+// allocate without bound; and whatever they accept encodes back to the same bytes (so the
+// server and the client cannot disagree about a frame).
+//
+// The input is read as a stream of frames, as a session reads a socket: a header, then its
+// payload decoded by the decoder of its type. STEP and ACTIONS need the session's sizes; they
+// come from the frame's sequence number, so the fuzzer explores them too.
+//
+// Built with clang (-fsanitize=fuzzer,address,undefined) by test/fuzz/CMakeLists.txt; see
+// docs/protocol.md for how to run it.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "seedrl/transport/protocol.hpp"
+
+namespace {
+
+using namespace seedrl;
+using Bytes = std::span<const std::uint8_t>;
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "fuzz_protocol: %s\n", what);
+  std::abort();
+}
+
+Bytes as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// A decoded value, encoded again, must give back the payload it came from.
+void expect_same_payload(const std::string& frame, Bytes payload, const char* what) {
+  if (frame.size() != protocol::kHeaderBytes + payload.size() ||
+      std::memcmp(frame.data() + protocol::kHeaderBytes, payload.data(), payload.size()) != 0)
+    fail(what);
+}
+
+void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
+  using protocol::FrameType;
+  std::string again;
+  switch (header.type) {
+    case FrameType::hello: {
+      protocol::Hello hello;
+      if (protocol::decode_hello(payload, &hello)) return;
+      protocol::encode_hello(again, hello, header.sequence);
+      expect_same_payload(again, payload, "HELLO does not round-trip");
+      return;
+    }
+    case FrameType::welcome: {
+      protocol::Welcome welcome;
+      if (protocol::decode_welcome(payload, &welcome)) return;
+      protocol::encode_welcome(again, welcome, header.sequence);
+      expect_same_payload(again, payload, "WELCOME does not round-trip");
+      return;
+    }
+    case FrameType::error: {
+      protocol::ErrorFrame error;
+      if (protocol::decode_error(payload, &error)) return;
+      protocol::encode_error(again, error, header.sequence);
+      expect_same_payload(again, payload, "ERROR does not round-trip");
+      return;
+    }
+    case FrameType::step: {
+      const std::uint32_t num_envs = header.sequence & 0xffu;
+      const std::size_t observation_bytes = (header.sequence >> 8) & 0xfffu;
+      protocol::StepView view;
+      if (protocol::decode_step(payload, num_envs, observation_bytes, &view)) return;
+      if (view.num_envs != num_envs) fail("STEP: wrong environment count");
+      std::vector<float> rewards(num_envs);
+      for (std::uint32_t i = 0; i < num_envs; ++i) rewards[i] = view.reward(i);
+      const std::span<const std::uint8_t> flags(view.flags, num_envs);
+      const std::span<const std::uint8_t> observations(view.observations,
+                                                       num_envs * observation_bytes);
+      if (observations.data() + observations.size() > payload.data() + payload.size())
+        fail("STEP: observations outside the payload");
+      protocol::encode_step(again, header.sequence, rewards, flags, observations);
+      expect_same_payload(again, payload, "STEP does not round-trip");
+      return;
+    }
+    case FrameType::actions: {
+      const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;
+      const std::size_t num_envs = (header.sequence >> 8) & 0xffu;
+      std::vector<std::int32_t> actions(num_envs);
+      if (protocol::decode_actions(payload, num_actions, actions)) return;
+      for (std::int32_t a : actions)
+        if (a < 0 || a >= static_cast<std::int32_t>(num_actions)) fail("ACTIONS: out of range");
+      protocol::encode_actions(again, header.sequence, actions);
+      expect_same_payload(again, payload, "ACTIONS does not round-trip");
+      return;
+    }
+    case FrameType::goodbye:
+      return;
+  }
+  fail("decode_header accepted an unknown frame type");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Bytes rest(data, size);
+  // A small limit, so that the length checks are reached as well as the payload decoders.
+  constexpr std::uint32_t kMaxFrameBytes = 1u << 16;
+  while (rest.size() >= protocol::kHeaderBytes) {
+    protocol::FrameHeader header;
+    if (protocol::decode_header(rest.first(protocol::kHeaderBytes), kMaxFrameBytes, &header))
+      return 0;  // a session answers with ERROR and closes
+    if (header.length < 8 || protocol::kHeaderBytes + header.payload_bytes() > kMaxFrameBytes)
+      fail("decode_header accepted a bad length");
+    rest = rest.subspan(protocol::kHeaderBytes);
+    if (rest.size() < header.payload_bytes()) return 0;  // truncated: wait for more
+    // The payload in a buffer of its own size, so that AddressSanitizer catches any overread.
+    const std::vector<std::uint8_t> payload(rest.begin(), rest.begin() + header.payload_bytes());
+    decode_payload(header, payload);
+    rest = rest.subspan(header.payload_bytes());
+  }
+  return 0;
+}

@@ -1,0 +1,77 @@
+// Writes a seed corpus for fuzz_protocol: one valid frame of each type (and a valid session:
+// HELLO, STEPs, GOODBYE), so the fuzzer starts from frames that get past the header checks.
+//
+//   protocol_corpus DIR
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/transport/protocol.hpp"
+
+using namespace seedrl;
+
+namespace {
+
+void write(const std::string& dir, const std::string& name, const std::string& bytes) {
+  std::ofstream out(dir + "/" + name, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// STEP and ACTIONS take their sizes from the sequence number (see fuzz_protocol.cpp).
+std::uint32_t step_sequence(std::uint32_t num_envs, std::uint32_t observation_bytes) {
+  return num_envs | (observation_bytes << 8);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: protocol_corpus DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  protocol::Hello hello;
+  hello.token = "secret";
+  hello.run_id = 0x1234567890abcdefULL;
+  hello.num_envs = 2;
+  hello.observation = {{4}, DType::f32};
+  hello.num_actions = 2;
+  std::string frame;
+  protocol::encode_hello(frame, hello, 0);
+  write(dir, "hello", frame);
+
+  protocol::Welcome welcome;
+  welcome.observation = {{10, 10, 4}, DType::u8};
+  welcome.num_actions = 6;
+  welcome.first_slot = 7;
+  welcome.max_frame_bytes = 1 << 20;
+  frame.clear();
+  protocol::encode_welcome(frame, welcome, 0);
+  write(dir, "welcome", frame);
+
+  frame.clear();
+  protocol::encode_error(frame, {protocol::ErrorCode::unauthorized, "wrong token"}, 3);
+  write(dir, "error", frame);
+
+  const std::vector<float> rewards{1.0f, -0.5f};
+  const std::vector<std::uint8_t> flags{step_flags::kFirst, step_flags::kTerminated};
+  const std::vector<std::uint8_t> observations(2 * 16, 7);
+  std::string session = "";
+  protocol::encode_hello(session, hello, 0);
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 16), rewards, flags, observations);
+  write(dir, "step", frame);
+  session += frame;
+  session += frame;
+  protocol::encode_goodbye(session, 5);
+  write(dir, "session", session);
+
+  frame.clear();
+  const std::vector<std::int32_t> actions{0, 1, 2};
+  protocol::encode_actions(frame, 5 | (3u << 8), actions);
+  write(dir, "actions", frame);
+  return 0;
+}
