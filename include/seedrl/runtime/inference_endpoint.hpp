@@ -3,11 +3,14 @@
 // remote actors. All members are thread-safe.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <span>
+#include <thread>
 
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -70,14 +73,20 @@ class InferenceEndpoint {
   /// connection's steps is in flight.
   virtual void disconnect(const Connection& connection) = 0;
 
-  /// Synchronous step: submits and waits for the answer.
+  /// Synchronous step: submits and waits for the answer. The answer usually comes within
+  /// microseconds (a batch is served once all connected environments wait), so the caller first
+  /// yields its core for up to `spin` (letting the server and the other actors run) before it
+  /// sleeps on a condition variable: a sleep and wake-up per step is the cost that limits
+  /// in-process actors otherwise.
   Status step(const Connection& connection, std::uint64_t run_id, const Tensor& observations,
               std::span<const float> rewards, std::span<const std::uint8_t> flags,
-              std::span<std::int32_t> actions) {
+              std::span<std::int32_t> actions,
+              std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
     struct Wait {
       std::mutex mutex;
       std::condition_variable done;
-      bool finished = false;
+      std::atomic<bool> finished{false};
+      bool sleeping = false;
       Status status;
     } wait;
     StepRequest request{connection,
@@ -89,14 +98,25 @@ class InferenceEndpoint {
                         [w = &wait](const Status& status) {
                           std::lock_guard lock(w->mutex);
                           w->status = status;
-                          w->finished = true;
-                          w->done.notify_one();
+                          w->finished.store(true, std::memory_order_release);
+                          if (w->sleeping) w->done.notify_one();
                         }};
     submit(request);
+    if (spin.count() > 0 && !wait.finished.load(std::memory_order_acquire)) {
+      const auto deadline = std::chrono::steady_clock::now() + spin;
+      do {
+        std::this_thread::yield();
+      } while (!wait.finished.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() < deadline);
+    }
+    // Always through the mutex: on_complete may still hold it, and `wait` dies with this frame.
     std::unique_lock lock(wait.mutex);
-    wait.done.wait(lock, [&] { return wait.finished; });
+    wait.sleeping = true;
+    wait.done.wait(lock, [&] { return wait.finished.load(std::memory_order_relaxed); });
     return wait.status;
   }
+
+  static constexpr int kDefaultSpinMicros = 100;
 };
 
 }  // namespace seedrl
