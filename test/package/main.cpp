@@ -26,5 +26,17 @@ int main() {
     adam.step(1e-2f);
   }
   std::printf("seedrl %s: value loss %.4f -> %.6f\n", seedrl::kVersion, first, last);
-  return last < first * 0.1 ? 0 : 1;
+  // The compiled transport is in the package too.
+  const seedrl::SocketAddress address = seedrl::SocketAddress::parse("[::1]:8686");
+  std::string frame;
+  seedrl::protocol::encode_error(frame, {seedrl::protocol::ErrorCode::finished, "done"});
+  seedrl::protocol::ErrorFrame decoded;
+  const auto payload = std::span<const std::uint8_t>(
+                           reinterpret_cast<const std::uint8_t*>(frame.data()), frame.size())
+                           .subspan(seedrl::protocol::kHeaderBytes);
+  const bool transport_ok = address.port == 8686 &&
+                            !seedrl::protocol::decode_error(payload, &decoded) &&
+                            decoded.message == "done";
+  std::printf("transport: %s\n", transport_ok ? "ok" : "broken");
+  return last < first * 0.1 && transport_ok ? 0 : 1;
 }
