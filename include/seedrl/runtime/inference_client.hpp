@@ -16,6 +16,7 @@
 // calls it when it exists (RemoteClient has one; LocalClient's steps end when the server stops).
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <span>
 
@@ -36,6 +37,11 @@ concept InferenceClient = requires(C& client, const ConnectRequest& request,
 /// Connects an actor to an InferenceServer in the same process: observations are read straight
 /// from the actor's buffer into the inference batch (one copy), actions written straight back.
 /// One client per actor; not shared between threads.
+///
+/// Waiting for actions: the client yields its core for a short while before it sleeps (see
+/// InferenceEndpoint::step), but only while answers come about that fast: it keeps a moving
+/// average of its waits and stops yielding when they are much longer (a large model, a busy
+/// server), so that actors never take cycles from a long inference batch.
 class LocalClient {
  public:
   explicit LocalClient(InferenceEndpoint& endpoint) : endpoint_(&endpoint) {}
@@ -47,7 +53,15 @@ class LocalClient {
   Status step(const Tensor& observations, std::span<const float> rewards,
               std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
     if (!connection_.connected()) return Status::unavailable("LocalClient: not connected");
-    return endpoint_->step(connection_, connection_.run_id, observations, rewards, flags, actions);
+    const auto start = std::chrono::steady_clock::now();
+    const bool spin = average_wait_us_ < 2.0 * InferenceEndpoint::kDefaultSpinMicros;
+    Status status = endpoint_->step(
+        connection_, connection_.run_id, observations, rewards, flags, actions,
+        std::chrono::microseconds(spin ? InferenceEndpoint::kDefaultSpinMicros : 0));
+    const double waited =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    average_wait_us_ += 0.1 * (waited - average_wait_us_);
+    return status;
   }
   void disconnect() {
     if (!connection_.connected()) return;
@@ -59,6 +73,7 @@ class LocalClient {
  private:
   InferenceEndpoint* endpoint_;
   Connection connection_;
+  double average_wait_us_ = 0.0;  ///< moving average of step() waits
 };
 
 static_assert(InferenceClient<LocalClient>);
