@@ -47,6 +47,9 @@
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/env/minatar/freeway.hpp"
+#include "seedrl/env/minatar/minatar.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/json.hpp"

@@ -1,0 +1,294 @@
+// MinAtar games: each rule pinned on scripted action sequences (scoring, death, bounces, the
+// time limit), sticky actions, observations, determinism per seed.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/env/minatar/freeway.hpp"
+
+using namespace seedrl;
+using namespace seedrl::minatar;
+
+namespace {
+
+constexpr Options kNoSticky{0.0, true};
+
+template <class Env>
+Tensor observation_for(const Env& env) {
+  return Tensor::zeros(env.observation_spec().shape, DType::u8);
+}
+
+std::uint8_t cell(const Tensor& obs, std::int32_t row, std::int32_t column, std::int32_t channel) {
+  const auto channels = static_cast<std::int32_t>(obs.shape()[2]);
+  return obs.data<std::uint8_t>()[(row * kSize + column) * channels + channel];
+}
+
+std::int64_t channel_count(const Tensor& obs, std::int32_t channel) {
+  std::int64_t n = 0;
+  for (std::int32_t r = 0; r < kSize; ++r)
+    for (std::int32_t c = 0; c < kSize; ++c) n += cell(obs, r, c, channel);
+  return n;
+}
+
+// Puts the Breakout ball at (x, y) moving in `direction`, its trail on it.
+void place_ball(MinAtarBreakout& env, std::int32_t x, std::int32_t y, std::int32_t direction) {
+  BreakoutRules& g = env.game();
+  g.ball_x = g.last_x = x;
+  g.ball_y = g.last_y = y;
+  g.direction = direction;
+}
+
+}  // namespace
+
+TEST_CASE("MinAtar Breakout: the start, per the rules") {
+  std::set<std::int32_t> starts;
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    MinAtarBreakout env(seed);
+    CHECK(env.observation_spec() == TensorSpec{{10, 10, 4}, DType::u8});
+    CHECK(env.action_spec().num_actions == 6);
+    Tensor obs = observation_for(env);
+    env.reset(obs);
+    const BreakoutRules& g = env.game();
+    CHECK(g.ball_y == 3);
+    CHECK(((g.ball_x == 0 && g.direction == BreakoutRules::kDownRight) ||
+           (g.ball_x == 9 && g.direction == BreakoutRules::kDownLeft)));
+    starts.insert(g.ball_x);
+    CHECK(channel_count(obs, BreakoutRules::kBrick) == 30);
+    for (std::int32_t c = 0; c < kSize; ++c) {
+      CHECK(cell(obs, 0, c, BreakoutRules::kBrick) == 0);
+      CHECK(cell(obs, 1, c, BreakoutRules::kBrick) == 1);
+      CHECK(cell(obs, 3, c, BreakoutRules::kBrick) == 1);
+      CHECK(cell(obs, 4, c, BreakoutRules::kBrick) == 0);
+    }
+    CHECK(cell(obs, 9, 4, BreakoutRules::kPaddle) == 1);
+    CHECK(channel_count(obs, BreakoutRules::kPaddle) == 1);
+    CHECK(cell(obs, 3, g.ball_x, BreakoutRules::kBall) == 1);
+    CHECK(cell(obs, 3, g.ball_x, BreakoutRules::kTrail) == 1);
+  }
+  CHECK(starts == std::set<std::int32_t>{0, 9});  // both starts happen
+}
+
+TEST_CASE("MinAtar Breakout: a scripted rally: paddle bounce, wall, a brick, then a miss") {
+  MinAtarBreakout env(1, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  place_ball(env, 0, 3, BreakoutRules::kDownRight);
+  const BreakoutRules& g = env.game();
+  // Five frames down-right to (5, 8); on the sixth the paddle steps right under the ball
+  // (column 5), which bounces straight back up: up-right from (6, 8).
+  for (int i = 0; i < 5; ++i) CHECK(env.step(action::kNoop, obs).reward == 0.0f);
+  CHECK(g.ball_x == 5);
+  CHECK(g.ball_y == 8);
+  StepResult r = env.step(action::kRight, obs);
+  CHECK_FALSE(r.episode_over());
+  CHECK(g.paddle == 5);
+  CHECK(g.ball_x == 6);
+  CHECK(g.ball_y == 8);
+  CHECK(g.direction == BreakoutRules::kUpRight);
+  // (7,7), (8,6), (9,5), then the right wall: (9,4) going up-left.
+  for (int i = 0; i < 4; ++i) CHECK(env.step(action::kNoop, obs).reward == 0.0f);
+  CHECK(g.ball_x == 9);
+  CHECK(g.ball_y == 4);
+  CHECK(g.direction == BreakoutRules::kUpLeft);
+  // Into the brick at (8, 3): +1, the brick is gone, the ball stays in row 4 going down-left.
+  r = env.step(action::kNoop, obs);
+  CHECK(r.reward == 1.0f);
+  CHECK_FALSE(g.brick(3, 8));
+  CHECK(g.brick_count() == 29);
+  CHECK(channel_count(obs, BreakoutRules::kBrick) == 29);
+  CHECK(g.ball_x == 8);
+  CHECK(g.ball_y == 4);
+  CHECK(g.direction == BreakoutRules::kDownLeft);
+  CHECK(cell(obs, 4, 8, BreakoutRules::kBall) == 1);
+  CHECK(cell(obs, 4, 9, BreakoutRules::kTrail) == 1);  // where it came from
+  // (7,5), (6,6), (5,7), (4,8), then row 9 at column 3 with the paddle at 5: the episode ends.
+  for (int i = 0; i < 4; ++i) CHECK_FALSE(env.step(action::kNoop, obs).episode_over());
+  r = env.step(action::kNoop, obs);
+  CHECK(r.terminated);
+  CHECK_FALSE(r.truncated);
+  CHECK(r.reward == 0.0f);
+  CHECK_THROWS_AS(env.step(action::kNoop, obs), Error);
+}
+
+TEST_CASE("MinAtar Breakout: landing on the paddle's column sends the ball back the way it came") {
+  MinAtarBreakout env(2, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  place_ball(env, 4, 8, BreakoutRules::kDownRight);
+  env.game().paddle = 5;
+  CHECK_FALSE(env.step(action::kNoop, obs).episode_over());
+  CHECK(env.game().direction == BreakoutRules::kUpLeft);
+  CHECK(env.game().ball_x == 5);
+  CHECK(env.game().ball_y == 8);
+}
+
+TEST_CASE("MinAtar Breakout: right after breaking a brick the ball passes into the next one") {
+  MinAtarBreakout env(3, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  BreakoutRules& g = env.game();
+  place_ball(env, 2, 4, BreakoutRules::kUpRight);
+  g.brick(5, 4) = true;                                // an extra brick in the way back down
+  CHECK(env.step(action::kNoop, obs).reward == 1.0f);  // breaks (3, 3), back to row 4
+  CHECK(g.ball_x == 3);
+  CHECK(g.ball_y == 4);
+  CHECK(env.step(action::kNoop, obs).reward == 0.0f);  // enters (4, 5) without breaking it
+  CHECK(g.ball_x == 4);
+  CHECK(g.ball_y == 5);
+  CHECK(g.brick(5, 4));
+  CHECK(g.direction == BreakoutRules::kDownRight);
+}
+
+TEST_CASE("MinAtar Breakout: the bricks come back once all are broken") {
+  MinAtarBreakout env(4, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  BreakoutRules& g = env.game();
+  g.bricks = {};
+  place_ball(env, 3, 8, BreakoutRules::kDownRight);
+  g.paddle = 3;  // under the ball: bounces
+  CHECK_FALSE(env.step(action::kNoop, obs).episode_over());
+  CHECK(g.brick_count() == 30);
+  CHECK(channel_count(obs, BreakoutRules::kBrick) == 30);
+}
+
+TEST_CASE("MinAtar Freeway: the start, per the rules") {
+  MinAtarFreeway env(5);
+  CHECK(env.observation_spec() == TensorSpec{{10, 10, 7}, DType::u8});
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  const FreewayRules& g = env.game();
+  CHECK(cell(obs, 9, 4, FreewayRules::kChicken) == 1);
+  CHECK(channel_count(obs, FreewayRules::kChicken) == 1);
+  CHECK(channel_count(obs, FreewayRules::kCar) == 8);
+  std::int64_t trails = 0;
+  for (std::int32_t c = FreewayRules::kSpeed1; c < FreewayRules::kChannels; ++c)
+    trails += channel_count(obs, c);
+  CHECK(trails == 8);
+  for (std::size_t i = 0; i < g.cars.size(); ++i) {
+    const FreewayRules::Car& car = g.cars[i];
+    CHECK(car.x == 0);
+    CHECK(car.y == static_cast<std::int32_t>(i) + 1);
+    CHECK(std::abs(car.speed) >= 1);
+    CHECK(std::abs(car.speed) <= 5);
+    CHECK(car.timer == std::abs(car.speed));
+    // The trail: behind the car (wrapping), in the channel of its speed.
+    const std::int32_t behind = car.speed > 0 ? 9 : 1;
+    CHECK(cell(obs, car.y, behind, FreewayRules::kSpeed1 + std::abs(car.speed) - 1) == 1);
+  }
+}
+
+TEST_CASE("MinAtar Freeway: crossing takes 28 frames of 'up' and scores; speeds are redrawn") {
+  MinAtarFreeway env(6, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  FreewayRules& g = env.game();
+  for (FreewayRules::Car& car : g.cars) {  // parked out of the way
+    car.x = 0;
+    car.timer = 1'000'000;
+  }
+  // The chicken moves when its cool-down is 0; the cool-down starts at 3, is set to 3 by a move
+  // and counts down at the end of each frame: moves on frames 4, 7, 10, ..., the ninth (row 0)
+  // on frame 28.
+  for (int frame = 1; frame < 28; ++frame) {
+    CHECK(env.step(action::kUp, obs).reward == 0.0f);
+    CHECK(g.chicken == (frame < 4 ? 9 : 9 - ((frame - 4) / 3 + 1)));
+  }
+  CHECK(g.chicken == 1);
+  CHECK(env.step(action::kUp, obs).reward == 1.0f);
+  CHECK(g.chicken == 9);
+  for (const FreewayRules::Car& car : g.cars) CHECK(car.timer <= 5);  // redrawn
+  // 'down' at the bottom stays there.
+  for (int i = 0; i < 8; ++i) env.step(action::kDown, obs);
+  CHECK(g.chicken == 9);
+}
+
+TEST_CASE("MinAtar Freeway: a car sends the chicken back, before or after it moves; cars wrap") {
+  MinAtarFreeway env(7, kNoSticky);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  FreewayRules& g = env.game();
+  for (FreewayRules::Car& car : g.cars) car.timer = 1'000'000;
+  g.chicken = 8;
+  g.cars[7] = {3, 8, 0, 1};  // moves right this frame, onto the chicken
+  env.step(action::kNoop, obs);
+  CHECK(g.cars[7].x == 4);
+  CHECK(g.cars[7].timer == 1);
+  CHECK(g.chicken == 9);
+
+  g.chicken = 5;
+  g.cars[4] = {4, 5, 3, -3};  // already on the chicken's cell
+  env.step(action::kNoop, obs);
+  CHECK(g.chicken == 9);
+  CHECK(g.cars[4].timer == 2);
+
+  g.cars[0] = {9, 1, 0, 2};  // off the right edge: back at column 0
+  env.step(action::kNoop, obs);
+  CHECK(g.cars[0].x == 0);
+  g.cars[1] = {0, 2, 0, -4};  // off the left edge: column 9
+  env.step(action::kNoop, obs);
+  CHECK(g.cars[1].x == 9);
+}
+
+TEST_CASE("MinAtar Freeway: 2,500 frames, then the episode is truncated (not terminated)") {
+  MinAtarFreeway env(8);
+  Tensor obs = observation_for(env);
+  env.reset(obs);
+  for (int frame = 1; frame <= FreewayRules::kTimeLimit; ++frame)
+    REQUIRE_FALSE(env.step(action::kUp, obs).episode_over());
+  const StepResult r = env.step(action::kUp, obs);
+  CHECK(r.truncated);
+  CHECK_FALSE(r.terminated);
+}
+
+TEST_CASE("MinAtar: sticky actions repeat the last action with the configured probability") {
+  // After reset the last action is no-op; always choosing 'right', the first frame plays no-op
+  // exactly when the action sticks.
+  for (const double p : {0.0, 0.1, 0.25}) {
+    MinAtarBreakout env(9, Options{p, true});
+    Tensor obs = observation_for(env);
+    int stuck = 0;
+    const int episodes = 4000;
+    for (int e = 0; e < episodes; ++e) {
+      env.reset(obs);
+      env.step(action::kRight, obs);
+      stuck += env.last_action() == action::kNoop;
+    }
+    const double rate = static_cast<double>(stuck) / episodes;
+    CAPTURE(p);
+    if (p == 0.0) {
+      CHECK(stuck == 0);
+    } else {
+      CHECK(std::abs(rate - p) < 0.02);  // about 3 standard deviations at n = 4000
+    }
+  }
+  CHECK(Options{}.sticky_action_probability == 0.1);  // MinAtar's default
+  CHECK_THROWS_WITH_AS(MinAtarBreakout(1, Options{1.0, true}),
+                       doctest::Contains("sticky_action_probability"), Error);
+}
+
+TEST_CASE("MinAtar: episodes are a function of the seed") {
+  auto play = [](std::uint64_t seed) {
+    MinAtarFreeway freeway(seed);
+    MinAtarBreakout breakout(seed);
+    Tensor a = observation_for(freeway), b = observation_for(breakout);
+    freeway.reset(a);
+    breakout.reset(b);
+    Rng actions(seed + 100);
+    std::vector<std::uint8_t> trace;
+    for (int t = 0; t < 300; ++t) {
+      const auto action = static_cast<std::int32_t>(actions.below(6));
+      if (!freeway.game().over()) freeway.step(action, a);
+      if (breakout.game().over()) breakout.reset(b);
+      breakout.step(action, b);
+      trace.insert(trace.end(), a.data<std::uint8_t>(), a.data<std::uint8_t>() + a.numel());
+      trace.insert(trace.end(), b.data<std::uint8_t>(), b.data<std::uint8_t>() + b.numel());
+    }
+    return trace;
+  };
+  CHECK(play(11) == play(11));
+  CHECK(play(11) != play(12));
+}
