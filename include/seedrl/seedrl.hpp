@@ -47,9 +47,11 @@
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/env/minatar/asterix.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/env/minatar/freeway.hpp"
 #include "seedrl/env/minatar/minatar.hpp"
+#include "seedrl/env/minatar/space_invaders.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/json.hpp"

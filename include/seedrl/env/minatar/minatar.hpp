@@ -11,7 +11,7 @@
 // The rules are our own code written from the published description and the public reference
 // implementation's behaviour (github.com/kenjyoung/MinAtar); the random streams differ from
 // numpy's, so episodes are not byte-identical to the Python version's for a given seed.
-// Games: minatar/breakout.hpp, minatar/freeway.hpp.
+// Games: minatar/breakout.hpp, freeway.hpp, asterix.hpp, space_invaders.hpp.
 //
 // A Game provides: `static constexpr int kChannels`, `static constexpr const char* kName`,
 // `void reset(Rng&)`, `float act(int action, Rng&)` (the reward of one frame), `bool over()`,
