@@ -51,6 +51,7 @@
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/env/minatar/freeway.hpp"
 #include "seedrl/env/minatar/minatar.hpp"
+#include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
