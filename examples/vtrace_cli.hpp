@@ -109,11 +109,18 @@ struct VTraceCli {
     session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
   }
 
-  /// The agent the parsed options describe, for observations of `observation_size` floats.
+  /// The agent the parsed options describe, with an MLP for observations of `observation_size`
+  /// floats.
   VTraceAgent make_agent(std::int64_t observation_size, std::int64_t num_actions,
                          std::int64_t unroll_length) const {
+    return make_agent(nn::NetworkConfig::mlp(observation_size, num_actions, hidden), unroll_length);
+  }
+
+  /// The agent the parsed options describe, with `network` (its LSTM size and seed set from the
+  /// options).
+  VTraceAgent make_agent(nn::NetworkConfig network, std::int64_t unroll_length) const {
     VTraceAgentOptions o;
-    o.network = nn::NetworkConfig::mlp(observation_size, num_actions, hidden);
+    o.network = std::move(network);
     o.network.lstm_size = lstm;
     o.network.seed = seed;
     o.batch_size = batch;

@@ -1,0 +1,101 @@
+// minatar_vtrace: SEED RL's V-trace agent learning a MinAtar game from its 10 x 10 pixels, in one
+// process: actor threads step the game, a central inference server runs the MinAtar network
+// (conv 16 3x3, linear 128) on their batched observations, a V-trace learner trains it.
+//
+//   minatar_vtrace [--game breakout|freeway|asterix|seaquest|space_invaders] [--frames 5000000]
+//                  [--seed 1] [--logdir DIR] [--actors 4] [--envs-per-actor 16] [agent options]
+//
+// Progress on stderr; the last line of stdout is the JSON object of the other examples (frames,
+// seconds, fps, episodes, mean_return, ...). Sticky actions (0.1) and difficulty ramping are on,
+// as in MinAtar's published baselines.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include "seedrl/env/minatar/asterix.hpp"
+#include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/env/minatar/freeway.hpp"
+#include "seedrl/env/minatar/seaquest.hpp"
+#include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/seedrl.hpp"
+#include "vtrace_cli.hpp"
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+void on_signal(int) {
+  interrupted = true;
+}
+
+/// Calls `f(make_env)` with a factory `make_env(seed)` for the named MinAtar game.
+template <class F>
+decltype(auto) with_game(const std::string& name, F&& f) {
+  using namespace seedrl;
+  if (name == "breakout") return f([](std::uint64_t s) { return MinAtarBreakout(s); });
+  if (name == "freeway") return f([](std::uint64_t s) { return MinAtarFreeway(s); });
+  if (name == "asterix") return f([](std::uint64_t s) { return MinAtarAsterix(s); });
+  if (name == "seaquest") return f([](std::uint64_t s) { return MinAtarSeaquest(s); });
+  SEEDRL_REQUIRE(name == "space_invaders", "unknown MinAtar game '", name, "'");
+  return f([](std::uint64_t s) { return MinAtarSpaceInvaders(s); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace seedrl;
+  using Backend = cpu::Backend;
+
+  CLI::App app{"SEED RL V-trace on a MinAtar game, in one process"};
+  examples::VTraceCli cli;
+  cli.frames = 5'000'000;
+  cli.learning_rate = 6e-4;
+  cli.batch = 16;
+  LocalTrainerOptions run;
+  run.num_actors = 4;
+  run.envs_per_actor = 16;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 20;
+  std::string game = "breakout";
+  cli.add_options(app, run);
+  app.remove_option(app.get_option("--env"));
+  app.add_option("--game", game, "MinAtar game")
+      ->check(CLI::IsMember({"breakout", "freeway", "asterix", "seaquest", "space_invaders"}));
+  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
+  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
+      ->check(CLI::Range(1, 1024));
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    cli.finish(run);
+    run.interrupt = &interrupted;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::fprintf(stderr,
+                 "minatar_vtrace: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n",
+                 game.c_str(), run.num_actors, run.envs_per_actor,
+                 static_cast<long long>(run.server.unroll_length),
+                 static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed));
+    const TrainingResult result = with_game(game, [&](auto make_env) {
+      const auto probe = make_env(0);
+      const VTraceAgent agent =
+          cli.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                                    probe.action_spec().num_actions),
+                         run.server.unroll_length);
+      return train_locally<VTraceAgent, Backend>(
+          agent,
+          [&](std::int32_t a, std::int32_t e) {
+            return make_env(examples::environment_seed(cli.seed, a, e));
+          },
+          run);
+    });
+    examples::print_result(game, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "minatar_vtrace: error: %s\n", e.what());
+    return 1;
+  }
+}
