@@ -11,8 +11,6 @@
 // a final checkpoint).
 #include <CLI/CLI.hpp>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -20,18 +18,8 @@
 #include "seedrl/seedrl.hpp"
 #include "vtrace_cli.hpp"
 
-namespace {
-
-std::atomic<bool> interrupted{false};
-void on_signal(int) {
-  interrupted = true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace seedrl;
-  using Backend = cpu::Backend;
 
   CLI::App app{"SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process"};
   examples::VTraceCli cli;
@@ -41,34 +29,19 @@ int main(int argc, char** argv) {
   run.checkpoint_seconds = 300;
   run.server.unroll_length = 20;
   cli.add_options(app, run);
-  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
-  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
-      ->check(CLI::Range(1, 256));
+  examples::add_actor_options(app, run, 256);
   app.add_option("--eval-actors", run.evaluation_actors, "extra greedy actors that do not train")
       ->check(CLI::Range(0, 64));
   CLI11_PARSE(app, argc, argv);
 
   try {
-    cli.finish(run);
-    run.interrupt = &interrupted;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    std::fprintf(stderr,
-                 "cartpole_vtrace: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n",
-                 cli.env_name.c_str(), run.num_actors, run.envs_per_actor,
-                 static_cast<long long>(run.server.unroll_length),
-                 static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed));
     const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {
       const auto probe = make_env(0);
-      const VTraceAgent agent =
-          cli.make_agent(probe.observation_spec().shape.numel(), probe.action_spec().num_actions,
-                         run.server.unroll_length);
-      return train_locally<VTraceAgent, Backend>(
-          agent,
-          [&](std::int32_t a, std::int32_t e) {
-            return make_env(examples::environment_seed(cli.seed, a, e));
-          },
-          run);
+      return examples::train_in_process(
+          "cartpole_vtrace", cli.env_name, cli, run,
+          nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(),
+                                 probe.action_spec().num_actions, cli.hidden),
+          make_env);
     });
     examples::print_result(cli.env_name, cli.seed, result);
     return 0;

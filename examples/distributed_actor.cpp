@@ -31,15 +31,6 @@
 #include "seedrl/transport/remote_client.hpp"
 #include "vtrace_cli.hpp"
 
-namespace {
-
-std::atomic<bool> interrupted{false};
-void on_signal(int) {
-  interrupted = true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace seedrl;
 
@@ -70,8 +61,7 @@ int main(int argc, char** argv) {
     }
     client.validate();
     if (seed == 0) seed = std::random_device{}() | 1u;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    const std::atomic<bool>& interrupted = *examples::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
     return examples::with_environment(env_name, [&](auto make_env) -> int {

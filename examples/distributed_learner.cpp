@@ -30,15 +30,6 @@
 #include "seedrl/transport/socket_server.hpp"
 #include "vtrace_cli.hpp"
 
-namespace {
-
-std::atomic<bool> interrupted{false};
-void on_signal(int) {
-  interrupted = true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace seedrl;
   using Backend = cpu::Backend;
@@ -88,9 +79,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "distributed_learner: %s\n", line.c_str());
       std::fflush(stderr);
     };
-    run.interrupt = &interrupted;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    run.interrupt = examples::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
     const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {

@@ -10,8 +10,6 @@
 // as in MinAtar's published baselines.
 #include <CLI/CLI.hpp>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -25,11 +23,6 @@
 #include "vtrace_cli.hpp"
 
 namespace {
-
-std::atomic<bool> interrupted{false};
-void on_signal(int) {
-  interrupted = true;
-}
 
 /// Calls `f(make_env)` with a factory `make_env(seed)` for the named MinAtar game.
 template <class F>
@@ -47,7 +40,6 @@ decltype(auto) with_game(const std::string& name, F&& f) {
 
 int main(int argc, char** argv) {
   using namespace seedrl;
-  using Backend = cpu::Backend;
 
   CLI::App app{"SEED RL V-trace on a MinAtar game, in one process"};
   examples::VTraceCli cli;
@@ -64,33 +56,17 @@ int main(int argc, char** argv) {
   app.remove_option(app.get_option("--env"));
   app.add_option("--game", game, "MinAtar game")
       ->check(CLI::IsMember({"breakout", "freeway", "asterix", "seaquest", "space_invaders"}));
-  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
-  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
-      ->check(CLI::Range(1, 1024));
+  examples::add_actor_options(app, run, 1024);
   CLI11_PARSE(app, argc, argv);
 
   try {
-    cli.finish(run);
-    run.interrupt = &interrupted;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    std::fprintf(stderr,
-                 "minatar_vtrace: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n",
-                 game.c_str(), run.num_actors, run.envs_per_actor,
-                 static_cast<long long>(run.server.unroll_length),
-                 static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed));
     const TrainingResult result = with_game(game, [&](auto make_env) {
       const auto probe = make_env(0);
-      const VTraceAgent agent =
-          cli.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                                    probe.action_spec().num_actions),
-                         run.server.unroll_length);
-      return train_locally<VTraceAgent, Backend>(
-          agent,
-          [&](std::int32_t a, std::int32_t e) {
-            return make_env(examples::environment_seed(cli.seed, a, e));
-          },
-          run);
+      return examples::train_in_process(
+          "minatar_vtrace", game, cli, run,
+          nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                     probe.action_spec().num_actions),
+          make_env);
     });
     examples::print_result(game, cli.seed, result);
     return 0;

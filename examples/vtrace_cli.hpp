@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -14,6 +16,7 @@
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/vtrace_learner.hpp"
 
@@ -26,6 +29,16 @@ decltype(auto) with_environment(const std::string& name, F&& f) {
   if (name == "cartpole") return f([](std::uint64_t seed) { return CartPole(seed); });
   SEEDRL_REQUIRE(name == "catch", "unknown environment '", name, "' (cartpole or catch)");
   return f([](std::uint64_t seed) { return FlattenObservation(Catch(seed)); });
+}
+
+/// Makes SIGINT and SIGTERM set the returned flag (for TrainingSessionOptions::interrupt, or to
+/// poll) instead of killing the program, so that it can stop cleanly and save what it has.
+inline const std::atomic<bool>* stop_on_signals() {
+  static std::atomic<bool> stop{false};
+  auto set = [](int) { stop = true; };
+  std::signal(SIGINT, set);
+  std::signal(SIGTERM, set);
+  return &stop;
 }
 
 /// A distinct environment seed per (run seed, actor, environment).
@@ -138,6 +151,32 @@ struct VTraceCli {
     return VTraceAgent(o);
   }
 };
+
+/// --actors and --envs-per-actor of the in-process programs.
+inline void add_actor_options(CLI::App& app, LocalTrainerOptions& run, int max_envs_per_actor) {
+  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
+  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
+      ->check(CLI::Range(1, max_envs_per_actor));
+}
+
+/// Trains the agent `cli` describes, with `network`, in one process on environments from
+/// `make_env(seed)`, after a line on stderr saying what runs; stops cleanly on SIGINT/SIGTERM.
+template <class MakeEnv>
+TrainingResult train_in_process(const char* program, const std::string& env_name,
+                                const VTraceCli& cli, LocalTrainerOptions run,
+                                nn::NetworkConfig network, MakeEnv make_env) {
+  cli.finish(run);
+  run.interrupt = stop_on_signals();
+  std::fprintf(stderr, "%s: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n", program,
+               env_name.c_str(), run.num_actors, run.envs_per_actor,
+               static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
+               static_cast<unsigned long long>(cli.seed));
+  const VTraceAgent agent = cli.make_agent(std::move(network), run.server.unroll_length);
+  return train_locally<VTraceAgent, cpu::Backend>(
+      agent,
+      [&](std::int32_t a, std::int32_t e) { return make_env(environment_seed(cli.seed, a, e)); },
+      run);
+}
 
 /// The last line of the training programs' stdout: one JSON object with the run's figures.
 inline void print_result(const std::string& env_name, std::uint64_t seed,
