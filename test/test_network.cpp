@@ -1,7 +1,10 @@
 // Network: shapes, FLOP counts, gradient wiring (heads, LSTM core, resets), overfitting.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/nn/network.hpp"
@@ -28,14 +31,17 @@ Tensor random_observations(const Shape& shape, DType dtype, Rng& rng) {
   return t;
 }
 
-// Loss = <wl, logits> + <wv, values> with fixed random weights; returns it in double.
+// Loss = <wl, logits> + <wv, values> + <wq, q> with fixed random weights (an undefined weight
+// skips its output); returns it in double.
 struct LinearLoss {
-  Tensor wl, wv;
+  Tensor wl, wv, wq;
   double operator()(const nn::NetworkOutputs& out) const {
     double s = 0.0;
-    for (Index i = 0; i < wl.numel(); ++i)
+    for (Index i = 0; wq.defined() && i < wq.numel(); ++i)
+      s += static_cast<double>(wq.data<float>()[i]) * out.q.data<float>()[i];
+    for (Index i = 0; wl.defined() && i < wl.numel(); ++i)
       s += static_cast<double>(wl.data<float>()[i]) * out.logits.data<float>()[i];
-    for (Index i = 0; i < wv.numel(); ++i)
+    for (Index i = 0; wv.defined() && i < wv.numel(); ++i)
       s += static_cast<double>(wv.data<float>()[i]) * out.values.data<float>()[i];
     return s;
   }
@@ -47,10 +53,14 @@ void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
                              std::uint64_t seed) {
   Rng rng(seed);
   const Index steps = obs.dim(0), batch = obs.dim(1), actions = net.config().num_actions;
-  LinearLoss loss{random_observations({steps, batch, actions}, DType::f32, rng),
-                  random_observations({steps, batch}, DType::f32, rng)};
+  LinearLoss loss;
+  if (net.config().policy_value_heads) {
+    loss.wl = random_observations({steps, batch, actions}, DType::f32, rng);
+    loss.wv = random_observations({steps, batch}, DType::f32, rng);
+  }
+  if (net.config().q_head) loss.wq = random_observations({steps, batch, actions}, DType::f32, rng);
   net.forward(obs, {}, resets);
-  net.backward({.logits = loss.wl, .values = loss.wv});
+  net.backward({.logits = loss.wl, .values = loss.wv, .q = loss.wq});
   const Tensor analytic = net.parameters().grads().clone();
   int checked = 0;
   for (const nn::Parameter& p : net.parameters().parameters()) {
@@ -222,4 +232,38 @@ TEST_CASE("Network: bad configuration and inputs throw naming the setting") {
       net.backward({.logits = Tensor::zeros({1, 8, 3})}),
       doctest::Contains("gradient of logits: expected f32[1, 8, 2], got f32[1, 8, 3]"), Error);
   CHECK_THROWS_WITH_AS(net.backward({}), doctest::Contains("no gradient given"), Error);
+}
+
+TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") {
+  Rng rng(11);
+  nn::NetworkConfig c = nn::NetworkConfig::mlp(3, 4, {8});
+  c.lstm_size = 5;
+  c.policy_value_heads = false;
+  c.q_head = true;
+  c.dueling = true;
+  c.seed = 3;
+  Net net(c);
+  std::vector<std::string> names;
+  for (const nn::Parameter& p : net.parameters().parameters()) names.push_back(p.name);
+  CHECK(std::find(names.begin(), names.end(), "q_value.weight") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "q_advantage.weight") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "q.weight") == names.end());
+
+  const Tensor obs = random_observations({3, 2, 3}, DType::f32, rng);
+  // A constant added to every advantage (its bias) leaves Q unchanged: the mean removes it.
+  const Tensor q0 = net.forward(obs).q.clone();
+  for (const nn::Parameter& p : net.parameters().parameters()) {
+    if (p.name != "q_advantage.bias") continue;
+    for (Index a = 0; a < 4; ++a) p.value.data<float>()[a] += 0.75f;
+  }
+  net.parameters().bump_version();
+  const Tensor q1 = net.forward(obs).q;
+  for (Index i = 0; i < q0.numel(); ++i)
+    CHECK(q1.data<float>()[i] == doctest::Approx(q0.data<float>()[i]).epsilon(1e-5));
+  check_network_gradients(net, obs, {}, 12);
+
+  nn::NetworkConfig bad = c;
+  bad.q_head = false;
+  bad.policy_value_heads = true;
+  CHECK_THROWS_WITH_AS(Net{bad}, doctest::Contains("dueling needs q_head"), Error);
 }

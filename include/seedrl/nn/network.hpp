@@ -6,7 +6,8 @@
 // Torsos: an MLP (CartPole-sized); the MinAtar net (conv 16 3x3 stride 1 on 10x10xC, ReLU,
 // linear 128, ReLU; Young & Tian 2019); the Nature DQN CNN (u8 4x84x84 scaled by 1/255, conv 32
 // 8x8/4, conv 64 4x4/2, conv 64 3x3/1, linear 512, ReLUs; Mnih et al. 2015). An optional LSTM
-// core runs over the time axis with per-step resets; heads are linear.
+// core runs over the time axis with per-step resets; heads are linear. The Q head is either one
+// linear layer or dueling (Wang et al. 2016): Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a').
 #pragma once
 
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/layer_options.hpp"
@@ -38,6 +40,7 @@ struct NetworkConfig {
   std::int64_t num_actions = 0;
   bool policy_value_heads = true;  ///< policy logits and state value
   bool q_head = false;             ///< action values
+  bool dueling = false;            ///< the Q head is a value and an advantage stream (R2D2)
   std::uint64_t seed = 0;          ///< parameter initialisation
 
   static NetworkConfig mlp(std::int64_t observation_size, std::int64_t num_actions,
@@ -70,6 +73,7 @@ struct NetworkConfig {
     SEEDRL_REQUIRE(lstm_size >= 0, "NetworkConfig.lstm_size must be >= 0, got ", lstm_size);
     SEEDRL_REQUIRE(policy_value_heads || q_head,
                    "NetworkConfig: no head enabled (policy_value_heads or q_head)");
+    SEEDRL_REQUIRE(!dueling || q_head, "NetworkConfig.dueling needs q_head");
     switch (torso) {
       case Torso::mlp:
         SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0,
@@ -138,7 +142,12 @@ class Network {
       policy_.emplace(store_, "policy", head_options(features, config_.num_actions, 0.01));
       value_.emplace(store_, "value", head_options(features, 1, 1.0));
     }
-    if (config_.q_head) q_.emplace(store_, "q", head_options(features, config_.num_actions, 1.0));
+    if (config_.q_head && config_.dueling) {
+      q_value_.emplace(store_, "q_value", head_options(features, 1, 1.0));
+      q_advantage_.emplace(store_, "q_advantage", head_options(features, config_.num_actions, 1.0));
+    } else if (config_.q_head) {
+      q_.emplace(store_, "q", head_options(features, config_.num_actions, 1.0));
+    }
     store_.finalize(config_.seed);
   }
 
@@ -181,6 +190,7 @@ class Network {
       outputs_.values = value_->forward(features).reshape({steps_, batch_});
     }
     if (q_) outputs_.q = q_->forward(features).reshape({steps_, batch_, config_.num_actions});
+    if (q_advantage_) outputs_.q = dueling_forward(features);
     return outputs_;
   }
 
@@ -192,7 +202,7 @@ class Network {
     SEEDRL_REQUIRE(any_head || grads.final_state.defined(), "Network::backward: no gradient given");
     // Layers write their gradients; the ones a partial backward does not reach must read zero.
     const bool partial = (policy_ && (!grads.logits.defined() || !grads.values.defined())) ||
-                         (q_ && !grads.q.defined());
+                         ((q_ || q_advantage_) && !grads.q.defined());
     if (partial) store_.zero_grad();
 
     Tensor grad_features;
@@ -212,6 +222,19 @@ class Network {
       accumulate(value_, grads.values, {steps_, batch_}, "values");
     }
     if (q_) accumulate(q_, grads.q, {steps_, batch_, config_.num_actions}, "q");
+    if (q_advantage_ && grads.q.defined()) {
+      require_tensor(grads.q, {steps_, batch_, config_.num_actions}, DType::f32,
+                     "Network::backward: gradient of ", "q");
+      // dQ_j/dA_k = [j == k] - 1/A and dQ_j/dV = 1.
+      const auto g = grads.q.reshape({frames, config_.num_actions}).template matrix<float>();
+      const Tensor grad_value = grad_value_buffer_.view({frames, 1});
+      const Tensor grad_advantage = grad_advantage_buffer_.view({frames, config_.num_actions});
+      grad_value.template matrix<float>() = g.rowwise().sum();
+      grad_advantage.template matrix<float>() = g.colwise() - g.rowwise().mean();
+      accumulate(q_value_, grad_value, {frames, 1}, "the dueling value");
+      accumulate(q_advantage_, grad_advantage, {frames, config_.num_actions},
+                 "the dueling advantage");
+    }
 
     if (core_) {
       const Tensor grad_sequence = grad_features.defined()
@@ -290,6 +313,16 @@ class Network {
     }
   }
 
+  // Q = V + A - mean(A) on the host (the CPU backend's tensors).
+  Tensor dueling_forward(const Tensor& features) {
+    const std::int64_t frames = steps_ * batch_, actions = config_.num_actions;
+    const auto v = q_value_->forward(features).template matrix<float>();
+    const auto a = q_advantage_->forward(features).template matrix<float>();
+    const Tensor q = q_buffer_.view({frames, actions});
+    q.template matrix<float>() = (a.colwise() - a.rowwise().mean()).colwise() + v.col(0);
+    return q.reshape({steps_, batch_, actions});
+  }
+
   double flops(bool train) const {
     const Shape one = frame_shape(1);
     double total = torso_.forward_flops(one) + (train ? torso_.backward_flops(one, false) : 0.0);
@@ -305,6 +338,9 @@ class Network {
     head(policy_);
     head(value_);
     head(q_);
+    head(q_value_);
+    head(q_advantage_);
+    if (q_advantage_) total += 3.0 * static_cast<double>(config_.num_actions);  // the combination
     return total;
   }
 
@@ -312,7 +348,8 @@ class Network {
   ParameterStore store_;
   Sequential<B> torso_;
   std::optional<typename B::LSTM> core_;
-  std::optional<Linear> policy_, value_, q_;
+  std::optional<Linear> policy_, value_, q_, q_value_, q_advantage_;
+  ScratchBuffer q_buffer_, grad_value_buffer_, grad_advantage_buffer_;
   std::int64_t head_input_size_ = 0;
   std::int64_t steps_ = 0, batch_ = 0;
   NetworkOutputs outputs_;
