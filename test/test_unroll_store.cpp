@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/runtime/unroll_codec.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
 using namespace seedrl;
@@ -143,4 +145,37 @@ TEST_CASE("UnrollBatch: stacks unrolls time-major") {
     }
   CHECK(batch.flags.data<std::uint8_t>()[0 * 3 + 2] == step_flags::kFirst);
   CHECK(batch.initial_state.h[2].data<float>()[0] == 120.0f);
+}
+
+TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named") {
+  UnrollStore store(1, spec(3, 1, 2));
+  Stepper s;
+  std::unique_ptr<Unroll> u;
+  for (int k = 0; k < 3 && !u; ++k)
+    u = store.append(0, s.make(k, 0, k == 0 ? step_flags::kFirst : 0));
+  REQUIRE(u != nullptr);
+  CHECK(matches(*u, store.spec()));
+  CHECK_FALSE(matches(*u, spec(4, 1, 2)));
+  CHECK_FALSE(matches(*u, spec(3, 1, 0)));
+
+  ByteWriter w;
+  ReplayItemCodec<Unroll>::write(w, *u);
+  const std::string bytes = w.data();
+  ByteReader r(std::span<const char>(bytes.data(), bytes.size()), "state.bin");
+  const Unroll back = ReplayItemCodec<Unroll>::read(r);
+  CHECK(r.remaining() == 0);
+  CHECK(matches(back, store.spec()));
+  CHECK(obs_at(back, 2) == 2.0f);
+  CHECK(back.logits[1].data<float>()[2] == 1.0f);
+  CHECK(back.initial_state.c.data<float>()[0] == 200.0f);
+
+  // Every truncation is an error naming the source, never a crash.
+  for (std::size_t n = 0; n < bytes.size(); n += 7) {
+    ByteReader cut(std::span<const char>(bytes.data(), n), "state.bin");
+    CHECK_THROWS_WITH_AS(ReplayItemCodec<Unroll>::read(cut), doctest::Contains("state.bin"), Error);
+  }
+  std::string bad = bytes;
+  bad[0] = 9;  // unknown dtype of the observations
+  ByteReader corrupt(std::span<const char>(bad.data(), bad.size()), "state.bin");
+  CHECK_THROWS_WITH_AS(ReplayItemCodec<Unroll>::read(corrupt), doctest::Contains("dtype"), Error);
 }

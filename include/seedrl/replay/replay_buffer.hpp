@@ -156,6 +156,15 @@ class ReplayBuffer {
     return s.item != nullptr && s.index == index ? s.priority : -1.0;
   }
 
+  /// Whether `pred(item)` holds for every item in the buffer (e.g. to check a loaded state).
+  template <class Pred>
+  bool all_items(Pred pred) const {
+    std::lock_guard lock(mutex_);
+    for (const Slot& s : slots_)
+      if (s.item != nullptr && !pred(*s.item)) return false;
+    return true;
+  }
+
   // ---- Saving and restoring ----
   //
   // The state: capacity, the next index, the generator, and (when include_items) every live

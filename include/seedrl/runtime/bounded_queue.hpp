@@ -60,6 +60,20 @@ class BoundedQueue {
     return true;
   }
 
+  /// Blocks until an item is available, then pops up to `max_count` items without waiting for
+  /// more. Returns false when the queue is closed and empty (`out` is then empty).
+  bool pop_available(std::size_t max_count, std::vector<T>& out) {
+    out.clear();
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    while (out.size() < max_count) {
+      std::optional<T> item = take(lock);
+      if (!item) break;
+      out.push_back(std::move(*item));
+    }
+    return !out.empty();
+  }
+
   void close() {
     std::lock_guard lock(mutex_);
     closed_ = true;

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "seedrl/env/environment.hpp"
 #include "seedrl/io/checkpoint.hpp"
@@ -272,33 +273,43 @@ class TrainingSession {
     last_report_ = now;
     last_report_frames_ = frames;
     last_report_steps_ = std::max(steps_now, last_report_steps_);
-    const io::Scalar row[] = {{"seconds", elapsed()},
-                              {"fps", fps},
-                              {"episodes", static_cast<double>(episodes.episodes)},
-                              {"mean_return", episodes.mean_return},
-                              {"mean_episode_length", episodes.mean_length},
-                              {"evaluation_mean_return", episodes.evaluation_mean_return},
-                              {"learner_steps", static_cast<double>(learner_.steps())},
-                              {"learner_steps_per_s", steps_per_s},
-                              {"total_loss", mean.total_loss / k},
-                              {"policy_loss", mean.policy_loss / k},
-                              {"baseline_loss", mean.baseline_loss / k},
-                              {"entropy_loss", mean.entropy_loss / k},
-                              {"entropy", mean.entropy / k},
-                              {"grad_norm", mean.grad_norm / k},
-                              {"learning_rate", mean.learning_rate},
-                              {"policy_lag", mean.policy_lag / k},
-                              {"inference_batch", server_.stats().mean_batch_size()}};
+    std::vector<io::Scalar> row = {{"seconds", elapsed()},
+                                   {"fps", fps},
+                                   {"episodes", static_cast<double>(episodes.episodes)},
+                                   {"mean_return", episodes.mean_return},
+                                   {"mean_episode_length", episodes.mean_length},
+                                   {"evaluation_mean_return", episodes.evaluation_mean_return},
+                                   {"learner_steps", static_cast<double>(learner_.steps())},
+                                   {"learner_steps_per_s", steps_per_s},
+                                   {"total_loss", mean.total_loss / k},
+                                   {"policy_loss", mean.policy_loss / k},
+                                   {"baseline_loss", mean.baseline_loss / k},
+                                   {"entropy_loss", mean.entropy_loss / k},
+                                   {"entropy", mean.entropy / k},
+                                   {"grad_norm", mean.grad_norm / k},
+                                   {"learning_rate", mean.learning_rate},
+                                   {"policy_lag", mean.policy_lag / k},
+                                   {"inference_batch", server_.stats().mean_batch_size()}};
+    // A learner may add its own figures (R2D2: replay size, mean Q, ...).
+    if constexpr (requires { learner_.metrics(); }) {
+      for (const io::Scalar& s : learner_.metrics()) row.push_back(s);
+    }
     metrics.log(frames, row);
     char line[320];
     std::snprintf(line, sizeof line,
-                  "frames %lld/%lld | %.0f fps | episodes %lld | return %.2f | loss %.4f | "
-                  "entropy %.3f | steps %lld (%.1f/s) | lag %.1f",
+                  "frames %lld/%lld | %.0f fps | episodes %lld | return %.2f | loss %.4f | ",
                   static_cast<long long>(frames), static_cast<long long>(options_.total_frames),
                   fps, static_cast<long long>(episodes.episodes), episodes.mean_return,
-                  mean.total_loss / k, mean.entropy / k, static_cast<long long>(learner_.steps()),
-                  steps_per_s, mean.policy_lag / k);
+                  mean.total_loss / k);
     std::string text = line;
+    if constexpr (Agent::kStoresLogits) {  // a policy: its entropy tells how much it explores
+      std::snprintf(line, sizeof line, "entropy %.3f | ", mean.entropy / k);
+      text += line;
+    }
+    std::snprintf(line, sizeof line, "steps %lld (%.1f/s) | lag %.1f",
+                  static_cast<long long>(learner_.steps()), steps_per_s, mean.policy_lag / k);
+    text += line;
+    if constexpr (requires { learner_.progress_suffix(); }) text += learner_.progress_suffix();
     if (hooks.progress_suffix) text += hooks.progress_suffix();
     metrics.progress(text);
   }

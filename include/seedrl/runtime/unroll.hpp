@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <ranges>
 #include <span>
 #include <vector>
 
@@ -81,8 +82,10 @@ struct UnrollBatch {
   Tensor policy_versions;       ///< [L, B] i32
   nn::LstmState initial_state;  ///< [B, H] each
 
-  /// Copies `unrolls` (all of `spec`) into this batch, reusing its storage when the shape repeats.
-  void stack(std::span<const std::unique_ptr<Unroll>> unrolls, const UnrollSpec& spec) {
+  /// Copies `unrolls` (a random-access range of pointers to unrolls of `spec`: unique_ptr,
+  /// shared_ptr or raw) into this batch, reusing its storage when the shape repeats.
+  template <std::ranges::random_access_range Range>
+  void stack(const Range& unrolls, const UnrollSpec& spec) {
     const auto b = static_cast<std::int64_t>(unrolls.size());
     SEEDRL_REQUIRE(b > 0, "UnrollBatch::stack: no unrolls");
     const std::int64_t length = spec.length;
