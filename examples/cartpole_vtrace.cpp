@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <string>
 
+#include "cli.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/seedrl.hpp"
-#include "vtrace_cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;

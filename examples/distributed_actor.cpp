@@ -26,10 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "cli.hpp"
 #include "seedrl/runtime/actor.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
-#include "vtrace_cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/socket_server.hpp"
-#include "vtrace_cli.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;

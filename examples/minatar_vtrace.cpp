@@ -13,30 +13,9 @@
 #include <cstdio>
 #include <string>
 
-#include "seedrl/env/minatar/asterix.hpp"
-#include "seedrl/env/minatar/breakout.hpp"
-#include "seedrl/env/minatar/freeway.hpp"
-#include "seedrl/env/minatar/seaquest.hpp"
-#include "seedrl/env/minatar/space_invaders.hpp"
+#include "cli.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/seedrl.hpp"
-#include "vtrace_cli.hpp"
-
-namespace {
-
-/// Calls `f(make_env)` with a factory `make_env(seed)` for the named MinAtar game.
-template <class F>
-decltype(auto) with_game(const std::string& name, F&& f) {
-  using namespace seedrl;
-  if (name == "breakout") return f([](std::uint64_t s) { return MinAtarBreakout(s); });
-  if (name == "freeway") return f([](std::uint64_t s) { return MinAtarFreeway(s); });
-  if (name == "asterix") return f([](std::uint64_t s) { return MinAtarAsterix(s); });
-  if (name == "seaquest") return f([](std::uint64_t s) { return MinAtarSeaquest(s); });
-  SEEDRL_REQUIRE(name == "space_invaders", "unknown MinAtar game '", name, "'");
-  return f([](std::uint64_t s) { return MinAtarSpaceInvaders(s); });
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace seedrl;
@@ -54,13 +33,12 @@ int main(int argc, char** argv) {
   std::string game = "breakout";
   cli.add_options(app, run);
   app.remove_option(app.get_option("--env"));
-  app.add_option("--game", game, "MinAtar game")
-      ->check(CLI::IsMember({"breakout", "freeway", "asterix", "seaquest", "space_invaders"}));
+  app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(examples::minatar_games()));
   examples::add_actor_options(app, run, 1024);
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const TrainingResult result = with_game(game, [&](auto make_env) {
+    const TrainingResult result = examples::with_minatar_game(game, [&](auto make_env) {
       const auto probe = make_env(0);
       return examples::train_in_process(
           "minatar_vtrace", game, cli, run,

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/metrics_logger.hpp"
 
@@ -34,5 +35,32 @@ TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run res
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     event_files += entry.path().filename().string().find("tfevents") != std::string::npos;
   CHECK(event_files == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("MetricsLogger: run info as a JSON object, merged when a run resumes") {
+  const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_run_info";
+  std::filesystem::remove_all(dir);
+  io::MetricsOptions quiet;
+  quiet.console = false;
+  {
+    io::MetricsLogger logger(dir.string(), quiet);
+    logger.write_run_info({{"agent", "r2d2"}, {"atari_profile", "dqn"}, {"note", "say \"hi\""}});
+    CHECK(read_file(logger.run_info_path()) ==
+          "{\n \"agent\": \"r2d2\",\n \"atari_profile\": \"dqn\",\n \"note\": \"say "
+          "\\\"hi\\\"\"\n}\n");
+  }
+  {
+    io::MetricsLogger logger(dir.string(), quiet);
+    logger.write_run_info({{"atari_profile", "machado"}, {"resumed", "true"}});
+    CHECK(read_file(logger.run_info_path()) ==
+          "{\n \"agent\": \"r2d2\",\n \"atari_profile\": \"machado\",\n \"note\": \"say "
+          "\\\"hi\\\"\",\n \"resumed\": \"true\"\n}\n");
+  }
+  // A damaged file is an error naming it, not a crash.
+  write_file_atomically((dir / "run_info.json").string(), "{\"agent\": ");
+  io::MetricsLogger logger(dir.string(), quiet);
+  CHECK_THROWS_WITH_AS(logger.write_run_info({{"a", "b"}}), doctest::Contains("run_info.json"),
+                       Error);
   std::filesystem::remove_all(dir);
 }

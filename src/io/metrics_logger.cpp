@@ -2,11 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/error.hpp"
+#include "seedrl/io/json.hpp"
 #include "seedrl/io/tensorboard.hpp"
 
 namespace seedrl::io {
@@ -22,6 +26,38 @@ MetricsLogger::MetricsLogger(std::string logdir, const MetricsOptions& options)
 
 MetricsLogger::~MetricsLogger() {
   if (csv_) std::fclose(csv_);
+}
+
+void MetricsLogger::write_run_info(const RunInfo& info) {
+  if (info.empty()) return;
+  if (options_.console) {
+    std::string line = "run:";
+    for (const auto& [key, value] : info) line += " " + key + "=" + value;
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  if (logdir_.empty()) return;
+  const std::string path = run_info_path();
+  RunInfo merged;
+  if (std::filesystem::exists(path)) {
+    const json::Value old = json::parse(read_file(path), path);
+    for (const auto& [key, value] : old.as_object(path))
+      merged.emplace_back(key, value.is_string() ? value.as_string(key) : std::string());
+  }
+  for (const auto& [key, value] : info) {
+    auto same =
+        std::find_if(merged.begin(), merged.end(), [&](const auto& kv) { return kv.first == key; });
+    if (same != merged.end()) {
+      same->second = value;
+    } else {
+      merged.emplace_back(key, value);
+    }
+  }
+  std::string text = "{";
+  for (std::size_t i = 0; i < merged.size(); ++i)
+    text +=
+        (i ? ",\n " : "\n ") + json::quote(merged[i].first) + ": " + json::quote(merged[i].second);
+  text += "\n}\n";
+  write_file_atomically(path, text);
 }
 
 void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {

@@ -31,6 +31,8 @@ struct MetricsOptions {
 };
 
 using Scalar = std::pair<std::string_view, double>;
+/// A named setting of the run (e.g. {"atari_profile", "dqn"}).
+using RunInfo = std::vector<std::pair<std::string, std::string>>;
 
 class MetricsLogger {
  public:
@@ -43,12 +45,19 @@ class MetricsLogger {
   /// One row of named scalars at `step`. The names of the first row fix the CSV columns; later
   /// rows must use the same names in the same order.
   void log(std::int64_t step, std::span<const Scalar> scalars);
+  /// Records what the run is (settings that are not numbers): <logdir>/run_info.json, one JSON
+  /// object of strings, written atomically (merged with an existing file, later values win, so
+  /// a resumed run keeps what the first wrote), and a "run:" line on the console.
+  void write_run_info(const RunInfo& info);
   /// Shows `line` as the live progress line.
   void progress(std::string_view line);
   /// Ends the live line (so that what is printed next starts on a fresh line) and flushes files.
   void finish();
 
   const std::string& logdir() const { return logdir_; }
+  std::string run_info_path() const {
+    return logdir_.empty() ? std::string() : logdir_ + "/run_info.json";
+  }
   std::string csv_path() const {
     return logdir_.empty() ? std::string() : logdir_ + "/metrics.csv";
   }

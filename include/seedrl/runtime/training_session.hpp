@@ -56,6 +56,9 @@ struct TrainingSessionOptions {
   double report_seconds = 1.0;
   io::MetricsOptions metrics;
   const std::atomic<bool>* interrupt = nullptr;  ///< set to true to stop early (e.g. from SIGINT)
+  /// What the run is, beyond numbers (e.g. AtariPipelineOptions::describe()): written to
+  /// <logdir>/run_info.json and printed when the run starts. The session adds "agent".
+  io::RunInfo run_info;
 
   /// Throws seedrl::Error naming the first bad setting.
   void validate() const {
@@ -153,6 +156,9 @@ class TrainingSession {
   TrainingResult run(const TrainingHooks& hooks = {}) {
     start_ = std::chrono::steady_clock::now();
     io::MetricsLogger metrics(options_.logdir, options_.metrics);
+    io::RunInfo info = options_.run_info;
+    info.insert(info.begin(), {"agent", learner_.checkpoint_metadata().at("agent")});
+    metrics.write_run_info(info);
     server_.start();
     std::thread learner_thread([this] { learn(); });
 

@@ -1,0 +1,338 @@
+// Command-line pieces shared by the example programs: the built-in environments and MinAtar games
+// by name, the run's options (RunCli), the V-trace and R2D2 agents' options (VTraceCli, R2D2Cli),
+// in-process training and the final JSON line. Copy it along with the program you start from.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/env/cartpole.hpp"
+#include "seedrl/env/catch.hpp"
+#include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/env/minatar/asterix.hpp"
+#include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/env/minatar/freeway.hpp"
+#include "seedrl/env/minatar/seaquest.hpp"
+#include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/training_session.hpp"
+#include "seedrl/runtime/vtrace_learner.hpp"
+
+namespace seedrl::examples {
+
+/// Calls `f(make_env)` with a factory `make_env(std::uint64_t seed)` for the named built-in
+/// environment ("cartpole" or "catch"; Catch's [10, 5] board is flattened to 50 for the MLP).
+template <class F>
+decltype(auto) with_environment(const std::string& name, F&& f) {
+  if (name == "cartpole") return f([](std::uint64_t seed) { return CartPole(seed); });
+  SEEDRL_REQUIRE(name == "catch", "unknown environment '", name, "' (cartpole or catch)");
+  return f([](std::uint64_t seed) { return FlattenObservation(Catch(seed)); });
+}
+
+inline const std::vector<std::string>& minatar_games() {
+  static const std::vector<std::string> games{"breakout", "freeway", "asterix", "seaquest",
+                                              "space_invaders"};
+  return games;
+}
+
+/// Calls `f(make_env)` with a factory `make_env(std::uint64_t seed)` for the named MinAtar game
+/// (sticky actions 0.1 and difficulty ramping on, as in MinAtar's published baselines).
+template <class F>
+decltype(auto) with_minatar_game(const std::string& name, F&& f) {
+  if (name == "breakout") return f([](std::uint64_t s) { return MinAtarBreakout(s); });
+  if (name == "freeway") return f([](std::uint64_t s) { return MinAtarFreeway(s); });
+  if (name == "asterix") return f([](std::uint64_t s) { return MinAtarAsterix(s); });
+  if (name == "seaquest") return f([](std::uint64_t s) { return MinAtarSeaquest(s); });
+  SEEDRL_REQUIRE(name == "space_invaders", "unknown MinAtar game '", name, "'");
+  return f([](std::uint64_t s) { return MinAtarSpaceInvaders(s); });
+}
+
+/// Makes SIGINT and SIGTERM set the returned flag (for TrainingSessionOptions::interrupt, or to
+/// poll) instead of killing the program, so that it can stop cleanly and save what it has.
+inline const std::atomic<bool>* stop_on_signals() {
+  static std::atomic<bool> stop{false};
+  auto set = [](int) { stop = true; };
+  std::signal(SIGINT, set);
+  std::signal(SIGTERM, set);
+  return &stop;
+}
+
+/// A distinct environment seed per (run seed, actor, environment).
+inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, std::int64_t env) {
+  return seed * 1000003ULL + static_cast<std::uint64_t>(actor) * 1009ULL +
+         static_cast<std::uint64_t>(env);
+}
+
+inline void add_environment_option(CLI::App& app, std::string& name) {
+  app.add_option("--env", name, "environment: cartpole or catch")
+      ->check(CLI::IsMember({"cartpole", "catch"}));
+}
+
+/// What every training program takes: the frame budget, the seed, the session's options and the
+/// options both agents share. Agents' CLIs derive from it with their own defaults.
+struct RunCli {
+  std::string env_name = "cartpole";
+  std::int64_t frames = 500'000;
+  std::uint64_t seed = 1;
+  std::int64_t batch = 8;
+  std::int64_t lstm = 0;
+  float discount = 0.99f, max_abs_reward = 0.0f;
+  double learning_rate = 3e-3, max_grad_norm = 40.0, adam_epsilon = 1e-8;
+  bool decay = true;
+  int batch_timeout_us = 1000;
+
+  /// --frames, --seed, the session's options into `session`, and the shared agent options.
+  void add_run_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.add_option("--frames", frames, "environment frames to train for")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--seed", seed, "seed of parameters, environments and sampling");
+    app.add_option("--unroll", session.server.unroll_length, "transitions per unroll (T)")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--batch", batch, "unrolls per learner step (B)")->check(CLI::Range(1, 4096));
+    app.add_option("--logdir", session.logdir,
+                   "directory for metrics, TensorBoard events and checkpoints");
+    app.add_option("--threads", session.learner_threads, "learner compute threads")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--inference-threads", session.server.threads, "inference compute threads")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--checkpoint-seconds", session.checkpoint_seconds,
+                   "checkpoint period (0: at the end only)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--report-seconds", session.report_seconds, "progress and metrics period")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--batch-timeout-us", batch_timeout_us,
+                   "serve a partial inference batch after this long")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--lstm", lstm, "LSTM core size (0: none)")->check(CLI::NonNegativeNumber);
+    app.add_option("--learning-rate", learning_rate, "initial learning rate")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--lr-decay", decay, "decay the learning rate linearly to 0 over --frames");
+    app.add_option("--adam-epsilon", adam_epsilon, "Adam epsilon")->check(CLI::PositiveNumber);
+    app.add_option("--discount", discount, "discount factor gamma")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--max-grad-norm", max_grad_norm, "global gradient-norm clip (0: none)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--max-abs-reward", max_abs_reward, "reward clipping for the loss (0: none)")
+        ->check(CLI::NonNegativeNumber);
+  }
+
+  /// Completes `session` from the parsed options (frame budget, seed, batch timeout).
+  void finish(TrainingSessionOptions& session) const {
+    session.total_frames = frames;
+    session.server.seed = seed;
+    session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
+  }
+
+  /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
+  /// take at `frames_per_step` new frames each.
+  nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
+    return {learning_rate, decay ? (frames + frames_per_step - 1) / frames_per_step : 0, 0.0};
+  }
+};
+
+/// The V-trace agent's command-line options, with the defaults of examples/cartpole_vtrace.
+struct VTraceCli : RunCli {
+  std::vector<std::int64_t> hidden{64, 64};
+  float baseline_cost = 0.5f, entropy_cost = 0.01f, lambda = 1.0f, clip_rho = 1.0f,
+        clip_pg_rho = 1.0f;
+  double rmsprop_epsilon = 1e-5;
+  std::string optimizer = "rmsprop";
+
+  /// --env, the run's options and the V-trace agent's.
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    add_environment_option(app, env_name);
+    add_run_options(app, session);
+    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
+    app.add_option("--optimizer", optimizer, "adam or rmsprop")
+        ->check(CLI::IsMember({"adam", "rmsprop"}));
+    app.add_option("--rmsprop-epsilon", rmsprop_epsilon, "RMSProp epsilon (inside the square root)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--baseline-cost", baseline_cost, "weight of the value loss")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--lambda", lambda, "V-trace lambda")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--clip-rho", clip_rho, "V-trace rho-bar")->check(CLI::PositiveNumber);
+    app.add_option("--clip-pg-rho", clip_pg_rho, "V-trace policy-gradient rho-bar")
+        ->check(CLI::PositiveNumber);
+  }
+
+  /// The agent the parsed options describe, with an MLP for observations of `observation_size`
+  /// floats.
+  VTraceAgent make_agent(std::int64_t observation_size, std::int64_t num_actions,
+                         std::int64_t unroll_length) const {
+    return make_agent(nn::NetworkConfig::mlp(observation_size, num_actions, hidden), unroll_length);
+  }
+
+  /// The agent the parsed options describe, with `network` (its LSTM size and seed set from the
+  /// options).
+  VTraceAgent make_agent(nn::NetworkConfig network, std::int64_t unroll_length) const {
+    VTraceAgentOptions o;
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.vtrace = {clip_rho, clip_pg_rho, lambda};
+    o.loss = {baseline_cost, entropy_cost};
+    o.max_abs_reward = max_abs_reward;
+    o.max_grad_norm = max_grad_norm;
+    o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+    o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
+    o.learning_rate = learning_rate_schedule(batch * unroll_length);
+    return VTraceAgent(o);
+  }
+
+  /// The agent for an in-process run.
+  VTraceAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    return make_agent(std::move(network), run.server.unroll_length);
+  }
+};
+
+/// The R2D2 agent's command-line options, with defaults for MinAtar (a dueling LSTM Q-network).
+struct R2D2Cli : RunCli {
+  std::int64_t n_step = 5, target_period = 500;
+  std::size_t replay_capacity = 20'000, min_replay = 500;
+  double replay_ratio = 1.0, priority_exponent = 0.9, importance_exponent = 0.6;
+  double epsilon_base = 0.4, epsilon_alpha = 7.0, evaluation_epsilon = 0.001;
+  bool value_rescaling = true, checkpoint_replay = false;
+
+  R2D2Cli() {
+    frames = 5'000'000;
+    batch = 32;
+    lstm = 64;
+    learning_rate = 3e-4;
+    adam_epsilon = 1e-3;
+    decay = false;
+    max_grad_norm = 80.0;
+  }
+
+  /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    add_run_options(app, session);
+    app.add_option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
+        ->check(CLI::Range(0, 10000));
+    app.add_option("--n-step", n_step, "n of the n-step double-Q targets")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--target-period", target_period, "learner steps between target copies")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-capacity", replay_capacity, "sequences the replay holds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--min-replay", min_replay, "sequences in the replay before learning starts")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-ratio", replay_ratio, "sequences sampled per sequence inserted")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--priority-exponent", priority_exponent, "replay priority exponent alpha")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--importance-exponent", importance_exponent,
+                   "importance-sampling exponent beta")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--epsilon-base", epsilon_base, "exploration rate of actor 0 (0.4)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--epsilon-alpha", epsilon_alpha, "exponent spread of the per-actor rates")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--evaluation-epsilon", evaluation_epsilon, "exploration of evaluation actors")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--value-rescaling", value_rescaling, "train on h(target) (R2D2)");
+    app.add_flag("--checkpoint-replay", checkpoint_replay,
+                 "save the replay contents with every checkpoint (can be large)");
+  }
+
+  /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
+  /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.
+  R2D2Agent make_agent(nn::NetworkConfig network, std::int64_t unroll_length,
+                       std::int64_t exploration_slots) const {
+    R2D2AgentOptions o;
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.network.policy_value_heads = false;
+    o.network.q_head = true;
+    o.network.dueling = true;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.n_step = n_step;
+    o.value_rescaling = value_rescaling;
+    o.target_update_period = target_period;
+    o.max_abs_reward = max_abs_reward;
+    o.replay_capacity = replay_capacity;
+    o.replay = {priority_exponent, importance_exponent};
+    o.replay_ratio = replay_ratio;
+    o.min_replay_size = std::min(min_replay, replay_capacity);
+    o.checkpoint_replay = checkpoint_replay;
+    o.exploration_slots = exploration_slots;
+    o.epsilon_base = epsilon_base;
+    o.epsilon_alpha = epsilon_alpha;
+    o.evaluation_epsilon = evaluation_epsilon;
+    o.optimizer = R2D2AgentOptions::default_optimizer();
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+    o.max_grad_norm = max_grad_norm;
+    // A learner step samples `batch` sequences; at replay_ratio that is batch / ratio new ones.
+    const auto frames_per_step = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(batch * unroll_length) / replay_ratio));
+    o.learning_rate = learning_rate_schedule(frames_per_step);
+    return R2D2Agent(o);
+  }
+
+  /// The agent for an in-process run: every training environment gets its own exploration rate.
+  R2D2Agent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    return make_agent(std::move(network), run.server.unroll_length,
+                      static_cast<std::int64_t>(run.num_actors) * run.envs_per_actor);
+  }
+};
+
+/// --actors and --envs-per-actor of the in-process programs.
+inline void add_actor_options(CLI::App& app, LocalTrainerOptions& run, int max_envs_per_actor) {
+  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
+  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
+      ->check(CLI::Range(1, max_envs_per_actor));
+  app.add_option("--evaluation-actors", run.evaluation_actors,
+                 "extra actors that act greedily (R2D2: epsilon 0.001) and store nothing")
+      ->check(CLI::Range(0, 256));
+}
+
+/// Trains the agent `cli` (VTraceCli or R2D2Cli) describes, with `network`, in one process on
+/// environments from `make_env(seed)`, after a line on stderr saying what runs; stops cleanly on
+/// SIGINT/SIGTERM.
+template <class Cli, class MakeEnv>
+TrainingResult train_in_process(const char* program, const std::string& env_name, const Cli& cli,
+                                LocalTrainerOptions run, nn::NetworkConfig network,
+                                MakeEnv make_env) {
+  cli.finish(run);
+  run.interrupt = stop_on_signals();
+  std::fprintf(stderr, "%s: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n", program,
+               env_name.c_str(), run.num_actors, run.envs_per_actor,
+               static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
+               static_cast<unsigned long long>(cli.seed));
+  const auto agent = cli.make_agent(std::move(network), run);
+  return train_locally<std::remove_cvref_t<decltype(agent)>, cpu::Backend>(
+      agent,
+      [&](std::int32_t a, std::int32_t e) { return make_env(environment_seed(cli.seed, a, e)); },
+      run);
+}
+
+/// The last line of the training programs' stdout: one JSON object with the run's figures.
+inline void print_result(const std::string& env_name, std::uint64_t seed,
+                         const TrainingResult& result) {
+  std::printf(
+      "{\"env\":\"%s\",\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,"
+      "\"mean_return\":%.3f,\"evaluation_mean_return\":%.3f,\"learner_steps\":%lld,\"seed\":%llu,"
+      "\"resumed\":%s,"
+      "\"interrupted\":%s}\n",
+      env_name.c_str(), static_cast<long long>(result.frames), result.seconds, result.fps,
+      static_cast<long long>(result.episodes), result.mean_return, result.evaluation_mean_return,
+      static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
+      result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
+  std::fflush(stdout);
+}
+
+}  // namespace seedrl::examples

@@ -1,0 +1,53 @@
+// minatar_r2d2: SEED RL's R2D2 agent learning a MinAtar game from its 10 x 10 pixels, in one
+// process: actor threads step the game, a central inference server runs a dueling LSTM Q-network
+// (MinAtar torso, LSTM, dueling head) on their batched observations and acts epsilon-greedily
+// with a rate per environment (0.4 down to 0.4^8), and the learner keeps sequences of burn-in +
+// unroll + 1 steps in a prioritized replay and trains on n-step double-Q targets.
+//
+//   minatar_r2d2 [--game breakout|freeway|asterix|seaquest|space_invaders] [--frames 5000000]
+//                [--seed 1] [--logdir DIR] [--actors 4] [--envs-per-actor 16] [agent options]
+//
+// Progress on stderr (with the replay's size and the mean Q); the last line of stdout is the JSON
+// object of the other examples (frames, seconds, fps, episodes, mean_return, ...).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "cli.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/seedrl.hpp"
+
+int main(int argc, char** argv) {
+  using namespace seedrl;
+
+  CLI::App app{"SEED RL R2D2 on a MinAtar game, in one process"};
+  examples::R2D2Cli cli;
+  LocalTrainerOptions run;
+  run.num_actors = 4;
+  run.envs_per_actor = 16;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 20;
+  run.server.burn_in = 10;
+  std::string game = "breakout";
+  cli.add_options(app, run);
+  app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(examples::minatar_games()));
+  examples::add_actor_options(app, run, 1024);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const TrainingResult result = examples::with_minatar_game(game, [&](auto make_env) {
+      const auto probe = make_env(0);
+      return examples::train_in_process(
+          "minatar_r2d2", game, cli, run,
+          nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                     probe.action_spec().num_actions),
+          make_env);
+    });
+    examples::print_result(game, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "minatar_r2d2: error: %s\n", e.what());
+    return 1;
+  }
+}
