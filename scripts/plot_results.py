@@ -6,6 +6,9 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
 
   scripts/plot_results.py curve OUT.png LABEL=run_dir/metrics.csv ...   learning curves
   scripts/plot_results.py inference OUT.png bench_inference_output.txt  frames/s vs actors
+  scripts/plot_results.py minatar OUT.png RESULTS_DIR   MinAtar curves: RESULTS_DIR/logs/
+      {vtrace,r2d2}_{game}_{seed}/metrics.csv, mean over seeds with the min-max band
+  scripts/plot_results.py minatar-table RESULTS_DIR    markdown table from RESULTS_DIR/*.json
 """
 import csv
 import json
@@ -32,6 +35,72 @@ def curve(out, runs):
     fig.savefig(out, dpi=110)
 
 
+GAMES = ["breakout", "freeway", "asterix", "seaquest", "space_invaders"]
+ALGOS = {"vtrace": "V-trace", "r2d2": "R2D2"}
+# Published MinAtar baselines at 5 M frames (Young & Tian 2019), as the issue quotes them.
+DQN = {"breakout": 10, "freeway": 50, "asterix": 17, "seaquest": 20, "space_invaders": 43}
+AC_LAMBDA = {"breakout": 17.5, "space_invaders": 185}
+
+
+def minatar_runs(results, algo, game):
+    import glob
+    import os
+    runs = []
+    for path in sorted(glob.glob(os.path.join(results, "logs", f"{algo}_{game}_*", "metrics.csv"))):
+        rows = list(csv.DictReader(open(path)))
+        if rows:
+            runs.append(([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows]))
+    return runs
+
+
+def minatar(out, results):
+    import numpy as np
+    fig, axes = plt.subplots(1, 5, figsize=(17, 3.6))
+    for ax, game in zip(axes, GAMES):
+        for algo, label in ALGOS.items():
+            runs = minatar_runs(results, algo, game)
+            if not runs:
+                continue
+            grid = np.linspace(0, min(max(r[0]) for r in runs), 100)
+            ys = np.array([np.interp(grid, r[0], r[1]) for r in runs])
+            line, = ax.plot(grid, ys.mean(axis=0), label=f"{label} ({len(runs)} seeds)")
+            ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), alpha=0.2, color=line.get_color())
+        ax.axhline(DQN[game], color="grey", linestyle="--", linewidth=1, label="DQN (published)")
+        if game in AC_LAMBDA:
+            ax.axhline(AC_LAMBDA[game], color="grey", linestyle=":", linewidth=1, label="AC(λ) (published)")
+        ax.set_title(game)
+        ax.set_xlabel("frames")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean return (last 100 episodes)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def minatar_table(results):
+    import os
+    import statistics
+    print("| game | algorithm | mean return at 5 M frames (seeds) | mean ± sd | wall time per run | frames/s | published DQN |")
+    print("|---|---|---|---|---|---|---|")
+    for game in GAMES:
+        for algo, label in ALGOS.items():
+            runs = []
+            for seed in (1, 2, 3):
+                path = os.path.join(results, f"{algo}_{game}_{seed}.json")
+                if os.path.exists(path):
+                    lines = [json.loads(x) for x in open(path) if x.startswith("{")]
+                    if lines:
+                        runs.append(lines[-1])
+            if not runs:
+                continue
+            returns = [r["mean_return"] for r in runs]
+            sd = statistics.stdev(returns) if len(returns) > 1 else 0.0
+            seconds = statistics.mean(r["seconds"] for r in runs)
+            fps = statistics.mean(r["fps"] for r in runs)
+            print(f"| {game} | {label} | {', '.join(f'{x:.2f}' for x in returns)} | "
+                  f"{statistics.mean(returns):.2f} ± {sd:.2f} | {seconds / 60:.1f} min | {fps:,.0f} | {DQN[game]} |")
+
+
 def inference(out, path):
     lines = [json.loads(line) for line in open(path) if line.startswith("{")]
     lines = [d for d in lines if "mode" in d]
@@ -55,5 +124,9 @@ if __name__ == "__main__":
         curve(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == "inference":
         inference(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "minatar":
+        minatar(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "minatar-table":
+        minatar_table(sys.argv[2])
     else:
         sys.exit(__doc__)

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,24 @@ struct NetworkConfig {
     }
   }
 };
+
+/// The architecture in words ("minatar observation [10, 10, 4] actions 6 lstm 64 dueling"):
+/// checkpoints record it, and a learner refuses a checkpoint of another architecture.
+inline std::string describe(const NetworkConfig& n) {
+  const char* torso = n.torso == Torso::mlp       ? "mlp"
+                      : n.torso == Torso::minatar ? "minatar"
+                                                  : "nature";
+  std::ostringstream s;
+  s << torso << " observation " << n.observation_shape << " actions " << n.num_actions << " lstm "
+    << n.lstm_size;
+  if (n.torso == Torso::mlp) {
+    s << " hidden [";
+    for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
+    s << "]";
+  }
+  if (n.dueling) s << " dueling";
+  return s.str();
+}
 
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
 /// forward(). Undefined when the head is disabled.

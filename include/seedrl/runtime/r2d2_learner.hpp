@@ -250,14 +250,7 @@ class Learner<R2D2Agent, B> {
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
-    const nn::NetworkConfig& n = agent_.network_config();
-    const char* torso = n.torso == nn::Torso::mlp       ? "mlp"
-                        : n.torso == nn::Torso::minatar ? "minatar"
-                                                        : "nature";
-    std::ostringstream network;
-    network << torso << " observation " << n.observation_shape << " actions " << n.num_actions
-            << " lstm " << n.lstm_size << (n.dueling ? " dueling" : "");
-    return {{"agent", "r2d2"}, {"network", network.str()}};
+    return {{"agent", "r2d2"}, {"network", nn::describe(agent_.network_config())}};
   }
 
  private:

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
@@ -210,20 +209,7 @@ class Learner<VTraceAgent, B> {
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
-    const nn::NetworkConfig& n = agent_.network_config();
-    const char* torso = n.torso == nn::Torso::mlp       ? "mlp"
-                        : n.torso == nn::Torso::minatar ? "minatar"
-                                                        : "nature";
-    std::ostringstream network;
-    network << torso << " observation " << n.observation_shape << " actions " << n.num_actions
-            << " lstm " << n.lstm_size;
-    if (n.torso == nn::Torso::mlp) {
-      network << " hidden [";
-      for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i)
-        network << (i ? "," : "") << n.mlp_hidden[i];
-      network << "]";
-    }
-    return {{"agent", "vtrace"}, {"network", network.str()}};
+    return {{"agent", "vtrace"}, {"network", nn::describe(agent_.network_config())}};
   }
 
  private:
