@@ -74,16 +74,17 @@ TEST_CASE("train_locally: Catch is solved") {
 }
 
 TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
-  // The settings of examples/minatar_vtrace. A policy that has not learned scores about 0.6 per
-  // episode; 400,000 frames gave 1.21 - 1.30 over seeds 1 - 3 (5 M frames: about 5).
-  const std::int64_t frames = 400000;
+  // The settings of examples/minatar_vtrace with a constant learning rate. A policy that has not
+  // learned scores about 0.6 per episode; 300,000 frames gave 2.0 - 2.2 (three runs, seed 1, on a
+  // loaded machine). With the rate decaying to 0 over these 300,000 frames it was only 0.8 - 1.3.
+  const std::int64_t frames = 300000;
   VTraceAgentOptions o;
   o.network = nn::NetworkConfig::minatar(4, 6);
   o.network.seed = 1;
   o.batch_size = 16;
   o.loss = {0.5f, 0.01f};
   o.optimizer.kind = nn::OptimizerKind::rmsprop;
-  o.learning_rate = {6e-4, frames / (16 * 20), 0.0};
+  o.learning_rate = {6e-4, 0, 0.0};  // constant: the example decays over 5 M frames
   const VTraceAgent agent(o);
   LocalTrainerOptions run = run_options(frames);
   run.envs_per_actor = 16;
