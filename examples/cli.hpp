@@ -320,6 +320,10 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
       run);
 }
 
+inline void add_game_option(CLI::App& app, std::string& game) {
+  app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(minatar_games()));
+}
+
 /// The last line of the training programs' stdout: one JSON object with the run's figures.
 inline void print_result(const std::string& env_name, std::uint64_t seed,
                          const TrainingResult& result) {
@@ -333,6 +337,27 @@ inline void print_result(const std::string& env_name, std::uint64_t seed,
       static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
       result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
   std::fflush(stdout);
+}
+
+/// The body of minatar_vtrace and minatar_r2d2: trains the agent `cli` describes on `game` with
+/// the MinAtar network, prints the JSON line; returns the exit status (errors on stderr).
+template <class Cli>
+int train_on_minatar(const char* program, const std::string& game, const Cli& cli,
+                     const LocalTrainerOptions& run) {
+  try {
+    const TrainingResult result = with_minatar_game(game, [&](auto make_env) {
+      const auto probe = make_env(0);
+      return train_in_process(program, game, cli, run,
+                              nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                                         probe.action_spec().num_actions),
+                              make_env);
+    });
+    print_result(game, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 1;
+  }
 }
 
 }  // namespace seedrl::examples

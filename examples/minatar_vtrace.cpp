@@ -10,7 +10,6 @@
 // as in MinAtar's published baselines.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <string>
 
 #include "cli.hpp"
@@ -33,23 +32,9 @@ int main(int argc, char** argv) {
   std::string game = "breakout";
   cli.add_options(app, run);
   app.remove_option(app.get_option("--env"));
-  app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(examples::minatar_games()));
+  examples::add_game_option(app, game);
   examples::add_actor_options(app, run, 1024);
   CLI11_PARSE(app, argc, argv);
 
-  try {
-    const TrainingResult result = examples::with_minatar_game(game, [&](auto make_env) {
-      const auto probe = make_env(0);
-      return examples::train_in_process(
-          "minatar_vtrace", game, cli, run,
-          nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                     probe.action_spec().num_actions),
-          make_env);
-    });
-    examples::print_result(game, cli.seed, result);
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "minatar_vtrace: error: %s\n", e.what());
-    return 1;
-  }
+  return examples::train_on_minatar("minatar_vtrace", game, cli, run);
 }

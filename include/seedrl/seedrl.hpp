@@ -43,9 +43,9 @@
 #include "seedrl/replay/replay_buffer.hpp"
 #include "seedrl/replay/sum_tree.hpp"
 
+#include "seedrl/env/atari_pipeline.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
-#include "seedrl/env/atari_pipeline.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/asterix.hpp"

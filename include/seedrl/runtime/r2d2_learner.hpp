@@ -167,21 +167,11 @@ class Learner<R2D2Agent, B> {
     replay_.update_priorities(sample.indices, priorities);
     sampled_ += o.batch_size;
 
-    LearnerStepStats stats;
-    stats.grad_norm = o.max_grad_norm > 0.0
-                          ? nn::clip_by_global_norm<B>(network_.parameters(), o.max_grad_norm)
-                          : nn::global_grad_norm<B>(network_.parameters());
-    stats.learning_rate = o.learning_rate.at(steps_);
-    stats.skipped = !std::isfinite(stats.grad_norm);
-    if (!stats.skipped) {
-      auto guard = shared_.write();
-      optimizer_->step(static_cast<float>(stats.learning_rate));
-      ++steps_;
-      shared_.publish(steps_);
-      if (steps_ % o.target_update_period == 0)
-        target_.parameters().copy_values_from(network_.parameters());
-    }
-    stats.step = steps_;
+    LearnerStepStats stats = apply_update<B>(
+        network_.parameters(), *optimizer_, shared_, steps_, o.max_grad_norm, o.learning_rate, [&] {
+          if (steps_ % o.target_update_period == 0)
+            target_.parameters().copy_values_from(network_.parameters());
+        });
     stats.total_loss = result.loss;
     stats.transitions = result.transitions;
     mean_q_ = result.mean_q;

@@ -159,19 +159,8 @@ class Learner<VTraceAgent, B> {
         grad_values.data<float>()[t * batch + b] = loss.grad_values(t, b);
     network_.backward({.logits = grad_logits, .values = grad_values});
 
-    LearnerStepStats stats;
-    stats.grad_norm = o.max_grad_norm > 0.0
-                          ? nn::clip_by_global_norm<B>(network_.parameters(), o.max_grad_norm)
-                          : nn::global_grad_norm<B>(network_.parameters());
-    stats.learning_rate = o.learning_rate.at(steps_);
-    stats.skipped = !std::isfinite(stats.grad_norm);
-    if (!stats.skipped) {
-      auto guard = shared_.write();
-      optimizer_->step(static_cast<float>(stats.learning_rate));
-      ++steps_;
-      shared_.publish(steps_);
-    }
-    stats.step = steps_;
+    LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
+                                             o.max_grad_norm, o.learning_rate, [] {});
     stats.total_loss = loss.total_loss;
     stats.policy_loss = loss.policy_loss;
     stats.baseline_loss = loss.baseline_loss;
