@@ -4,17 +4,19 @@
 #include <map>
 #include <optional>
 
+#include "../layer_definitions.hpp"
 #include "dnnl_util.hpp"
 
-namespace seedrl::cpu {
+namespace seedrl::backend {
 
-using namespace detail;
+using namespace cpu::detail;
 using dnnl::convolution_backward_data;
 using dnnl::convolution_backward_weights;
 using dnnl::convolution_forward;
 using dnnl::reorder;
 
-struct Conv2d::Impl {
+template <>
+struct Conv2dKernels<Device::cpu> : Conv2dState {
   struct Primitives {
     memory::desc src, plain_weights, bias, dst;
     convolution_forward::primitive_desc forward_pd;
@@ -33,13 +35,7 @@ struct Conv2d::Impl {
     bool backward_data_shares_weights = false;
   };
 
-  std::string name;
-  nn::Conv2dOptions options;
-  nn::Parameter* weight = nullptr;
-  nn::Parameter* bias = nullptr;
   std::map<std::array<std::int64_t, 3>, Primitives> cache;
-  Tensor input;
-  Tensor output;
   Primitives* last = nullptr;
   Buffer output_buffer, grad_input_buffer, masked_grad_buffer, scratch;
 
@@ -127,39 +123,14 @@ struct Conv2d::Impl {
     if (!p.backward_data_shares_weights)
       p.backward_data_weights.emplace(pd.weights_desc(), p.plain_weights);
   }
+
+  Tensor forward(const Tensor& input, const Shape& out_shape);
+  Tensor backward(const Tensor& grad_output, bool input_grad);
 };
 
-Conv2d::Conv2d(nn::ParameterStore& store, const std::string& name, const nn::Conv2dOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  options.validate(name);
-  impl_->name = name;
-  impl_->options = options;
-  const std::int64_t area = options.kernel * options.kernel;
-  impl_->weight = &store.add(
-      name + ".weight", {options.out_channels, options.in_channels, options.kernel, options.kernel},
-      options.weight_init, options.in_channels * area, options.out_channels * area);
-  if (options.bias) {
-    impl_->bias = &store.add(name + ".bias", {options.out_channels}, options.bias_init,
-                             options.in_channels * area, options.out_channels * area);
-  }
-}
-
-Conv2d::~Conv2d() = default;
-Conv2d::Conv2d(Conv2d&&) noexcept = default;
-Conv2d& Conv2d::operator=(Conv2d&&) noexcept = default;
-
-const std::string& Conv2d::name() const {
-  return impl_->name;
-}
-const nn::Conv2dOptions& Conv2d::options() const {
-  return impl_->options;
-}
-
-Tensor Conv2d::forward(const Tensor& input) {
-  Impl& s = *impl_;
-  SEEDRL_REQUIRE(input.defined() && input.dtype() == DType::f32, s.name, ": input must be f32");
-  const Shape out_shape = output_shape(input.shape());
-  Impl::Primitives& p = s.primitives(input.shape(), out_shape);
+Tensor Conv2dKernels<Device::cpu>::forward(const Tensor& input, const Shape& out_shape) {
+  Conv2dKernels& s = *this;
+  Primitives& p = s.primitives(input.shape(), out_shape);
   Tensor output = s.output_buffer.view(out_shape);
   guarded(s.name, "forward", [&] {
     const memory weights = p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value),
@@ -173,28 +144,24 @@ Tensor Conv2d::forward(const Tensor& input) {
     p.forward.execute(stream(), args);
     stream().wait();
   });
-  s.input = input;
-  s.output = output;
   s.last = &p;
   return output;
 }
 
-Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
-  Impl& s = *impl_;
-  SEEDRL_REQUIRE(s.last != nullptr, s.name, ": backward before forward");
-  require_tensor(grad_output, s.output.shape(), DType::f32, s.name, ": backward grad_output");
-  Impl::Primitives& p = *s.last;
+Tensor Conv2dKernels<Device::cpu>::backward(const Tensor& grad_output, bool input_grad) {
+  Conv2dKernels& s = *this;
+  Primitives& p = *s.last;
   Tensor grad = grad_output;
   if (s.options.activation == nn::Activation::relu) {
     grad = s.masked_grad_buffer.view(grad_output.shape());
-    relu_backward(s.output.data<float>(), grad_output.data<float>(), grad.data<float>(),
+    relu_backward(s.saved_output.data<float>(), grad_output.data<float>(), grad.data<float>(),
                   grad.numel());
   }
   return guarded(s.name, "backward", [&] {
     if (!p.backward_weights) s.make_backward_weights(p);
     const memory plain_grad = wrap(p.plain_weights, s.weight->grad);
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, wrap(p.src, s.input)},
+        {DNNL_ARG_SRC, wrap(p.src, s.saved_input)},
         {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
         {DNNL_ARG_DIFF_WEIGHTS, p.unpack_grad ? p.packed_grad : plain_grad},
         {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_weights_pd)}};
@@ -215,7 +182,7 @@ Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
       PackedWeights& packed =
           p.backward_data_shares_weights ? p.forward_weights : *p.backward_data_weights;
       const memory weights = packed.refresh(plain_values, s.weight->version(), s.scratch);
-      grad_input = s.grad_input_buffer.view(s.input.shape());
+      grad_input = s.grad_input_buffer.view(s.saved_input.shape());
       p.backward_data->execute(stream(),
                                {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
                                 {DNNL_ARG_WEIGHTS, weights},
@@ -227,4 +194,6 @@ Tensor Conv2d::backward(const Tensor& grad_output, bool input_grad) {
   });
 }
 
-}  // namespace seedrl::cpu
+}  // namespace seedrl::backend
+
+template class seedrl::backend::Conv2d<seedrl::Device::cpu>;

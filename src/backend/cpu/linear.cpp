@@ -3,16 +3,18 @@
 #include <optional>
 #include <unordered_map>
 
+#include "../layer_definitions.hpp"
 #include "dnnl_util.hpp"
 
-namespace seedrl::cpu {
+namespace seedrl::backend {
 
-using namespace detail;
+using namespace cpu::detail;
 using dnnl::inner_product_backward_data;
 using dnnl::inner_product_backward_weights;
 using dnnl::inner_product_forward;
 
-struct Linear::Impl {
+template <>
+struct LinearKernels<Device::cpu> : LinearState {
   // Primitives for one batch size; the backward ones are made on first use.
   struct Primitives {
     memory::desc src, weights, bias, dst;
@@ -25,13 +27,7 @@ struct Linear::Impl {
     std::optional<inner_product_backward_weights> backward_weights;
   };
 
-  std::string name;
-  nn::LinearOptions options;
-  nn::Parameter* weight = nullptr;
-  nn::Parameter* bias = nullptr;
   std::unordered_map<std::int64_t, Primitives> cache;
-  Tensor input;   // of the last forward
-  Tensor output;  // of the last forward
   Buffer output_buffer, grad_input_buffer, masked_grad_buffer, scratch;
 
   Primitives& primitives(std::int64_t n) {
@@ -72,37 +68,14 @@ struct Linear::Impl {
           .first->second;
     });
   }
+
+  Tensor forward(const Tensor& input, const Shape& out_shape);
+  Tensor backward(const Tensor& grad_output, bool input_grad);
 };
 
-Linear::Linear(nn::ParameterStore& store, const std::string& name, const nn::LinearOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  options.validate(name);
-  impl_->name = name;
-  impl_->options = options;
-  impl_->weight = &store.add(name + ".weight", {options.out_features, options.in_features},
-                             options.weight_init, options.in_features, options.out_features);
-  if (options.bias) {
-    impl_->bias = &store.add(name + ".bias", {options.out_features}, options.bias_init,
-                             options.in_features, options.out_features);
-  }
-}
-
-Linear::~Linear() = default;
-Linear::Linear(Linear&&) noexcept = default;
-Linear& Linear::operator=(Linear&&) noexcept = default;
-
-const std::string& Linear::name() const {
-  return impl_->name;
-}
-const nn::LinearOptions& Linear::options() const {
-  return impl_->options;
-}
-
-Tensor Linear::forward(const Tensor& input) {
-  Impl& s = *impl_;
-  SEEDRL_REQUIRE(input.defined() && input.dtype() == DType::f32, s.name, ": input must be f32");
-  const Shape out_shape = output_shape(input.shape());
-  Impl::Primitives& p = s.primitives(input.dim(0));
+Tensor LinearKernels<Device::cpu>::forward(const Tensor& input, const Shape& out_shape) {
+  LinearKernels& s = *this;
+  Primitives& p = s.primitives(input.dim(0));
   Tensor output = s.output_buffer.view(out_shape);
   guarded(s.name, "forward", [&] {
     std::unordered_map<int, memory> args{
@@ -115,20 +88,16 @@ Tensor Linear::forward(const Tensor& input) {
     p.forward.execute(stream(), args);
     stream().wait();
   });
-  s.input = input;
-  s.output = output;
   return output;
 }
 
-Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
-  Impl& s = *impl_;
-  SEEDRL_REQUIRE(s.input.defined(), s.name, ": backward before forward");
-  require_tensor(grad_output, s.output.shape(), DType::f32, s.name, ": backward grad_output");
-  Impl::Primitives& p = s.primitives(s.input.dim(0));
+Tensor LinearKernels<Device::cpu>::backward(const Tensor& grad_output, bool input_grad) {
+  LinearKernels& s = *this;
+  Primitives& p = s.primitives(s.saved_input.dim(0));
   Tensor grad = grad_output;
   if (s.options.activation == nn::Activation::relu) {
     grad = s.masked_grad_buffer.view(grad_output.shape());
-    relu_backward(s.output.data<float>(), grad_output.data<float>(), grad.data<float>(),
+    relu_backward(s.saved_output.data<float>(), grad_output.data<float>(), grad.data<float>(),
                   grad.numel());
   }
   return guarded(s.name, "backward", [&] {
@@ -140,7 +109,7 @@ Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
       p.backward_weights.emplace(*p.backward_weights_pd);
     }
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, wrap(p.src, s.input)},
+        {DNNL_ARG_SRC, wrap(p.src, s.saved_input)},
         {DNNL_ARG_DIFF_DST, wrap(p.dst, grad)},
         {DNNL_ARG_DIFF_WEIGHTS, wrap(p.weights, s.weight->grad)},
         {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, *p.backward_weights_pd)}};
@@ -153,7 +122,7 @@ Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
         p.backward_data_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
         p.backward_data.emplace(*p.backward_data_pd);
       }
-      grad_input = s.grad_input_buffer.view(s.input.shape());
+      grad_input = s.grad_input_buffer.view(s.saved_input.shape());
       p.backward_data->execute(stream(),
                                {{DNNL_ARG_DIFF_SRC, wrap(p.src, grad_input)},
                                 {DNNL_ARG_WEIGHTS, wrap(p.weights, s.weight->value)},
@@ -165,4 +134,6 @@ Tensor Linear::backward(const Tensor& grad_output, bool input_grad) {
   });
 }
 
-}  // namespace seedrl::cpu
+}  // namespace seedrl::backend
+
+template class seedrl::backend::Linear<seedrl::Device::cpu>;

@@ -2,11 +2,12 @@
 
 #include <vector>
 
+#include "../layer_definitions.hpp"
 #include "dnnl_util.hpp"
 
-namespace seedrl::cpu {
+namespace seedrl::backend {
 
-using namespace detail;
+using namespace cpu::detail;
 
 namespace {
 
@@ -23,34 +24,20 @@ MatrixMap rows_of(const Tensor& t, std::int64_t rows, std::int64_t cols) {
 
 }  // namespace
 
-struct LSTM::Impl {
-  std::string name;
-  nn::LstmOptions options;
-  nn::Parameter* weight_ih = nullptr;
-  nn::Parameter* weight_hh = nullptr;
-  nn::Parameter* bias = nullptr;
-
-  // Saved by forward for backward.
-  std::int64_t steps = 0, batch = 0;
-  Tensor input;             // [T, B, I]
+template <>
+struct LstmKernels<Device::cpu> : LstmLayerState {
+  // Saved by forward for backward (with LstmLayerState's input, cells, outputs).
   Tensor gates;             // [T, B, 4H] activated i, f, g, o
-  Tensor cells;             // [T, B, H] c_t
-  Tensor outputs;           // [T, B, H] h_t
   Tensor prev_hidden;       // [T, B, H] h_{t-1} as used by step t (zero after a reset)
   Tensor prev_cells;        // [T, B, H] c_{t-1} as used by step t
   std::vector<float> keep;  // [T * B] 0 where the state was reset before step t, else 1
-  LstmState grad_initial;
 
   ScratchBuffer gates_buffer, cells_buffer, outputs_buffer, prev_hidden_buffer, prev_cells_buffer;
   ScratchBuffer grad_gates_buffer, grad_input_buffer, grad_h_buffer, grad_c_buffer;
 
-  std::int64_t hidden() const { return options.hidden_size; }
-
   void read_resets(const Tensor& resets, std::int64_t steps_in, std::int64_t batch_in) {
     keep.assign(static_cast<std::size_t>(steps_in * batch_in), 1.0f);
     if (!resets.defined()) return;
-    SEEDRL_REQUIRE(resets.shape() == Shape({steps_in, batch_in}), name, ": resets must be [",
-                   steps_in, ", ", batch_in, "], got ", resets.shape());
     for (std::int64_t i = 0; i < steps_in * batch_in; ++i) {
       bool reset = false;
       if (resets.dtype() == DType::f32) {
@@ -75,71 +62,41 @@ struct LSTM::Impl {
     for (std::int64_t b = 0; b < batch; ++b)
       out.row(b) = in.row(b) * keep[static_cast<std::size_t>(t * batch + b)];
   }
+
+  void forward(const Tensor& input, const nn::LstmState& initial_state, const Tensor& resets);
+  Tensor backward(const Tensor& grad_output, const nn::LstmState& grad_final_state,
+                  bool input_grad);
 };
 
-LSTM::LSTM(nn::ParameterStore& store, const std::string& name, const nn::LstmOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  options.validate(name);
-  impl_->name = name;
-  impl_->options = options;
-  const std::int64_t g = 4 * options.hidden_size;
-  impl_->weight_ih = &store.add(name + ".weight_ih", {g, options.input_size},
-                                options.input_weight_init, options.input_size, g);
-  impl_->weight_hh = &store.add(name + ".weight_hh", {g, options.hidden_size},
-                                options.recurrent_weight_init, options.hidden_size, g);
-  impl_->bias = &store.add(name + ".bias", {g}, options.bias_init, options.hidden_size, g);
-}
-
-LSTM::~LSTM() = default;
-LSTM::LSTM(LSTM&&) noexcept = default;
-LSTM& LSTM::operator=(LSTM&&) noexcept = default;
-
-const std::string& LSTM::name() const {
-  return impl_->name;
-}
-const nn::LstmOptions& LSTM::options() const {
-  return impl_->options;
-}
-
-Tensor LSTM::forward(const Tensor& input, const LstmState& initial_state, const Tensor& resets) {
-  Impl& s = *impl_;
+void LstmKernels<Device::cpu>::forward(const Tensor& input, const nn::LstmState& initial_state,
+                                       const Tensor& resets) {
+  LstmKernels& s = *this;
   const std::int64_t in_size = s.options.input_size, h = s.hidden(), g = 4 * h;
-  SEEDRL_REQUIRE(input.defined() && input.dtype() == DType::f32 && input.rank() == 3 &&
-                     input.dim(2) == in_size,
-                 s.name, ": expected input f32[T, B, ", in_size, "], got ",
-                 input.defined() ? input.shape().to_string() : "nothing");
-  const std::int64_t steps = input.dim(0), batch = input.dim(1), frames = steps * batch;
-  SEEDRL_REQUIRE(steps > 0 && batch > 0, s.name, ": empty input ", input.shape());
-  if (initial_state.h.defined() || initial_state.c.defined()) {
-    require_tensor(initial_state.h, Shape{batch, h}, DType::f32, s.name, ": initial state h");
-    require_tensor(initial_state.c, Shape{batch, h}, DType::f32, s.name, ": initial state c");
-  }
-  s.steps = 0;  // a forward that fails below leaves nothing for backward to misuse
-  s.batch = batch;
-  s.read_resets(resets, steps, batch);
-  s.input = input;
-  s.gates = s.gates_buffer.view({steps, batch, g});
-  s.cells = s.cells_buffer.view({steps, batch, h});
-  s.outputs = s.outputs_buffer.view({steps, batch, h});
-  s.prev_hidden = s.prev_hidden_buffer.view({steps, batch, h});
-  s.prev_cells = s.prev_cells_buffer.view({steps, batch, h});
+  const std::int64_t num_steps = input.dim(0), num_batch = input.dim(1),
+                     frames = num_steps * num_batch;
+  s.read_resets(resets, num_steps, num_batch);
+  s.gates = s.gates_buffer.view({num_steps, num_batch, g});
+  s.cells = s.cells_buffer.view({num_steps, num_batch, h});
+  s.outputs = s.outputs_buffer.view({num_steps, num_batch, h});
+  s.prev_hidden = s.prev_hidden_buffer.view({num_steps, num_batch, h});
+  s.prev_cells = s.prev_cells_buffer.view({num_steps, num_batch, h});
 
   // Input projection of every frame at once, plus the bias.
   gemm(false, true, frames, g, in_size, 1.0f, input.data<float>(), s.weight_ih->value.data<float>(),
        0.0f, s.gates.data<float>());
   rows_of(s.gates, frames, g).rowwise() += rows_of(s.bias->value, 1, g).row(0);
 
-  for (std::int64_t t = 0; t < steps; ++t) {
+  for (std::int64_t t = 0; t < num_steps; ++t) {
     const Tensor hidden_in = t == 0 ? initial_state.h : s.outputs[t - 1];
     const Tensor cell_in = t == 0 ? initial_state.c : s.cells[t - 1];
     s.masked_copy(hidden_in, s.prev_hidden[t], t);
     s.masked_copy(cell_in, s.prev_cells[t], t);
-    gemm(false, true, batch, g, h, 1.0f, s.prev_hidden[t].data<float>(),
+    gemm(false, true, num_batch, g, h, 1.0f, s.prev_hidden[t].data<float>(),
          s.weight_hh->value.data<float>(), 1.0f, s.gates[t].data<float>());
-    MatrixMap a = rows_of(s.gates[t], batch, g);
-    MatrixMap c = rows_of(s.cells[t], batch, h);
-    MatrixMap out = rows_of(s.outputs[t], batch, h);
-    MatrixMap c_prev = rows_of(s.prev_cells[t], batch, h);
+    MatrixMap a = rows_of(s.gates[t], num_batch, g);
+    MatrixMap c = rows_of(s.cells[t], num_batch, h);
+    MatrixMap out = rows_of(s.outputs[t], num_batch, h);
+    MatrixMap c_prev = rows_of(s.prev_cells[t], num_batch, h);
     a.leftCols(h).array() = sigmoid(a.leftCols(h).array());                  // i
     a.middleCols(h, h).array() = sigmoid(a.middleCols(h, h).array());        // f
     a.middleCols(2 * h, h).array() = a.middleCols(2 * h, h).array().tanh();  // g
@@ -148,59 +105,41 @@ Tensor LSTM::forward(const Tensor& input, const LstmState& initial_state, const 
                 a.leftCols(h).array() * a.middleCols(2 * h, h).array();
     out.array() = a.rightCols(h).array() * c.array().tanh();
   }
-  s.steps = steps;
-  return s.outputs;
 }
 
-LstmState LSTM::final_state() const {
-  const Impl& s = *impl_;
-  SEEDRL_REQUIRE(s.steps > 0, s.name, ": final_state before forward");
-  return {s.outputs[s.steps - 1], s.cells[s.steps - 1]};
-}
-
-LstmState LSTM::initial_state_grad() const {
-  return impl_->grad_initial;
-}
-
-Tensor LSTM::backward(const Tensor& grad_output, const LstmState& grad_final_state,
-                      bool input_grad) {
-  Impl& s = *impl_;
-  SEEDRL_REQUIRE(s.steps > 0, s.name, ": backward before forward");
-  const std::int64_t steps = s.steps, batch = s.batch, h = s.hidden(), g = 4 * h,
-                     in_size = s.options.input_size, frames = steps * batch;
-  if (grad_output.defined()) {
-    require_tensor(grad_output, Shape{steps, batch, h}, DType::f32, s.name, ": grad_output");
-  }
-  Tensor grad_gates = s.grad_gates_buffer.view({steps, batch, g});
-  Tensor grad_h = s.grad_h_buffer.view({batch, h});
-  Tensor grad_c = s.grad_c_buffer.view({batch, h});
-  MatrixMap dh_next = rows_of(grad_h, batch, h);
-  MatrixMap dc_next = rows_of(grad_c, batch, h);
+Tensor LstmKernels<Device::cpu>::backward(const Tensor& grad_output,
+                                          const nn::LstmState& grad_final_state, bool input_grad) {
+  LstmKernels& s = *this;
+  const std::int64_t num_steps = s.steps, num_batch = s.batch, h = s.hidden(), g = 4 * h,
+                     in_size = s.options.input_size, frames = num_steps * num_batch;
+  Tensor grad_gates = s.grad_gates_buffer.view({num_steps, num_batch, g});
+  Tensor grad_h = s.grad_h_buffer.view({num_batch, h});
+  Tensor grad_c = s.grad_c_buffer.view({num_batch, h});
+  MatrixMap dh_next = rows_of(grad_h, num_batch, h);
+  MatrixMap dc_next = rows_of(grad_c, num_batch, h);
   if (grad_final_state.h.defined()) {
-    require_tensor(grad_final_state.h, Shape{batch, h}, DType::f32, s.name, ": grad of final h");
-    dh_next = rows_of(grad_final_state.h, batch, h);
+    dh_next = rows_of(grad_final_state.h, num_batch, h);
   } else {
     dh_next.setZero();
   }
   if (grad_final_state.c.defined()) {
-    require_tensor(grad_final_state.c, Shape{batch, h}, DType::f32, s.name, ": grad of final c");
-    dc_next = rows_of(grad_final_state.c, batch, h);
+    dc_next = rows_of(grad_final_state.c, num_batch, h);
   } else {
     dc_next.setZero();
   }
 
-  RowMatrixXf dh(batch, h), dc(batch, h), tanh_c(batch, h);
-  for (std::int64_t t = steps - 1; t >= 0; --t) {
-    MatrixMap a = rows_of(s.gates[t], batch, g);
-    MatrixMap da = rows_of(grad_gates[t], batch, g);
-    MatrixMap c = rows_of(s.cells[t], batch, h);
-    MatrixMap c_prev = rows_of(s.prev_cells[t], batch, h);
+  RowMatrixXf dh(num_batch, h), dc(num_batch, h), tanh_c(num_batch, h);
+  for (std::int64_t t = num_steps - 1; t >= 0; --t) {
+    MatrixMap a = rows_of(s.gates[t], num_batch, g);
+    MatrixMap da = rows_of(grad_gates[t], num_batch, g);
+    MatrixMap c = rows_of(s.cells[t], num_batch, h);
+    MatrixMap c_prev = rows_of(s.prev_cells[t], num_batch, h);
     const auto i = a.leftCols(h).array();
     const auto f = a.middleCols(h, h).array();
     const auto cand = a.middleCols(2 * h, h).array();
     const auto o = a.rightCols(h).array();
     dh = dh_next;
-    if (grad_output.defined()) dh += rows_of(grad_output[t], batch, h);
+    if (grad_output.defined()) dh += rows_of(grad_output[t], num_batch, h);
     tanh_c.array() = c.array().tanh();
     dc.array() = dh.array() * o * (1.0f - tanh_c.array().square()) + dc_next.array();
     da.leftCols(h).array() = dc.array() * cand * i * (1.0f - i);
@@ -210,12 +149,12 @@ Tensor LSTM::backward(const Tensor& grad_output, const LstmState& grad_final_sta
     // Into the previous step: through the recurrent weights and the forget gate, except across
     // a reset, where the previous state was replaced by zeros.
     dc_next.array() = dc.array() * f;
-    gemm(false, false, batch, h, g, 1.0f, grad_gates[t].data<float>(),
+    gemm(false, false, num_batch, h, g, 1.0f, grad_gates[t].data<float>(),
          s.weight_hh->value.data<float>(), 0.0f, grad_h.data<float>());
-    for (std::int64_t b = 0; b < batch; ++b) {
-      const float keep = s.keep[static_cast<std::size_t>(t * batch + b)];
-      dh_next.row(b) *= keep;
-      dc_next.row(b) *= keep;
+    for (std::int64_t b = 0; b < num_batch; ++b) {
+      const float keep_b = s.keep[static_cast<std::size_t>(t * num_batch + b)];
+      dh_next.row(b) *= keep_b;
+      dc_next.row(b) *= keep_b;
     }
   }
   s.grad_initial = {grad_h, grad_c};
@@ -223,14 +162,16 @@ Tensor LSTM::backward(const Tensor& grad_output, const LstmState& grad_final_sta
   // Weight gradients over the whole unroll.
   gemm(true, false, g, h, frames, 1.0f, grad_gates.data<float>(), s.prev_hidden.data<float>(), 0.0f,
        s.weight_hh->grad.data<float>());
-  gemm(true, false, g, in_size, frames, 1.0f, grad_gates.data<float>(), s.input.data<float>(), 0.0f,
-       s.weight_ih->grad.data<float>());
+  gemm(true, false, g, in_size, frames, 1.0f, grad_gates.data<float>(), s.saved_input.data<float>(),
+       0.0f, s.weight_ih->grad.data<float>());
   rows_of(s.bias->grad, 1, g).row(0) = rows_of(grad_gates, frames, g).colwise().sum();
   if (!input_grad) return {};
-  Tensor grad_input = s.grad_input_buffer.view(s.input.shape());
+  Tensor grad_input = s.grad_input_buffer.view(s.saved_input.shape());
   gemm(false, false, frames, in_size, g, 1.0f, grad_gates.data<float>(),
        s.weight_ih->value.data<float>(), 0.0f, grad_input.data<float>());
   return grad_input;
 }
 
-}  // namespace seedrl::cpu
+}  // namespace seedrl::backend
+
+template class seedrl::backend::LSTM<seedrl::Device::cpu>;
