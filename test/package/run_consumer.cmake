@@ -1,5 +1,6 @@
 # Installs the seedrl build tree into a fresh prefix, then configures, builds and runs a separate
-# project that uses only find_package(seedrl CONFIG REQUIRED) and seedrl::seedrl.
+# project that uses only find_package(seedrl CONFIG REQUIRED) and seedrl::seedrl (and seedrl::cuda
+# when the package was built with it).
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 
@@ -15,3 +16,6 @@ run(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build"
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
+if(EXISTS "${WORK_DIR}/build/consumer_cuda")
+  run("${WORK_DIR}/build/consumer_cuda")
+endif()

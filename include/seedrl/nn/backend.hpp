@@ -13,11 +13,14 @@
 //     static void adam_update(p, g, m, v, const nn::AdamStep&);  // flat f32 tensors
 //     static void rmsprop_update(p, g, mean_square, mean_grad, mom, const nn::RmsPropStep&);
 //     static void sgd_update(p, g, buf, const nn::SgdStep&);
+//     static void dueling_forward(value [N,1], advantage [N,A], q [N,A]);  // q = v + a - mean a
+//     static void dueling_backward(grad_q, grad_value, grad_advantage);
 //   };
 //   static_assert(seedrl::nn::Backend<MyBackend>);
 //
 // Layer types are constructed as Layer(ParameterStore&, name, options) and offer
-// forward(input) -> Tensor and backward(grad_output, input_grad) -> Tensor (see backend/cpu/).
+// forward(input) -> Tensor and backward(grad_output, input_grad) -> Tensor (see
+// backend/layers.hpp).
 #pragma once
 
 #include <concepts>
@@ -43,6 +46,8 @@ concept Backend = requires(const Tensor& t, float f, const AdamStep& adam,
   B::adam_update(t, t, t, t, adam);
   B::rmsprop_update(t, t, t, t, t, rmsprop);
   B::sgd_update(t, t, t, sgd);
+  B::dueling_forward(t, t, t);
+  B::dueling_backward(t, t, t);
 };
 
 }  // namespace seedrl::nn

@@ -244,12 +244,10 @@ class Network {
     if (q_advantage_ && grads.q.defined()) {
       require_tensor(grads.q, {steps_, batch_, config_.num_actions}, DType::f32,
                      "Network::backward: gradient of ", "q");
-      // dQ_j/dA_k = [j == k] - 1/A and dQ_j/dV = 1.
-      const auto g = grads.q.reshape({frames, config_.num_actions}).template matrix<float>();
       const Tensor grad_value = grad_value_buffer_.view({frames, 1});
       const Tensor grad_advantage = grad_advantage_buffer_.view({frames, config_.num_actions});
-      grad_value.template matrix<float>() = g.rowwise().sum();
-      grad_advantage.template matrix<float>() = g.colwise() - g.rowwise().mean();
+      B::dueling_backward(grads.q.reshape({frames, config_.num_actions}), grad_value,
+                          grad_advantage);
       accumulate(q_value_, grad_value, {frames, 1}, "the dueling value");
       accumulate(q_advantage_, grad_advantage, {frames, config_.num_actions},
                  "the dueling advantage");
@@ -332,13 +330,13 @@ class Network {
     }
   }
 
-  // Q = V + A - mean(A) on the host (the CPU backend's tensors).
+  // Q = V + A - mean(A), on the backend's device.
   Tensor dueling_forward(const Tensor& features) {
     const std::int64_t frames = steps_ * batch_, actions = config_.num_actions;
-    const auto v = q_value_->forward(features).template matrix<float>();
-    const auto a = q_advantage_->forward(features).template matrix<float>();
+    const Tensor v = q_value_->forward(features);
+    const Tensor a = q_advantage_->forward(features);
     const Tensor q = q_buffer_.view({frames, actions});
-    q.template matrix<float>() = (a.colwise() - a.rowwise().mean()).colwise() + v.col(0);
+    B::dueling_forward(v, a, q);
     return q.reshape({steps_, batch_, actions});
   }
 
@@ -368,7 +366,8 @@ class Network {
   Sequential<B> torso_;
   std::optional<typename B::LSTM> core_;
   std::optional<Linear> policy_, value_, q_, q_value_, q_advantage_;
-  ScratchBuffer q_buffer_, grad_value_buffer_, grad_advantage_buffer_;
+  ScratchBuffer q_buffer_{B::device}, grad_value_buffer_{B::device},
+      grad_advantage_buffer_{B::device};
   std::int64_t head_input_size_ = 0;
   std::int64_t steps_ = 0, batch_ = 0;
   NetworkOutputs outputs_;

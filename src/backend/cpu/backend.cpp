@@ -85,4 +85,18 @@ void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& 
   for_each_index(param.numel(), [&](std::int64_t i) { nn::sgd_element(p[i], g[i], b[i], step); });
 }
 
+void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q) {
+  const auto v = value.matrix<float>();
+  const auto a = advantage.matrix<float>();
+  q.matrix<float>() = (a.colwise() - a.rowwise().mean()).colwise() + v.col(0);
+}
+
+void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
+                               const Tensor& grad_advantage) {
+  // dQ_j/dA_k = [j == k] - 1/A and dQ_j/dV = 1.
+  const auto g = grad_q.matrix<float>();
+  grad_value.matrix<float>() = g.rowwise().sum();
+  grad_advantage.matrix<float>() = g.colwise() - g.rowwise().mean();
+}
+
 }  // namespace seedrl::cpu

@@ -48,6 +48,12 @@ struct Backend {
                              const nn::RmsPropStep& step);
   static void sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
                          const nn::SgdStep& step);
+
+  /// Dueling head: q[r, a] = value[r] + advantage[r, a] - mean_a advantage[r, a], and its
+  /// backward (value [N, 1], advantage and q [N, A]).
+  static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q);
+  static void dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
+                               const Tensor& grad_advantage);
 };
 
 static_assert(nn::Backend<Backend>);

@@ -1,0 +1,65 @@
+// The CUDA backend's own kernels (kernels.cu), launched on the given stream. Pointers are device
+// pointers; nothing here synchronises.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "seedrl/nn/update_rules.hpp"
+
+namespace seedrl::cuda::kernels {
+
+void fill(float* x, std::int64_t n, float value, cudaStream_t stream);
+/// y[r, c] = act(y[r, c] + bias[c]) over a row-major [rows, cols] matrix; bias may be null.
+void bias_activation(float* y, const float* bias, std::int64_t rows, std::int64_t cols, bool relu,
+                     cudaStream_t stream);
+void relu_forward(const float* x, float* y, std::int64_t n, cudaStream_t stream);
+/// gx = gy where y > 0, else 0 (y is the ReLU's output).
+void relu_backward(const float* y, const float* gy, float* gx, std::int64_t n, cudaStream_t stream);
+/// Image batch [n, c, h, w] (channels_first) or [n, h, w, c], u8 or f32 -> f32 [n, h, w, c] *
+/// scale.
+void rescale(const void* x, bool u8, bool channels_first, std::int64_t n, std::int64_t c,
+             std::int64_t h, std::int64_t w, float scale, float* y, cudaStream_t stream);
+/// [o, i, k, k] <-> [o, k, k, i] (cuDNN's NHWC filter layout).
+void oihw_to_ohwi(const float* src, float* dst, std::int64_t o, std::int64_t i, std::int64_t k,
+                  cudaStream_t stream);
+void ohwi_to_oihw(const float* src, float* dst, std::int64_t o, std::int64_t i, std::int64_t k,
+                  cudaStream_t stream);
+
+/// dst[b, :] = src[b, :] unless resets[b] is non-zero (then 0); src null means zeros, resets
+/// null means no reset. resets are u8 or f32 (resets_u8).
+void masked_copy(const float* src, float* dst, const void* resets, bool resets_u8,
+                 std::int64_t batch, std::int64_t hidden, cudaStream_t stream);
+/// x[b, :] = 0 where resets[b] is non-zero.
+void zero_reset_rows(float* x, const void* resets, bool resets_u8, std::int64_t batch,
+                     std::int64_t hidden, cudaStream_t stream);
+/// One LSTM step after the GEMMs: gates [B, 4H] holds the pre-activations i, f, g, o and is
+/// overwritten with the activations; c = f c_prev + i g; h = o tanh(c).
+void lstm_cell_forward(float* gates, const float* c_prev, float* c, float* h, std::int64_t batch,
+                       std::int64_t hidden, cudaStream_t stream);
+/// The same step backwards: dh = dh_next + grad_h (grad_h may be null), dc = dh o (1 - tanh^2 c)
+/// + dc_next; writes the pre-activation gradients and dc_next = dc f (in place).
+void lstm_cell_backward(const float* gates, const float* c, const float* c_prev,
+                        const float* grad_h, const float* dh_next, float* dc_next,
+                        float* grad_gates, std::int64_t batch, std::int64_t hidden,
+                        cudaStream_t stream);
+
+/// *result += sum x^2 (accumulated in double; *result is a device double).
+void sum_of_squares(const float* x, std::int64_t n, double* result, cudaStream_t stream);
+void scale(float* x, std::int64_t n, float factor, cudaStream_t stream);
+void add_to(float* dst, const float* src, std::int64_t n, cudaStream_t stream);
+void adam(float* p, const float* g, float* m, float* v, std::int64_t n, const nn::AdamStep& step,
+          cudaStream_t stream);
+void rmsprop(float* p, const float* g, float* mean_square, float* mean_grad, float* mom,
+             std::int64_t n, const nn::RmsPropStep& step, cudaStream_t stream);
+void sgd(float* p, const float* g, float* buf, std::int64_t n, const nn::SgdStep& step,
+         cudaStream_t stream);
+/// q[r, a] = v[r] + adv[r, a] - mean_a adv[r, a].
+void dueling_forward(const float* v, const float* adv, float* q, std::int64_t rows,
+                     std::int64_t actions, cudaStream_t stream);
+/// gv[r] = sum_a gq[r, a];  gadv[r, a] = gq[r, a] - mean_a gq[r, a].
+void dueling_backward(const float* gq, float* gv, float* gadv, std::int64_t rows,
+                      std::int64_t actions, cudaStream_t stream);
+
+}  // namespace seedrl::cuda::kernels

@@ -1,0 +1,407 @@
+// The layers of the CUDA backend: cuBLAS GEMMs, cuDNN convolutions and kernels.cu.
+#include <array>
+#include <map>
+#include <vector>
+
+#include "../layer_definitions.hpp"
+#include "cuda_util.hpp"
+#include "kernels.hpp"
+#include "seedrl/backend/cuda/backend.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+
+namespace seedrl::backend {
+namespace {
+
+using cuda::detail::gemm;
+using cuda::detail::stream;
+
+float* f32(const Tensor& t) {
+  return static_cast<float*>(t.raw_data());
+}
+const void* bytes_of(const Tensor& t) {
+  return t.defined() ? t.raw_data() : nullptr;
+}
+
+/// Device scratch for per-call results, on the GPU.
+struct DeviceScratch : ScratchBuffer {
+  DeviceScratch() : ScratchBuffer(Device::cuda) {}
+};
+
+/// Column sums of a row-major [rows, cols] matrix as one GEMV against a vector of ones.
+class ColumnSums {
+ public:
+  void operator()(const float* x, std::int64_t rows, std::int64_t cols, float* out) {
+    if (rows > ones_count_) {
+      ones_ = buffer_.view({rows});
+      cuda::kernels::fill(f32(ones_), rows, 1.0f, stream());
+      ones_count_ = rows;
+    }
+    const float one = 1.0f, zero = 0.0f;
+    SEEDRL_CUBLAS_CHECK(cublasSgemv(cuda::detail::cublas(), CUBLAS_OP_N, static_cast<int>(cols),
+                                    static_cast<int>(rows), &one, x, static_cast<int>(cols),
+                                    f32(ones_), 1, &zero, out, 1));
+  }
+
+ private:
+  DeviceScratch buffer_;
+  Tensor ones_;
+  std::int64_t ones_count_ = 0;
+};
+
+/// Constructing any CUDA layer installs the device runtime its buffers are allocated from.
+struct RegistersRuntime {
+  RegistersRuntime() { cuda::detail::register_runtime(); }
+};
+
+// Gradient after a fused ReLU: grad where the output was positive.
+Tensor relu_masked(const Tensor& grad_output, const Tensor& output, DeviceScratch& buffer) {
+  Tensor grad = buffer.view(grad_output.shape());
+  cuda::kernels::relu_backward(f32(output), f32(grad_output), f32(grad), grad.numel(), stream());
+  return grad;
+}
+
+}  // namespace
+
+// ---- Linear ----
+
+template <>
+struct LinearKernels<Device::cuda> : RegistersRuntime, LinearState {
+  DeviceScratch output_buffer, grad_input_buffer, masked_grad_buffer;
+  ColumnSums column_sums;
+
+  Tensor forward(const Tensor& input, const Shape& out_shape) {
+    const std::int64_t n = input.dim(0), in = options.in_features, out = options.out_features;
+    Tensor output = output_buffer.view(out_shape);
+    gemm(false, true, n, out, in, 1.0f, f32(input), f32(weight->value), 0.0f, f32(output));
+    if (bias != nullptr || options.activation == nn::Activation::relu) {
+      cuda::kernels::bias_activation(f32(output), bias ? f32(bias->value) : nullptr, n, out,
+                                     options.activation == nn::Activation::relu, stream());
+    }
+    return output;
+  }
+
+  Tensor backward(const Tensor& grad_output, bool input_grad) {
+    const std::int64_t n = saved_input.dim(0), in = options.in_features, out = options.out_features;
+    const Tensor grad = options.activation == nn::Activation::relu
+                            ? relu_masked(grad_output, saved_output, masked_grad_buffer)
+                            : grad_output;
+    gemm(true, false, out, in, n, 1.0f, f32(grad), f32(saved_input), 0.0f, f32(weight->grad));
+    if (bias) column_sums(f32(grad), n, out, f32(bias->grad));
+    if (!input_grad) return {};
+    Tensor grad_input = grad_input_buffer.view(saved_input.shape());
+    gemm(false, false, n, in, out, 1.0f, f32(grad), f32(weight->value), 0.0f, f32(grad_input));
+    return grad_input;
+  }
+};
+
+// ---- Conv2d ----
+
+template <>
+struct Conv2dKernels<Device::cuda> : RegistersRuntime, Conv2dState {
+  // Descriptors and measured algorithms for one input shape (and TF32 setting).
+  struct Plan {
+    cuda::detail::TensorDescriptor x, y;
+    cuda::detail::FilterDescriptor w;
+    cuda::detail::ConvolutionDescriptor forward_conv, data_conv, filter_conv;
+    cudnnConvolutionFwdAlgo_t forward_algo{};
+    cudnnConvolutionBwdFilterAlgo_t filter_algo{};
+    cudnnConvolutionBwdDataAlgo_t data_algo{};
+    bool data_ready = false;
+    std::size_t forward_workspace = 0, filter_workspace = 0, data_workspace = 0;
+  };
+  std::map<std::array<std::int64_t, 5>, Plan> plans;
+  Plan* last = nullptr;
+  DeviceScratch output_buffer, grad_input_buffer, masked_grad_buffer, workspace_buffer;
+  DeviceScratch packed_weight_buffer, packed_grad_buffer;
+  Tensor packed_weight;  // [out, k, k, in]
+  std::uint64_t packed_version = ~std::uint64_t{0};
+  ColumnSums column_sums;
+
+  cuda::detail::ConvolutionDescriptor make_conv(bool tf32) const {
+    auto conv = cuda::detail::make_convolution_descriptor();
+    const int pad = static_cast<int>(options.padding), stride = static_cast<int>(options.stride);
+    SEEDRL_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv.get(), pad, pad, stride, stride, 1, 1,
+                                                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    SEEDRL_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(conv.get(), tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    return conv;
+  }
+
+  Plan& plan(const Shape& in, const Shape& out) {
+    const bool tf32 = cuda::allow_tf32();
+    const std::array<std::int64_t, 5> key{in[0], in[1], in[2], in[3], tf32 ? 1 : 0};
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    Plan p;
+    auto int_of = [](std::int64_t v) { return static_cast<int>(v); };
+    p.x = cuda::detail::make_tensor_descriptor();
+    SEEDRL_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p.x.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
+                                                  int_of(in[0]), int_of(in[3]), int_of(in[1]),
+                                                  int_of(in[2])));
+    p.y = cuda::detail::make_tensor_descriptor();
+    SEEDRL_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p.y.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
+                                                  int_of(out[0]), int_of(out[3]), int_of(out[1]),
+                                                  int_of(out[2])));
+    p.w = cuda::detail::make_filter_descriptor();
+    SEEDRL_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+        p.w.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int_of(options.out_channels),
+        int_of(options.in_channels), int_of(options.kernel), int_of(options.kernel)));
+    p.forward_conv = make_conv(tf32);
+    p.data_conv = make_conv(tf32);
+    p.filter_conv = make_conv(tf32);
+    cudnnHandle_t h = cuda::detail::cudnn();
+
+    constexpr int kCandidates = 8;
+    int found = 0;
+    std::array<cudnnConvolutionFwdAlgoPerf_t, kCandidates> fwd{};
+    SEEDRL_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+        h, p.x.get(), p.w.get(), p.forward_conv.get(), p.y.get(), kCandidates, &found, fwd.data()));
+    const auto& best_fwd = first_usable(fwd, found, "forward");
+    p.forward_algo = best_fwd.algo;
+    SEEDRL_CUDNN_CHECK(cudnnSetConvolutionMathType(p.forward_conv.get(), best_fwd.mathType));
+    SEEDRL_CUDNN_CHECK(
+        cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(), p.forward_conv.get(),
+                                                p.y.get(), p.forward_algo, &p.forward_workspace));
+
+    std::array<cudnnConvolutionBwdFilterAlgoPerf_t, kCandidates> filt{};
+    SEEDRL_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
+        h, p.x.get(), p.y.get(), p.filter_conv.get(), p.w.get(), kCandidates, &found, filt.data()));
+    const auto& best_filt = first_usable(filt, found, "backward filter");
+    p.filter_algo = best_filt.algo;
+    SEEDRL_CUDNN_CHECK(cudnnSetConvolutionMathType(p.filter_conv.get(), best_filt.mathType));
+    SEEDRL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        h, p.x.get(), p.y.get(), p.filter_conv.get(), p.w.get(), p.filter_algo,
+        &p.filter_workspace));
+    return plans.emplace(key, std::move(p)).first->second;
+  }
+
+  // The backward-data algorithm, measured only when an input gradient is first asked for.
+  void prepare_data(Plan& p) {
+    if (p.data_ready) return;
+    cudnnHandle_t h = cuda::detail::cudnn();
+    constexpr int kCandidates = 8;
+    int found = 0;
+    std::array<cudnnConvolutionBwdDataAlgoPerf_t, kCandidates> data{};
+    SEEDRL_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
+        h, p.w.get(), p.y.get(), p.data_conv.get(), p.x.get(), kCandidates, &found, data.data()));
+    const auto& best = first_usable(data, found, "backward data");
+    p.data_algo = best.algo;
+    SEEDRL_CUDNN_CHECK(cudnnSetConvolutionMathType(p.data_conv.get(), best.mathType));
+    SEEDRL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        h, p.w.get(), p.y.get(), p.data_conv.get(), p.x.get(), p.data_algo, &p.data_workspace));
+    p.data_ready = true;
+  }
+
+  template <class Perf, std::size_t N>
+  const Perf& first_usable(const std::array<Perf, N>& results, int found, const char* pass) const {
+    for (int i = 0; i < found; ++i) {
+      if (results[static_cast<std::size_t>(i)].status == CUDNN_STATUS_SUCCESS) {
+        return results[static_cast<std::size_t>(i)];
+      }
+    }
+    fail(name, ": cuDNN found no usable ", pass, " convolution algorithm for this shape");
+  }
+
+  void* workspace(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    return workspace_buffer.view({static_cast<std::int64_t>(bytes)}, DType::u8).raw_data();
+  }
+
+  const Tensor& weights_nhwc() {
+    const std::uint64_t version = weight->version();
+    if (!packed_weight.defined() || packed_version != version) {
+      packed_weight = packed_weight_buffer.view(
+          {options.out_channels, options.kernel, options.kernel, options.in_channels});
+      cuda::kernels::oihw_to_ohwi(f32(weight->value), f32(packed_weight), options.out_channels,
+                                  options.in_channels, options.kernel, stream());
+      packed_version = version;
+    }
+    return packed_weight;
+  }
+
+  Tensor forward(const Tensor& input, const Shape& out_shape) {
+    Plan& p = plan(input.shape(), out_shape);
+    Tensor output = output_buffer.view(out_shape);
+    const float one = 1.0f, zero = 0.0f;
+    const Tensor& w = weights_nhwc();
+    SEEDRL_CUDNN_CHECK(cudnnConvolutionForward(
+        cuda::detail::cudnn(), &one, p.x.get(), input.raw_data(), p.w.get(), w.raw_data(),
+        p.forward_conv.get(), p.forward_algo, workspace(p.forward_workspace), p.forward_workspace,
+        &zero, p.y.get(), output.raw_data()));
+    if (bias != nullptr || options.activation == nn::Activation::relu) {
+      cuda::kernels::bias_activation(f32(output), bias ? f32(bias->value) : nullptr,
+                                     out_shape.numel() / options.out_channels, options.out_channels,
+                                     options.activation == nn::Activation::relu, stream());
+    }
+    last = &p;
+    return output;
+  }
+
+  Tensor backward(const Tensor& grad_output, bool input_grad) {
+    Plan& p = *last;
+    const Tensor grad = options.activation == nn::Activation::relu
+                            ? relu_masked(grad_output, saved_output, masked_grad_buffer)
+                            : grad_output;
+    const float one = 1.0f, zero = 0.0f;
+    cudnnHandle_t h = cuda::detail::cudnn();
+    const Tensor packed_grad = packed_grad_buffer.view(
+        {options.out_channels, options.kernel, options.kernel, options.in_channels});
+    SEEDRL_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        h, &one, p.x.get(), saved_input.raw_data(), p.y.get(), grad.raw_data(), p.filter_conv.get(),
+        p.filter_algo, workspace(p.filter_workspace), p.filter_workspace, &zero, p.w.get(),
+        packed_grad.raw_data()));
+    cuda::kernels::ohwi_to_oihw(f32(packed_grad), f32(weight->grad), options.out_channels,
+                                options.in_channels, options.kernel, stream());
+    if (bias) {
+      column_sums(f32(grad), grad.numel() / options.out_channels, options.out_channels,
+                  f32(bias->grad));
+    }
+    if (!input_grad) return {};
+    prepare_data(p);
+    Tensor grad_input = grad_input_buffer.view(saved_input.shape());
+    const Tensor& w = weights_nhwc();
+    SEEDRL_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.w.get(), w.raw_data(), p.y.get(),
+                                                    grad.raw_data(), p.data_conv.get(), p.data_algo,
+                                                    workspace(p.data_workspace), p.data_workspace,
+                                                    &zero, p.x.get(), grad_input.raw_data()));
+    return grad_input;
+  }
+};
+
+// ---- LSTM ----
+
+template <>
+struct LstmKernels<Device::cuda> : RegistersRuntime, LstmLayerState {
+  Tensor gates;        // [T, B, 4H] activated i, f, g, o
+  Tensor prev_hidden;  // [T, B, H] h_{t-1} as used by step t (zero after a reset)
+  Tensor prev_cells;   // [T, B, H] c_{t-1} as used by step t
+  Tensor resets;       // [T, B] on the device, or undefined
+  DeviceScratch gates_buffer, cells_buffer, outputs_buffer, prev_hidden_buffer, prev_cells_buffer,
+      resets_buffer;
+  DeviceScratch grad_gates_buffer, grad_input_buffer, grad_h_buffer, grad_c_buffer;
+  ColumnSums column_sums;
+
+  const void* resets_at(std::int64_t t) const {
+    if (!resets.defined()) return nullptr;
+    return static_cast<const char*>(resets.raw_data()) +
+           t * batch * static_cast<std::int64_t>(size_of(resets.dtype()));
+  }
+  bool resets_u8() const { return resets.defined() && resets.dtype() == DType::u8; }
+
+  void forward(const Tensor& input, const nn::LstmState& initial_state, const Tensor& resets_in) {
+    const std::int64_t in_size = options.input_size, h = hidden(), g = 4 * h;
+    const std::int64_t num_steps = input.dim(0), frames = num_steps * batch;
+    resets = Tensor();
+    if (resets_in.defined()) {
+      resets = resets_in.device() == Device::cuda
+                   ? resets_in
+                   : resets_buffer.view(resets_in.shape(), resets_in.dtype());
+      if (resets_in.device() != Device::cuda) resets.copy_from(resets_in);
+    }
+    gates = gates_buffer.view({num_steps, batch, g});
+    cells = cells_buffer.view({num_steps, batch, h});
+    outputs = outputs_buffer.view({num_steps, batch, h});
+    prev_hidden = prev_hidden_buffer.view({num_steps, batch, h});
+    prev_cells = prev_cells_buffer.view({num_steps, batch, h});
+
+    gemm(false, true, frames, g, in_size, 1.0f, f32(input), f32(weight_ih->value), 0.0f,
+         f32(gates));
+    cuda::kernels::bias_activation(f32(gates), f32(bias->value), frames, g, false, stream());
+    for (std::int64_t t = 0; t < num_steps; ++t) {
+      const float* hidden_in =
+          t == 0 ? static_cast<const float*>(bytes_of(initial_state.h)) : f32(outputs[t - 1]);
+      const float* cell_in =
+          t == 0 ? static_cast<const float*>(bytes_of(initial_state.c)) : f32(cells[t - 1]);
+      cuda::kernels::masked_copy(hidden_in, f32(prev_hidden[t]), resets_at(t), resets_u8(), batch,
+                                 h, stream());
+      cuda::kernels::masked_copy(cell_in, f32(prev_cells[t]), resets_at(t), resets_u8(), batch, h,
+                                 stream());
+      gemm(false, true, batch, g, h, 1.0f, f32(prev_hidden[t]), f32(weight_hh->value), 1.0f,
+           f32(gates[t]));
+      cuda::kernels::lstm_cell_forward(f32(gates[t]), f32(prev_cells[t]), f32(cells[t]),
+                                       f32(outputs[t]), batch, h, stream());
+    }
+  }
+
+  Tensor backward(const Tensor& grad_output, const nn::LstmState& grad_final_state,
+                  bool input_grad) {
+    const std::int64_t h = hidden(), g = 4 * h, in_size = options.input_size,
+                       frames = steps * batch;
+    Tensor grad_gates = grad_gates_buffer.view({steps, batch, g});
+    Tensor dh_next = grad_h_buffer.view({batch, h});
+    Tensor dc_next = grad_c_buffer.view({batch, h});
+    if (grad_final_state.h.defined()) {
+      dh_next.copy_from(grad_final_state.h);
+    } else {
+      cuda::kernels::fill(f32(dh_next), batch * h, 0.0f, stream());
+    }
+    if (grad_final_state.c.defined()) {
+      dc_next.copy_from(grad_final_state.c);
+    } else {
+      cuda::kernels::fill(f32(dc_next), batch * h, 0.0f, stream());
+    }
+    for (std::int64_t t = steps - 1; t >= 0; --t) {
+      cuda::kernels::lstm_cell_backward(f32(gates[t]), f32(cells[t]), f32(prev_cells[t]),
+                                        grad_output.defined() ? f32(grad_output[t]) : nullptr,
+                                        f32(dh_next), f32(dc_next), f32(grad_gates[t]), batch, h,
+                                        stream());
+      // Into the previous step through the recurrent weights, except across a reset.
+      gemm(false, false, batch, h, g, 1.0f, f32(grad_gates[t]), f32(weight_hh->value), 0.0f,
+           f32(dh_next));
+      cuda::kernels::zero_reset_rows(f32(dh_next), resets_at(t), resets_u8(), batch, h, stream());
+      cuda::kernels::zero_reset_rows(f32(dc_next), resets_at(t), resets_u8(), batch, h, stream());
+    }
+    grad_initial = {dh_next, dc_next};
+
+    gemm(true, false, g, h, frames, 1.0f, f32(grad_gates), f32(prev_hidden), 0.0f,
+         f32(weight_hh->grad));
+    gemm(true, false, g, in_size, frames, 1.0f, f32(grad_gates), f32(saved_input), 0.0f,
+         f32(weight_ih->grad));
+    column_sums(f32(grad_gates), frames, g, f32(bias->grad));
+    if (!input_grad) return {};
+    Tensor grad_input = grad_input_buffer.view(saved_input.shape());
+    gemm(false, false, frames, in_size, g, 1.0f, f32(grad_gates), f32(weight_ih->value), 0.0f,
+         f32(grad_input));
+    return grad_input;
+  }
+};
+
+// ---- ReLU ----
+
+template <>
+struct ReluKernels<Device::cuda> : RegistersRuntime, ReluState {
+  DeviceScratch output_buffer, grad_input_buffer;
+
+  Tensor forward(const Tensor& input) {
+    Tensor output = output_buffer.view(input.shape());
+    cuda::kernels::relu_forward(f32(input), f32(output), input.numel(), stream());
+    return output;
+  }
+  Tensor backward(const Tensor& grad_output) {
+    return relu_masked(grad_output, saved_output, grad_input_buffer);
+  }
+};
+
+// ---- Rescale ----
+
+template <>
+struct RescaleKernels<Device::cuda> : RegistersRuntime, RescaleState {
+  DeviceScratch output_buffer;
+
+  Tensor forward(const Tensor& input, const Shape& out_shape) {
+    Tensor output = output_buffer.view(out_shape);
+    // out_shape is [N, H, W, C] whatever the input layout.
+    cuda::kernels::rescale(input.raw_data(), input.dtype() == DType::u8,
+                           options.channels_first_input, out_shape[0], out_shape[3], out_shape[1],
+                           out_shape[2], options.scale, f32(output), stream());
+    return output;
+  }
+};
+
+}  // namespace seedrl::backend
+
+template class seedrl::backend::Linear<seedrl::Device::cuda>;
+template class seedrl::backend::Conv2d<seedrl::Device::cuda>;
+template class seedrl::backend::LSTM<seedrl::Device::cuda>;
+template class seedrl::backend::ReLU<seedrl::Device::cuda>;
+template class seedrl::backend::Rescale<seedrl::Device::cuda>;

@@ -1,0 +1,358 @@
+// The CUDA backend's runtime: status checks, per-thread contexts, the caching allocator and the
+// DeviceRuntime that lets Storage and Tensor live on the GPU.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "cuda_util.hpp"
+#include "seedrl/core/storage.hpp"
+
+namespace seedrl::cuda {
+namespace detail {
+
+void throw_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();  // clear a sticky-free error so the next call does not see it again
+  fail("CUDA error ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ") in ", call,
+       " at ", file, ":", line);
+}
+
+void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  fail("cuBLAS error ", cublasGetStatusName(status), " (", cublasGetStatusString(status), ") in ",
+       call, " at ", file, ":", line);
+}
+
+void throw_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
+  char message[512] = {};
+  cudnnGetLastErrorString(message, sizeof(message));
+  fail("cuDNN error ", cudnnGetErrorString(status), " in ", call, " at ", file, ":", line,
+       message[0] != '\0' ? ": " : "", message);
+}
+
+TensorDescriptor make_tensor_descriptor() {
+  cudnnTensorDescriptor_t d = nullptr;
+  SEEDRL_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+  return TensorDescriptor(d);
+}
+FilterDescriptor make_filter_descriptor() {
+  cudnnFilterDescriptor_t d = nullptr;
+  SEEDRL_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
+  return FilterDescriptor(d);
+}
+ConvolutionDescriptor make_convolution_descriptor() {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  SEEDRL_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
+  return ConvolutionDescriptor(d);
+}
+EventHandle make_event(bool timing) {
+  cudaEvent_t e = nullptr;
+  SEEDRL_CUDA_CHECK(
+      cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  return EventHandle(e);
+}
+
+namespace {
+std::atomic<int> g_device{0};
+std::atomic<bool> g_tf32{false};
+}  // namespace
+
+Context& context() {
+  thread_local Context ctx;
+  if (!ctx.stream) {
+    ctx.device = g_device.load();
+    SEEDRL_CUDA_CHECK(cudaSetDevice(ctx.device));
+    cudaStream_t s = nullptr;
+    SEEDRL_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    StreamHandle stream_handle(s);
+    cublasHandle_t blas = nullptr;
+    SEEDRL_CUBLAS_CHECK(cublasCreate(&blas));
+    CublasHandle blas_handle(blas);
+    SEEDRL_CUBLAS_CHECK(cublasSetStream(blas, s));
+    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+    cudnnHandle_t dnn = nullptr;
+    SEEDRL_CUDNN_CHECK(cudnnCreate(&dnn));
+    CudnnHandle dnn_handle(dnn);
+    SEEDRL_CUDNN_CHECK(cudnnSetStream(dnn, s));
+    ctx.cublas = std::move(blas_handle);
+    ctx.cudnn = std::move(dnn_handle);
+    ctx.stream = std::move(stream_handle);  // last: a context is complete when it has a stream
+  }
+  return ctx;
+}
+
+cublasHandle_t cublas() {
+  Context& ctx = context();
+  const bool tf32 = g_tf32.load(std::memory_order_relaxed);
+  if (tf32 != ctx.tf32) {
+    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(
+        ctx.cublas.get(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    ctx.tf32 = tf32;
+  }
+  return ctx.cublas.get();
+}
+
+cudnnHandle_t cudnn() {
+  return context().cudnn.get();
+}
+
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, const float* b, float beta, float* c) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  SEEDRL_CUBLAS_CHECK(
+      cublasSgemm(cublas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                  static_cast<int>(k), &alpha, b, static_cast<int>(trans_b ? k : n), a,
+                  static_cast<int>(trans_a ? m : k), &beta, c, static_cast<int>(n)));
+}
+
+namespace {
+
+/// Device memory with reuse. See runtime.hpp for the policy.
+class CachingAllocator {
+ public:
+  void* allocate(std::size_t bytes) {
+    const std::size_t size = round_up(bytes);
+    std::lock_guard lock(mutex_);
+    // Best fit among blocks no more than twice the size whose release has completed.
+    for (auto it = free_.lower_bound(size); it != free_.end() && it->first <= 2 * size; ++it) {
+      Block& block = blocks_.at(it->second);
+      const cudaError_t ready = cudaEventQuery(block.released.get());
+      if (ready == cudaErrorNotReady) continue;
+      if (ready != cudaSuccess) cudaGetLastError();  // treat as complete; clear the error
+      void* ptr = it->second;
+      free_.erase(it);
+      block.in_use = true;
+      stats_.cached_bytes -= block.size;
+      note_in_use(block.size);
+      ++stats_.cache_hits;
+      return ptr;
+    }
+    void* ptr = nullptr;
+    cudaError_t status = cudaMalloc(&ptr, size);
+    if (status == cudaErrorMemoryAllocation && !free_.empty()) {
+      cudaGetLastError();
+      release_cached();
+      status = cudaMalloc(&ptr, size);
+    }
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      fail("CUDA allocator: cannot allocate ", bytes, " bytes (", cudaGetErrorString(status),
+           "); in use ", stats_.in_use_bytes, " bytes, cached ", stats_.cached_bytes, " bytes");
+    }
+    blocks_.emplace(ptr, Block{size, make_event(false), true});
+    ++stats_.device_allocations;
+    note_in_use(size);
+    return ptr;
+  }
+
+  void deallocate(void* ptr) noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(ptr);
+    if (it == blocks_.end()) return;  // not ours: nothing sensible to do in a noexcept path
+    Block& block = it->second;
+    // Reusable once the work queued so far on the releasing thread's stream is done.
+    cudaStream_t s = nullptr;
+    try {
+      s = stream();
+    } catch (...) {
+      s = nullptr;  // no context on this thread: the legacy stream orders after all blocking work
+      cudaDeviceSynchronize();
+    }
+    if (cudaEventRecord(block.released.get(), s) != cudaSuccess) {
+      cudaGetLastError();
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+    }
+    block.in_use = false;
+    stats_.in_use_bytes -= block.size;
+    stats_.cached_bytes += block.size;
+    free_.emplace(block.size, ptr);
+  }
+
+  void release_cached() {
+    cudaDeviceSynchronize();
+    cudaGetLastError();
+    for (const auto& [size, ptr] : free_) {
+      cudaFree(ptr);
+      blocks_.erase(ptr);
+      stats_.cached_bytes -= size;
+    }
+    free_.clear();
+  }
+
+  void empty_cache() {
+    std::lock_guard lock(mutex_);
+    release_cached();
+  }
+
+  MemoryStats stats() {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  struct Block {
+    std::size_t size;
+    EventHandle released;
+    bool in_use;
+  };
+
+  static std::size_t round_up(std::size_t bytes) {
+    constexpr std::size_t kSmall = 512, kLarge = 2u << 20;
+    const std::size_t unit = bytes < (1u << 20) ? kSmall : kLarge;
+    return (std::max<std::size_t>(bytes, 1) + unit - 1) / unit * unit;
+  }
+  void note_in_use(std::size_t size) {
+    stats_.in_use_bytes += size;
+    stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<void*, Block> blocks_;
+  std::multimap<std::size_t, void*> free_;
+  MemoryStats stats_;
+};
+
+CachingAllocator& allocator() {
+  static auto* instance = new CachingAllocator();  // never destroyed: frees may come at exit
+  return *instance;
+}
+
+class CudaRuntime final : public DeviceRuntime {
+ public:
+  void* allocate(std::size_t bytes) override { return allocator().allocate(bytes); }
+  void deallocate(void* data, std::size_t) noexcept override { allocator().deallocate(data); }
+  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override {
+    SEEDRL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
+    SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  }
+  void fill_zero(void* data, std::size_t bytes) override {
+    SEEDRL_CUDA_CHECK(cudaMemsetAsync(data, 0, bytes, stream()));
+    SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  }
+};
+
+}  // namespace
+
+bool register_runtime() noexcept {
+  static CudaRuntime runtime;
+  register_device_runtime(Device::cuda, &runtime);
+  return true;
+}
+
+}  // namespace detail
+
+int device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+bool available() noexcept {
+  return device_count() > 0;
+}
+
+std::string unavailable_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  if (status != cudaSuccess) return cudaGetErrorString(status);
+  return count > 0 ? "" : "no CUDA device";
+}
+
+void set_device(int index) {
+  const int count = device_count();
+  SEEDRL_REQUIRE(index >= 0 && index < count, "cuda::set_device: device ", index,
+                 " does not exist (", count, " CUDA devices)");
+  detail::g_device.store(index);
+}
+
+int current_device() {
+  return detail::g_device.load();
+}
+
+DeviceInfo device_info(int index) {
+  if (index < 0) index = current_device();
+  const int count = device_count();
+  SEEDRL_REQUIRE(index >= 0 && index < count, "cuda::device_info: device ", index,
+                 " does not exist (", count, " CUDA devices: ", unavailable_reason(), ")");
+  cudaDeviceProp prop{};
+  SEEDRL_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  DeviceInfo info;
+  info.index = index;
+  info.name = prop.name;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.total_memory = prop.totalGlobalMem;
+  info.multiprocessors = prop.multiProcessorCount;
+  SEEDRL_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
+  SEEDRL_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  info.cudnn_version = cudnnGetVersion();
+  SEEDRL_CUBLAS_CHECK(cublasGetVersion(detail::cublas(), &info.cublas_version));
+  return info;
+}
+
+std::string DeviceInfo::describe() const {
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
+  std::ostringstream s;
+  s << name << " (sm_" << compute_major << compute_minor << ", " << multiprocessors << " SMs, "
+    << static_cast<double>(total_memory) / (1024.0 * 1024.0 * 1024.0) << " GiB; driver "
+    << version(driver_version) << ", runtime " << version(runtime_version) << ", cuDNN "
+    << cudnn_version / 10000 << "." << cudnn_version % 10000 / 100 << "." << cudnn_version % 100
+    << ", cuBLAS " << cublas_version << ")";
+  return s.str();
+}
+
+void synchronize() {
+  SEEDRL_CUDA_CHECK(cudaStreamSynchronize(detail::stream()));
+}
+
+void set_allow_tf32(bool allow) {
+  detail::g_tf32.store(allow);
+}
+bool allow_tf32() {
+  return detail::g_tf32.load();
+}
+
+MemoryStats memory_stats() {
+  return detail::allocator().stats();
+}
+void empty_cache() {
+  detail::allocator().empty_cache();
+}
+
+struct Event::Impl {
+  detail::EventHandle event = detail::make_event(true);
+  bool recorded = false;
+};
+
+Event::Event() : impl_(std::make_unique<Impl>()) {}
+Event::~Event() = default;
+Event::Event(Event&&) noexcept = default;
+Event& Event::operator=(Event&&) noexcept = default;
+
+void Event::record() {
+  SEEDRL_CUDA_CHECK(cudaEventRecord(impl_->event.get(), detail::stream()));
+  impl_->recorded = true;
+}
+void Event::synchronize() const {
+  SEEDRL_REQUIRE(impl_->recorded, "cuda::Event::synchronize: event never recorded");
+  SEEDRL_CUDA_CHECK(cudaEventSynchronize(impl_->event.get()));
+}
+double Event::elapsed_ms(const Event& start) const {
+  SEEDRL_REQUIRE(impl_->recorded && start.impl_->recorded,
+                 "cuda::Event::elapsed_ms: both events must be recorded");
+  synchronize();
+  float ms = 0.0f;
+  SEEDRL_CUDA_CHECK(cudaEventElapsedTime(&ms, start.impl_->event.get(), impl_->event.get()));
+  return ms;
+}
+
+}  // namespace seedrl::cuda

@@ -1,0 +1,311 @@
+// The CUDA backend against the CPU backend: every layer, whole networks, the optimizers, gradient
+// clipping and the backend's tensor operations run on both with the same parameters and the same
+// random inputs, and must agree within stated tolerances.
+//
+// Needs a GPU: without one the program prints why and exits with 77, which CTest reports as
+// skipped (SKIP_RETURN_CODE). Tolerances: TF32 is off (the default), so both backends compute in
+// f32 and differ only in summation order; results are compared as
+//   max |gpu - cpu| <= atol + rtol * max |cpu|
+// with rtol 1e-4 (2e-4 for gradients reduced over many frames) and atol 1e-6.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/backend/cuda/backend.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/nn/gradient_clipping.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+
+using namespace seedrl;
+using Cpu = cpu::Backend;
+using Gpu = cuda::Backend;
+
+namespace {
+
+constexpr double kRtol = 1e-4, kGradRtol = 2e-4, kAtol = 1e-6;
+
+Tensor random_tensor(const Shape& shape, Rng& rng, DType dtype = DType::f32) {
+  Tensor t = Tensor::empty(shape, dtype);
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    if (dtype == DType::u8) {
+      t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(rng.below(256));
+    } else {
+      t.data<float>()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
+    }
+  }
+  return t;
+}
+
+Tensor on_gpu(const Tensor& t) {
+  return t.clone(Device::cuda);
+}
+
+// Checks gpu (any device) against cpu within atol + rtol * max|cpu|.
+void check_close(const Tensor& cpu_t, const Tensor& gpu_t, double rtol, const std::string& what) {
+  REQUIRE_MESSAGE(gpu_t.defined(), what, ": GPU result undefined");
+  REQUIRE_MESSAGE(cpu_t.shape() == gpu_t.shape(), what, ": shapes ", cpu_t.shape(), " vs ",
+                  gpu_t.shape());
+  CHECK_MESSAGE(gpu_t.device() == Device::cuda, what, ": GPU result lives on ", gpu_t.device());
+  const Tensor host = gpu_t.clone(Device::cpu);
+  double max_diff = 0.0, max_ref = 0.0;
+  for (std::int64_t i = 0; i < cpu_t.numel(); ++i) {
+    const double a = cpu_t.data<float>()[i], b = host.data<float>()[i];
+    max_ref = std::max(max_ref, std::abs(a));
+    max_diff = std::max(max_diff, std::isfinite(b) ? std::abs(a - b) : INFINITY);
+  }
+  CHECK_MESSAGE(max_diff <= kAtol + rtol * max_ref, what, ": max |gpu - cpu| = ", max_diff,
+                " with max |cpu| = ", max_ref);
+}
+
+// Two stores built the same way hold the same initial values: both initialise on the host from
+// the same seed, the GPU one then copies them to the device.
+void check_same_parameters(const nn::ParameterStore& cpu_store,
+                           const nn::ParameterStore& gpu_store) {
+  check_close(cpu_store.values(), gpu_store.values(), 0.0, "initial parameters");
+}
+
+// Runs a layer forward and backward on both backends; compares outputs, input gradients and
+// every parameter gradient.
+template <class CpuLayer, class GpuLayer, class Options>
+void check_layer(const Options& options, const Shape& input_shape, std::uint64_t seed,
+                 bool input_grad) {
+  nn::ParameterStore cpu_store(Device::cpu), gpu_store(Device::cuda);
+  CpuLayer cpu_layer(cpu_store, "layer", options);
+  GpuLayer gpu_layer(gpu_store, "layer", options);
+  cpu_store.finalize(seed);
+  gpu_store.finalize(seed);
+  check_same_parameters(cpu_store, gpu_store);
+  Rng rng(seed + 1);
+  const Tensor input = random_tensor(input_shape, rng);
+  const Tensor cpu_out = cpu_layer.forward(input);
+  const Tensor gpu_out = gpu_layer.forward(on_gpu(input));
+  check_close(cpu_out, gpu_out, kRtol, "forward");
+  const Tensor grad = random_tensor(cpu_out.shape(), rng);
+  const Tensor cpu_grad_in = cpu_layer.backward(grad, input_grad);
+  const Tensor gpu_grad_in = gpu_layer.backward(on_gpu(grad), input_grad);
+  if (input_grad) check_close(cpu_grad_in, gpu_grad_in, kGradRtol, "input gradient");
+  CHECK(gpu_grad_in.defined() == input_grad);
+  for (std::size_t i = 0; i < cpu_store.parameters().size(); ++i) {
+    check_close(cpu_store.parameters()[i].grad, gpu_store.parameters()[i].grad, kGradRtol,
+                "gradient of " + cpu_store.parameters()[i].name);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Linear: forward, input and parameter gradients, with and without bias and ReLU") {
+  nn::LinearOptions plain{37, 19};
+  check_layer<cpu::Linear, cuda::Linear>(plain, {13, 37}, 1, true);
+  nn::LinearOptions relu{64, 128};
+  relu.activation = nn::Activation::relu;
+  check_layer<cpu::Linear, cuda::Linear>(relu, {256, 64}, 2, true);
+  nn::LinearOptions no_bias{5, 3};
+  no_bias.bias = false;
+  check_layer<cpu::Linear, cuda::Linear>(no_bias, {1, 5}, 3, false);
+}
+
+TEST_CASE("Conv2d: MinAtar and Nature shapes, padding, stride, with and without input gradient") {
+  nn::Conv2dOptions minatar{4, 16, 3, 1};
+  minatar.activation = nn::Activation::relu;
+  check_layer<cpu::Conv2d, cuda::Conv2d>(minatar, {32, 10, 10, 4}, 4, false);
+  nn::Conv2dOptions nature1{4, 32, 8, 4};
+  nature1.activation = nn::Activation::relu;
+  check_layer<cpu::Conv2d, cuda::Conv2d>(nature1, {8, 84, 84, 4}, 5, false);
+  nn::Conv2dOptions nature2{32, 64, 4, 2};
+  check_layer<cpu::Conv2d, cuda::Conv2d>(nature2, {8, 20, 20, 32}, 6, true);
+  nn::Conv2dOptions padded{3, 5, 3, 2, 1};
+  padded.bias = false;
+  check_layer<cpu::Conv2d, cuda::Conv2d>(padded, {2, 9, 7, 3}, 7, true);
+}
+
+TEST_CASE("LSTM: outputs, final state and gradients through time with resets and a given state") {
+  const std::int64_t steps = 6, batch = 5, in = 7, hidden = 8;
+  nn::ParameterStore cpu_store(Device::cpu), gpu_store(Device::cuda);
+  cpu::LSTM cpu_lstm(cpu_store, "lstm", {in, hidden});
+  cuda::LSTM gpu_lstm(gpu_store, "lstm", {in, hidden});
+  cpu_store.finalize(11);
+  gpu_store.finalize(11);
+  Rng rng(12);
+  const Tensor x = random_tensor({steps, batch, in}, rng);
+  const nn::LstmState initial{random_tensor({batch, hidden}, rng),
+                              random_tensor({batch, hidden}, rng)};
+  Tensor resets = Tensor::zeros({steps, batch}, DType::u8);
+  resets.data<std::uint8_t>()[2 * batch + 1] = 1;  // episode boundaries inside the unroll
+  resets.data<std::uint8_t>()[4 * batch + 3] = 1;
+  resets.data<std::uint8_t>()[0 * batch + 4] = 1;
+
+  SUBCASE("resets given on the host") {
+    check_close(cpu_lstm.forward(x, initial, resets),
+                gpu_lstm.forward(on_gpu(x), {on_gpu(initial.h), on_gpu(initial.c)}, resets), kRtol,
+                "outputs");
+  }
+  SUBCASE("resets given on the device") {
+    check_close(cpu_lstm.forward(x, initial, resets),
+                gpu_lstm.forward(on_gpu(x), {on_gpu(initial.h), on_gpu(initial.c)}, on_gpu(resets)),
+                kRtol, "outputs");
+  }
+  check_close(cpu_lstm.final_state().h, gpu_lstm.final_state().h, kRtol, "final h");
+  check_close(cpu_lstm.final_state().c, gpu_lstm.final_state().c, kRtol, "final c");
+  const Tensor grad = random_tensor({steps, batch, hidden}, rng);
+  const nn::LstmState grad_final{random_tensor({batch, hidden}, rng),
+                                 random_tensor({batch, hidden}, rng)};
+  check_close(cpu_lstm.backward(grad, grad_final, true),
+              gpu_lstm.backward(on_gpu(grad), {on_gpu(grad_final.h), on_gpu(grad_final.c)}, true),
+              kGradRtol, "input gradient");
+  check_close(cpu_lstm.initial_state_grad().h, gpu_lstm.initial_state_grad().h, kGradRtol,
+              "initial h gradient");
+  check_close(cpu_lstm.initial_state_grad().c, gpu_lstm.initial_state_grad().c, kGradRtol,
+              "initial c gradient");
+  check_close(cpu_store.grads(), gpu_store.grads(), kGradRtol, "parameter gradients");
+
+  // No initial state, no resets, gradient only from the outputs.
+  check_close(cpu_lstm.forward(x), gpu_lstm.forward(on_gpu(x)), kRtol, "outputs from zeros");
+  CHECK_FALSE(cpu_lstm.backward(grad, {}, false).defined());
+  CHECK_FALSE(gpu_lstm.backward(on_gpu(grad), {}, false).defined());
+  check_close(cpu_store.grads(), gpu_store.grads(), kGradRtol, "parameter gradients from zeros");
+}
+
+TEST_CASE("ReLU and Rescale") {
+  Rng rng(21);
+  const Tensor x = random_tensor({4, 3, 5}, rng);
+  cpu::ReLU cpu_relu;
+  cuda::ReLU gpu_relu;
+  check_close(cpu_relu.forward(x), gpu_relu.forward(on_gpu(x)), 0.0, "relu forward");
+  const Tensor g = random_tensor({4, 3, 5}, rng);
+  check_close(cpu_relu.backward(g), gpu_relu.backward(on_gpu(g)), 0.0, "relu backward");
+
+  const Tensor pixels = random_tensor({3, 4, 12, 9}, rng, DType::u8);  // NCHW u8
+  cpu::Rescale cpu_scale({1.0f / 255.0f, true});
+  cuda::Rescale gpu_scale({1.0f / 255.0f, true});
+  check_close(cpu_scale.forward(pixels), gpu_scale.forward(on_gpu(pixels)), 1e-6, "u8 NCHW");
+  const Tensor image = random_tensor({2, 6, 6, 3}, rng);  // NHWC f32
+  cpu::Rescale cpu_double({2.0f, false});
+  cuda::Rescale gpu_double({2.0f, false});
+  check_close(cpu_double.forward(image), gpu_double.forward(on_gpu(image)), 1e-6, "f32 NHWC");
+  cuda::Rescale identity({1.0f, false});
+  const Tensor on_device = on_gpu(image);
+  CHECK(identity.forward(on_device).shares_storage_with(on_device));
+}
+
+TEST_CASE("Network: MLP, MinAtar with LSTM and dueling head, Nature CNN") {
+  auto minatar = nn::NetworkConfig::minatar(4, 6);
+  minatar.lstm_size = 32;
+  minatar.q_head = true;
+  minatar.dueling = true;
+  auto nature = nn::NetworkConfig::nature(6);
+  nature.q_head = true;
+  for (auto config : {nn::NetworkConfig::mlp(4, 2), minatar, nature}) {
+    config.seed = 31;
+    CAPTURE(nn::describe(config));
+    nn::Network<Cpu> cpu_net(config);
+    nn::Network<Gpu> gpu_net(config);
+    Rng rng(32);
+    const DType dtype = config.torso == nn::Torso::nature ? DType::u8 : DType::f32;
+    const Tensor obs = random_tensor(config.observation_shape.prepend({3, 4}), rng, dtype);
+    Tensor resets = Tensor::zeros({3, 4}, DType::u8);
+    resets.data<std::uint8_t>()[5] = 1;
+    const auto& c = cpu_net.forward(obs, {}, resets);
+    const auto& g = gpu_net.forward(on_gpu(obs), {}, on_gpu(resets));
+    check_close(c.logits, g.logits, kRtol, "logits");
+    check_close(c.values, g.values, kRtol, "values");
+    if (config.q_head) check_close(c.q, g.q, kRtol, "q");
+    nn::NetworkGrads cpu_grads{random_tensor(c.logits.shape(), rng),
+                               random_tensor(c.values.shape(), rng),
+                               config.q_head ? random_tensor(c.q.shape(), rng) : Tensor(),
+                               {}};
+    cpu_net.backward(cpu_grads);
+    gpu_net.backward({on_gpu(cpu_grads.logits),
+                      on_gpu(cpu_grads.values),
+                      config.q_head ? on_gpu(cpu_grads.q) : Tensor(),
+                      {}});
+    for (std::size_t i = 0; i < cpu_net.parameters().parameters().size(); ++i) {
+      check_close(cpu_net.parameters().parameters()[i].grad,
+                  gpu_net.parameters().parameters()[i].grad, kGradRtol,
+                  "gradient of " + cpu_net.parameters().parameters()[i].name);
+    }
+  }
+}
+
+TEST_CASE("Optimizers and gradient clipping update identically") {
+  for (auto kind : {nn::OptimizerKind::adam, nn::OptimizerKind::rmsprop, nn::OptimizerKind::sgd}) {
+    nn::OptimizerConfig config;
+    config.kind = kind;
+    config.rmsprop.centered = true;
+    config.rmsprop.momentum = 0.5f;
+    config.sgd.momentum = 0.9f;
+    nn::Network<Cpu> cpu_net(nn::NetworkConfig::mlp(6, 3));
+    nn::Network<Gpu> gpu_net(nn::NetworkConfig::mlp(6, 3));
+    auto cpu_opt = nn::make_optimizer<Cpu>(cpu_net.parameters(), config);
+    auto gpu_opt = nn::make_optimizer<Gpu>(gpu_net.parameters(), config);
+    CAPTURE(cpu_opt->name());
+    Rng rng(41);
+    for (int step = 0; step < 5; ++step) {
+      const Tensor grads = random_tensor(cpu_net.parameters().grads().shape(), rng);
+      cpu_net.parameters().grads().copy_from(grads);
+      gpu_net.parameters().grads().copy_from(grads);
+      const double cpu_norm = nn::clip_by_global_norm<Cpu>(cpu_net.parameters(), 1.5);
+      const double gpu_norm = nn::clip_by_global_norm<Gpu>(gpu_net.parameters(), 1.5);
+      CHECK(gpu_norm == doctest::Approx(cpu_norm).epsilon(1e-9));
+      check_close(cpu_net.parameters().grads(), gpu_net.parameters().grads(), kRtol, "clipped");
+      cpu_opt->step(0.01f);
+      gpu_opt->step(0.01f);
+      check_close(cpu_net.parameters().values(), gpu_net.parameters().values(), kRtol,
+                  "parameters after a step");
+    }
+    for (std::size_t i = 0; i < cpu_opt->slots().size(); ++i) {
+      check_close(cpu_opt->slots()[i].value, gpu_opt->slots()[i].value, kRtol,
+                  cpu_opt->slots()[i].name);
+    }
+  }
+}
+
+TEST_CASE("Backend tensor operations: sum of squares, scale, add, dueling head") {
+  Rng rng(51);
+  const Tensor a = random_tensor({1000003}, rng);
+  const Tensor b = random_tensor({1000003}, rng);
+  CHECK(Gpu::sum_of_squares(on_gpu(a)) == doctest::Approx(Cpu::sum_of_squares(a)).epsilon(1e-9));
+  const Tensor ga = on_gpu(a);
+  Gpu::scale(ga, -0.5f);
+  Gpu::add_to(ga, on_gpu(b));
+  Cpu::scale(a, -0.5f);
+  Cpu::add_to(a, b);
+  check_close(a, ga, 1e-6, "scale and add");
+
+  const Tensor v = random_tensor({7, 1}, rng), adv = random_tensor({7, 5}, rng);
+  const Tensor q = Tensor::empty({7, 5}), gq = Tensor::empty({7, 5}, DType::f32, Device::cuda);
+  Cpu::dueling_forward(v, adv, q);
+  Gpu::dueling_forward(on_gpu(v), on_gpu(adv), gq);
+  check_close(q, gq, 1e-6, "dueling forward");
+  const Tensor dq = random_tensor({7, 5}, rng);
+  const Tensor dv = Tensor::empty({7, 1}), dadv = Tensor::empty({7, 5});
+  const Tensor gdv = Tensor::empty({7, 1}, DType::f32, Device::cuda),
+               gdadv = Tensor::empty({7, 5}, DType::f32, Device::cuda);
+  Cpu::dueling_backward(dq, dv, dadv);
+  Gpu::dueling_backward(on_gpu(dq), gdv, gdadv);
+  check_close(dv, gdv, 1e-6, "dueling value gradient");
+  check_close(dadv, gdadv, 1e-6, "dueling advantage gradient");
+}
+
+TEST_CASE("Layers refuse tensors on the wrong device, naming both") {
+  nn::ParameterStore store(Device::cuda);
+  cuda::Linear layer(store, "head", {4, 2});
+  store.finalize(0);
+  CHECK_THROWS_WITH_AS(layer.forward(Tensor::zeros({3, 4})),
+                       "head: input is on cpu, the layer on cuda", Error);
+}
+
+int main(int argc, char** argv) {
+  if (!cuda::available()) {
+    std::printf("skipped: no usable CUDA device (%s)\n", cuda::unavailable_reason().c_str());
+    return 77;
+  }
+  std::printf("%s\n", cuda::device_info().describe().c_str());
+  doctest::Context context(argc, argv);
+  return context.run();
+}
