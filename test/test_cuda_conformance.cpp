@@ -18,9 +18,15 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/env/catch.hpp"
+#include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/runtime/vtrace_learner.hpp"
 
 using namespace seedrl;
 using Cpu = cpu::Backend;
@@ -290,6 +296,124 @@ TEST_CASE("Backend tensor operations: sum of squares, scale, add, dueling head")
   Gpu::dueling_backward(on_gpu(dq), gdv, gdadv);
   check_close(dv, gdv, 1e-6, "dueling value gradient");
   check_close(dadv, gdadv, 1e-6, "dueling advantage gradient");
+}
+
+namespace {
+
+// Unrolls of random 2-D observations over 3 actions with episode ends, as actors would send.
+std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int count,
+                                                    std::uint64_t seed) {
+  Rng rng(seed);
+  UnrollStore store(count, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  Tensor obs = Tensor::empty({2});
+  std::vector<float> logits(3), state_h(static_cast<std::size_t>(spec.state_size)),
+      state_c(static_cast<std::size_t>(spec.state_size));
+  for (std::int64_t t = 0; t < spec.length + 5; ++t)
+    for (int slot = 0; slot < count; ++slot) {
+      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
+      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
+      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
+      for (float& v : state_h) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+      for (float& v : state_c) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+      UnrollStep step;
+      step.observation = obs;
+      step.reward = static_cast<float>(rng.uniform(0, 1));
+      step.flags =
+          t == 0 ? step_flags::kFirst : (rng.uniform() < 0.1 ? step_flags::kTerminated : 0);
+      step.action = static_cast<std::int32_t>(rng.below(3));
+      step.logits = spec.store_logits ? logits.data() : nullptr;
+      step.state_h = spec.state_size > 0 ? state_h.data() : nullptr;
+      step.state_c = spec.state_size > 0 ? state_c.data() : nullptr;
+      if (auto u = store.append(slot, step)) out.push_back(std::move(u));
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
+  VTraceAgentOptions o;
+  o.network = nn::NetworkConfig::mlp(2, 3, {16});
+  o.network.lstm_size = 8;
+  o.network.seed = 5;
+  o.batch_size = 4;
+  const VTraceAgent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = 6;
+  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+  UnrollQueue cpu_queue(8), gpu_queue(8);
+  Learner<VTraceAgent, Cpu> cpu_learner(agent, spec, cpu_queue);
+  Learner<VTraceAgent, Gpu> gpu_learner(agent, spec, gpu_queue);
+  const auto unrolls = random_unrolls(spec, 4, 61);
+  REQUIRE(unrolls.size() >= 4);
+  const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
+  const LearnerStepStats c = cpu_learner.train_on(batch);
+  const LearnerStepStats g = gpu_learner.train_on(batch);
+  CHECK(g.total_loss == doctest::Approx(c.total_loss).epsilon(1e-4));
+  CHECK(g.entropy == doctest::Approx(c.entropy).epsilon(1e-4));
+  CHECK(g.grad_norm == doctest::Approx(c.grad_norm).epsilon(1e-4));
+  CHECK(g.transitions == c.transitions);
+  check_close(cpu_learner.network().parameters().values(),
+              gpu_learner.network().parameters().values(), kRtol, "parameters after the step");
+}
+
+TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU") {
+  R2D2AgentOptions o;
+  o.network = nn::NetworkConfig::mlp(2, 3, {16});
+  o.network.lstm_size = 8;
+  o.network.q_head = true;
+  o.network.policy_value_heads = false;
+  o.network.dueling = true;
+  o.network.seed = 7;
+  o.batch_size = 4;
+  o.n_step = 2;
+  const R2D2Agent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = 5;
+  server.burn_in = 2;
+  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+  UnrollQueue cpu_queue(8), gpu_queue(8);
+  Learner<R2D2Agent, Cpu> cpu_learner(agent, spec, cpu_queue);
+  Learner<R2D2Agent, Gpu> gpu_learner(agent, spec, gpu_queue);
+  const auto unrolls = random_unrolls(spec, 4, 71);
+  REQUIRE(unrolls.size() >= 4);
+  const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
+  const std::vector<float> weights{1.0f, 0.5f, 0.25f, 2.0f};
+  const R2D2LossResult c = cpu_learner.loss_and_gradients(batch, weights);
+  const R2D2LossResult g = gpu_learner.loss_and_gradients(batch, weights);
+  CHECK(g.loss == doctest::Approx(c.loss).epsilon(1e-4));
+  REQUIRE(c.priorities.size() == g.priorities.size());
+  for (Eigen::Index i = 0; i < c.priorities.size(); ++i)
+    CHECK(g.priorities(i) == doctest::Approx(c.priorities(i)).epsilon(1e-4));
+  check_close(cpu_learner.network().parameters().grads(),
+              gpu_learner.network().parameters().grads(), kGradRtol, "gradients");
+}
+
+TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
+  const std::int64_t frames = 250000;
+  VTraceAgentOptions o;
+  o.network = nn::NetworkConfig::mlp(50, 3);
+  o.network.seed = 1;
+  o.batch_size = 8;
+  o.loss = {0.5f, 0.01f};
+  o.optimizer.kind = nn::OptimizerKind::rmsprop;
+  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
+  LocalTrainerOptions run;
+  run.total_frames = frames;
+  run.num_actors = 4;
+  run.envs_per_actor = 8;
+  run.server.unroll_length = 20;
+  run.server.seed = 1;
+  run.metrics.console = false;
+  const TrainingResult result = train_locally<VTraceAgent, Gpu>(
+      VTraceAgent(o),
+      [](std::int32_t actor, std::int32_t env) {
+        return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * actor + env)));
+      },
+      run);
+  CAPTURE(result.mean_return);
+  CHECK(result.mean_return > 0.9);  // random play averages about -0.6
 }
 
 TEST_CASE("Layers refuse tensors on the wrong device, naming both") {

@@ -13,16 +13,25 @@ class ScratchBuffer {
  public:
   explicit ScratchBuffer(Device device = Device::cpu) : device_(device) {}
 
+  /// A host buffer whose memory is page-locked for `accelerator` (see Tensor::empty_pinned).
+  static ScratchBuffer pinned(Device accelerator) {
+    ScratchBuffer buffer(Device::cpu);
+    buffer.pinned_for_ = accelerator;
+    return buffer;
+  }
+
   Tensor view(const Shape& shape, DType dtype = DType::f32) {
     const std::int64_t n = shape.numel();
     if (!storage_.defined() || storage_.dtype() != dtype || storage_.numel() < n) {
-      storage_ = Tensor::empty({n}, dtype, device_);
+      storage_ = pinned_for_ != Device::cpu ? Tensor::empty_pinned({n}, dtype, pinned_for_)
+                                            : Tensor::empty({n}, dtype, device_);
     }
     return storage_.slice(0, n).reshape(shape);
   }
 
  private:
   Device device_;
+  Device pinned_for_ = Device::cpu;
   Tensor storage_;
 };
 

@@ -41,6 +41,9 @@ class DeviceRuntime {
   virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
                     std::size_t bytes) = 0;
   virtual void fill_zero(void* data, std::size_t bytes) = 0;
+  /// Page-locked host memory, which the device reads and writes by DMA (faster copies).
+  virtual void* allocate_pinned(std::size_t bytes) = 0;
+  virtual void deallocate_pinned(void* data) noexcept = 0;
 };
 
 namespace detail {
@@ -87,6 +90,17 @@ class Storage {
     return std::shared_ptr<Storage>(new Storage(data, bytes, device, /*owned=*/true));
   }
 
+  /// Allocates `bytes` of zero-filled host memory (Device::cpu) that `accelerator` can copy from
+  /// and to by DMA: page-locked through its runtime. For Device::cpu, plain allocate().
+  static std::shared_ptr<Storage> allocate_pinned(std::size_t bytes, Device accelerator) {
+    if (accelerator == Device::cpu || bytes == 0) return allocate(bytes);
+    void* data = device_runtime(accelerator).allocate_pinned(bytes);
+    std::memset(data, 0, bytes);
+    auto storage = std::shared_ptr<Storage>(new Storage(data, bytes, Device::cpu, /*owned=*/true));
+    storage->pinned_for_ = accelerator;
+    return storage;
+  }
+
   /// Wraps memory the caller owns and keeps alive for as long as any tensor views it.
   static std::shared_ptr<Storage> borrow(void* data, std::size_t bytes,
                                          Device device = Device::cpu) {
@@ -95,7 +109,9 @@ class Storage {
 
   ~Storage() {
     if (!owned_ || data_ == nullptr) return;
-    if (device_ == Device::cpu) {
+    if (pinned_for_ != Device::cpu) {
+      device_runtime(pinned_for_).deallocate_pinned(data_);
+    } else if (device_ == Device::cpu) {
       std::free(data_);
     } else {
       device_runtime(device_).deallocate(data_, bytes_);
@@ -107,6 +123,8 @@ class Storage {
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  /// The accelerator this host memory is page-locked for (Device::cpu: ordinary memory).
+  Device pinned_for() const { return pinned_for_; }
 
  private:
   Storage(void* data, std::size_t bytes, Device device, bool owned)
@@ -116,6 +134,7 @@ class Storage {
   std::size_t bytes_;
   Device device_;
   bool owned_;
+  Device pinned_for_ = Device::cpu;
 };
 
 }  // namespace seedrl

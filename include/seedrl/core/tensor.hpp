@@ -39,6 +39,12 @@ class Tensor {
     const auto bytes = static_cast<std::size_t>(shape.numel()) * size_of(dtype);
     return Tensor(Storage::allocate(bytes, device), 0, shape, dtype);
   }
+  /// A new zero-filled host tensor in memory page-locked for `accelerator` (faster copies to
+  /// and from it); an ordinary host tensor when `accelerator` is the CPU.
+  static Tensor empty_pinned(const Shape& shape, DType dtype, Device accelerator) {
+    const auto bytes = static_cast<std::size_t>(shape.numel()) * size_of(dtype);
+    return Tensor(Storage::allocate_pinned(bytes, accelerator), 0, shape, dtype);
+  }
   /// Same as empty(): storage is always zero-initialised.
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu) {
     return empty(shape, dtype, device);

@@ -42,6 +42,7 @@
 #include "seedrl/runtime/inference_endpoint.hpp"
 #include "seedrl/runtime/request_batcher.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
 namespace seedrl {
@@ -118,8 +119,8 @@ class InferenceServer final : public InferenceEndpoint {
     network_.parameters().alias_values(parameters.store());
     const std::int64_t state_size = agent.network_config().lstm_size;
     if (state_size > 0) {
-      state_table_ = {Tensor::zeros({options.max_slots, state_size}, DType::f32, B::device),
-                      Tensor::zeros({options.max_slots, state_size}, DType::f32, B::device)};
+      state_table_ = {Tensor::zeros({options.max_slots, state_size}),
+                      Tensor::zeros({options.max_slots, state_size})};
     }
   }
 
@@ -319,12 +320,15 @@ class InferenceServer final : public InferenceEndpoint {
       }
     }
 
+    // One copy of the batch to the backend's device (none on the CPU); outputs come back to
+    // the host before the parameters are released, so a GPU has finished reading them.
     std::int32_t version = 0;
     const nn::NetworkOutputs* outputs = nullptr;
     {
       auto guard = parameters_.read();
       version = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
-      outputs = &network_.forward(observations, state_in, resets);
+      outputs = &host_outputs_(
+          network_.forward(device_observations_(observations), device_state_(state_in), resets));
     }
     agent_.select_actions(*outputs, frame_slots_, frame_evaluation_, frame_actions_, rng_);
 
@@ -405,8 +409,15 @@ class InferenceServer final : public InferenceEndpoint {
   // Inference thread only.
   std::vector<SlotState> slots_;
   nn::LstmState state_table_;
-  // Host buffers: the batch is assembled on the CPU (a GPU backend copies it once per batch).
-  ScratchBuffer observation_buffer_, reset_buffer_, state_h_buffer_, state_c_buffer_;
+  // The batch is assembled on the host (in memory page-locked for a GPU backend, which gets one
+  // copy per batch); the recurrent state table stays on the host too.
+  ScratchBuffer observation_buffer_ = ScratchBuffer::pinned(B::device),
+                reset_buffer_ = ScratchBuffer::pinned(B::device),
+                state_h_buffer_ = ScratchBuffer::pinned(B::device),
+                state_c_buffer_ = ScratchBuffer::pinned(B::device);
+  StagingBuffer device_observations_{B::device};
+  StateStaging device_state_{B::device};
+  HostOutputs host_outputs_{B::device};
   std::vector<std::int32_t> frame_slots_;
   std::vector<std::uint8_t> frame_evaluation_;
   std::vector<std::int32_t> frame_actions_;

@@ -46,6 +46,7 @@
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/unroll.hpp"
 #include "seedrl/runtime/unroll_codec.hpp"
 
@@ -265,16 +266,19 @@ class Learner<R2D2Agent, B> {
     for (std::int64_t i = 0; i < length * batch; ++i)
       resets.data<std::uint8_t>()[i] = is_first(flags[i]) ? 1 : 0;
 
+    // The batch on the backend's device (no copy on the CPU); Q-values come back to the host.
+    const Tensor observations = device_observations_(batch_.observations);
+    const nn::LstmState initial_state = device_state_(batch_.initial_state);
     // Target network over the whole sequence (burn-in included: it only warms the state up).
-    const auto q_target = target_.forward(batch_.observations, batch_.initial_state, resets)
+    const auto q_target = host_target_(target_.forward(observations, initial_state, resets))
                               .q.slice(burn, length)
                               .reshape({window * batch, actions})
                               .template matrix<float>();
     // Online network: burn-in without gradient, then the trained window from its final state.
-    nn::LstmState state = batch_.initial_state;
+    nn::LstmState state = initial_state;
     if (burn > 0) {
-      const nn::NetworkOutputs& warm = network_.forward(
-          batch_.observations.slice(0, burn), batch_.initial_state, resets.slice(0, burn));
+      const nn::NetworkOutputs& warm =
+          network_.forward(observations.slice(0, burn), initial_state, resets.slice(0, burn));
       if (warm.final_state.defined()) {
         state = {burn_state_h_.view(warm.final_state.h.shape()),
                  burn_state_c_.view(warm.final_state.c.shape())};
@@ -282,8 +286,8 @@ class Learner<R2D2Agent, B> {
         state.c.copy_from(warm.final_state.c);
       }
     }
-    const nn::NetworkOutputs& out = network_.forward(batch_.observations.slice(burn, length), state,
-                                                     resets.slice(burn, length));
+    const nn::NetworkOutputs& out = host_online_(
+        network_.forward(observations.slice(burn, length), state, resets.slice(burn, length)));
     const auto q_online = out.q.reshape({window * batch, actions}).template matrix<float>();
 
     // Bootstrap value of the state at window step t: h^-1(Q_target(x_t, argmax Q_online(x_t))).
@@ -342,7 +346,7 @@ class Learner<R2D2Agent, B> {
         g[(t * batch + j) * actions + taken(t, j)] =
             w * result.td_errors(t, j) / static_cast<float>(batch);
     }
-    network_.backward({.q = grad_q});
+    network_.backward({.q = device_grad_q_(grad_q)});
     return result;
   }
 
@@ -364,7 +368,10 @@ class Learner<R2D2Agent, B> {
   std::atomic<double> mean_q_{0.0}, mean_priority_{0.0};
   std::vector<std::unique_ptr<Unroll>> incoming_;
   UnrollBatch batch_;
-  ScratchBuffer reset_buffer_, grad_q_buffer_, burn_state_h_, burn_state_c_;
+  ScratchBuffer reset_buffer_, grad_q_buffer_, burn_state_h_{B::device}, burn_state_c_{B::device};
+  StagingBuffer device_observations_{B::device}, device_grad_q_{B::device};
+  StateStaging device_state_{B::device};
+  HostOutputs host_target_{B::device}, host_online_{B::device};
 };
 
 }  // namespace seedrl

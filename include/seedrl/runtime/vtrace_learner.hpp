@@ -30,6 +30,7 @@
 #include "seedrl/runtime/bounded_queue.hpp"
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/unroll.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
 
@@ -125,8 +126,8 @@ class Learner<VTraceAgent, B> {
     for (std::int64_t i = 0; i < length * batch; ++i) {
       resets.data<std::uint8_t>()[i] = is_first(batch_.flags.data<std::uint8_t>()[i]) ? 1 : 0;
     }
-    const nn::NetworkOutputs& out =
-        network_.forward(batch_.observations, batch_.initial_state, resets);
+    const nn::NetworkOutputs& out = host_outputs_(network_.forward(
+        device_observations_(batch_.observations), device_state_(batch_.initial_state), resets));
 
     const VTraceTransitions tr =
         vtrace_transitions(batch_, out.values.data<float>(), o.discount, o.max_abs_reward);
@@ -157,7 +158,8 @@ class Learner<VTraceAgent, B> {
     for (std::int64_t t = 0; t < steps; ++t)
       for (std::int64_t b = 0; b < batch; ++b)
         grad_values.data<float>()[t * batch + b] = loss.grad_values(t, b);
-    network_.backward({.logits = grad_logits, .values = grad_values});
+    network_.backward(
+        {.logits = device_grad_logits_(grad_logits), .values = device_grad_values_(grad_values)});
 
     LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
                                              o.max_grad_norm, o.learning_rate, [] {});
@@ -212,6 +214,11 @@ class Learner<VTraceAgent, B> {
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
   UnrollBatch batch_;
   ScratchBuffer reset_buffer_, grad_logits_buffer_, grad_values_buffer_;
+  // The batch goes to the backend's device and the outputs come back (no copies on the CPU).
+  StagingBuffer device_observations_{B::device}, device_grad_logits_{B::device},
+      device_grad_values_{B::device};
+  StateStaging device_state_{B::device};
+  HostOutputs host_outputs_{B::device};
 };
 
 }  // namespace seedrl

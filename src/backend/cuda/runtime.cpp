@@ -228,6 +228,12 @@ class CudaRuntime final : public DeviceRuntime {
     SEEDRL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
     SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
+  void* allocate_pinned(std::size_t bytes) override {
+    void* data = nullptr;
+    SEEDRL_CUDA_CHECK(cudaHostAlloc(&data, bytes, cudaHostAllocPortable));
+    return data;
+  }
+  void deallocate_pinned(void* data) noexcept override { cudaFreeHost(data); }
   void fill_zero(void* data, std::size_t bytes) override {
     SEEDRL_CUDA_CHECK(cudaMemsetAsync(data, 0, bytes, stream()));
     SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream()));

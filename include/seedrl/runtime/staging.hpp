@@ -1,0 +1,82 @@
+// Moving the runtime's batches between the host and a backend's device.
+//
+// The runtime assembles batches on the host (observations from actors, unrolls from the store)
+// and agents pick actions and compute losses there; a GPU backend computes on its own memory.
+// StagingBuffer copies a tensor to a device once per batch into a reused buffer, and HostOutputs
+// brings a network's outputs back. With the CPU backend both pass tensors through untouched, so
+// the CPU path pays nothing.
+#pragma once
+
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+#include "seedrl/nn/network.hpp"
+
+namespace seedrl {
+
+/// A reused destination on `device`: operator() returns a tensor on that device with the
+/// source's shape and elements (a copy, or the source itself when it already lives there).
+/// A host destination can be page-locked for an accelerator (faster copies).
+class StagingBuffer {
+ public:
+  explicit StagingBuffer(Device device, Device pinned_for = Device::cpu)
+      : device_(device),
+        buffer_(device == Device::cpu && pinned_for != Device::cpu
+                    ? ScratchBuffer::pinned(pinned_for)
+                    : ScratchBuffer(device)) {}
+
+  Tensor operator()(const Tensor& source) {
+    if (!source.defined() || source.device() == device_) return source;
+    const Tensor copy = buffer_.view(source.shape(), source.dtype());
+    copy.copy_from(source);
+    return copy;
+  }
+
+ private:
+  Device device_;
+  ScratchBuffer buffer_;
+};
+
+/// An LSTM state staged on `device` (both halves).
+class StateStaging {
+ public:
+  explicit StateStaging(Device device) : h_(device), c_(device) {}
+  nn::LstmState operator()(const nn::LstmState& state) { return {h_(state.h), c_(state.c)}; }
+
+ private:
+  StagingBuffer h_, c_;
+};
+
+/// Host copies of a network's outputs (the outputs themselves on the CPU backend). Copies go to
+/// memory page-locked for `device`; each call waits for the network's work to finish.
+class HostOutputs {
+ public:
+  explicit HostOutputs(Device device)
+      : logits_(Device::cpu, device),
+        values_(Device::cpu, device),
+        q_(Device::cpu, device),
+        h_(Device::cpu, device),
+        c_(Device::cpu, device) {}
+
+  const nn::NetworkOutputs& operator()(const nn::NetworkOutputs& outputs) {
+    if (!on_device(outputs)) return outputs;
+    host_.logits = logits_(outputs.logits);
+    host_.values = values_(outputs.values);
+    host_.q = q_(outputs.q);
+    host_.final_state = {h_(outputs.final_state.h), c_(outputs.final_state.c)};
+    return host_;
+  }
+
+ private:
+  static bool on_device(const nn::NetworkOutputs& o) {
+    for (const Tensor* t : {&o.logits, &o.values, &o.q, &o.final_state.h}) {
+      if (t->defined()) return t->device() != Device::cpu;
+    }
+    return false;
+  }
+
+  StagingBuffer logits_, values_, q_, h_, c_;
+  nn::NetworkOutputs host_;
+};
+
+}  // namespace seedrl
