@@ -8,7 +8,13 @@
 //           parameters every --impala-sync steps (IMPALA actors do it after every unroll;
 //           0: never, a lower bound on IMPALA's cost).
 //
-//   bench_inference [--actors 1,8,32] [--models minatar,nature] [--seconds 4] [--threads 2]
+//   bench_inference [--backend cpu|cuda] [--actors 1,8,32] [--models minatar,nature]
+//                   [--seconds 4] [--threads 2] [--batched 256]
+//
+// --backend cuda runs both ways on the GPU backend (the central server batches onto the GPU;
+// each per-actor model is its own GPU copy). --batched N also measures the server's inference
+// step alone at batch N, the way InferenceServer does it: N observations gathered in host
+// memory, one copy to the device, forward, outputs back to the host (mode "batched").
 //
 // Environments are synthetic (observations copied from a fixed pool of random frames, episodes of
 // 1000 steps), so the figure is the cost of acting, not of an emulator. One JSON line per
@@ -25,9 +31,11 @@
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
+#ifdef SEEDRL_BENCH_CUDA
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 
 using namespace seedrl;
-using Backend = cpu::Backend;
 
 namespace {
 
@@ -70,12 +78,13 @@ struct Model {
   TensorSpec observation;
 };
 
+template <class B>
 double run_seed(const Model& m, int actors, int threads, double seconds,
                 const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   VTraceAgentOptions o;
   o.network = m.network;
   const VTraceAgent agent(o);
-  nn::Network<Backend> learner_net(agent.network_config());
+  nn::Network<B> learner_net(agent.network_config());
   SharedParameters parameters(learner_net.parameters());
   UnrollQueue unrolls(64);
   InferenceServerOptions so;
@@ -83,9 +92,8 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
   so.max_slots = actors;
   so.threads = threads;
   so.unroll_length = 20;
-  InferenceServer<VTraceAgent, Backend> server(agent, parameters, unrolls, m.observation,
-                                               {static_cast<std::int32_t>(m.network.num_actions)},
-                                               so);
+  InferenceServer<VTraceAgent, B> server(agent, parameters, unrolls, m.observation,
+                                         {static_cast<std::int32_t>(m.network.num_actions)}, so);
   server.start();
   std::thread drain([&] {
     while (unrolls.pop()) {
@@ -121,6 +129,7 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
   return fps;
 }
 
+template <class B>
 double run_impala(const Model& m, int actors, double seconds, int sync_every,
                   const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   const VTraceAgent agent([&] {
@@ -128,7 +137,7 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
     o.network = m.network;
     return o;
   }());
-  nn::Network<Backend> learner(agent.network_config());  // the parameters actors copy from
+  nn::Network<B> learner(agent.network_config());  // the parameters actors copy from
   std::atomic<bool> stop{false};
   std::atomic<bool> measuring{false};
   std::atomic<int> ready{0};
@@ -136,24 +145,26 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
   std::vector<std::thread> threads_list;
   for (int a = 0; a < actors; ++a) {
     threads_list.emplace_back([&, a] {
-      Backend::set_num_threads(1);
-      nn::Network<Backend> net(agent.network_config());  // this actor's own copy of the model
+      cpu::set_num_threads(1);
+      nn::Network<B> net(agent.network_config());  // this actor's own copy of the model
       SyntheticEnv env(m.observation, static_cast<std::int32_t>(m.network.num_actions), pool,
                        static_cast<std::uint64_t>(a));
       Tensor obs = Tensor::empty(m.observation.shape.prepend({1, 1}), m.observation.dtype);
+      StagingBuffer to_device(B::device);
+      HostOutputs to_host(B::device);
       Rng rng(static_cast<std::uint64_t>(a));
       std::int32_t action = 0;
       const std::vector<std::int32_t> slot{a};
       const std::vector<std::uint8_t> greedy{0};
       env.reset(obs[0][0]);
-      net.forward(obs);  // primitives created before the clock starts
+      net.forward(to_device(obs));  // primitives created before the clock starts
       ++ready;
       std::int64_t steps = 0;
       while (!stop) {
         if (sync_every > 0 && ++steps % sync_every == 0) {
           net.parameters().copy_values_from(learner.parameters());
         }
-        const nn::NetworkOutputs& out = net.forward(obs);
+        const nn::NetworkOutputs& out = to_host(net.forward(to_device(obs)));
         agent.select_actions(out, slot, greedy, std::span<std::int32_t>(&action, 1), rng);
         if (env.step(action, obs[0][0]).episode_over()) env.reset(obs[0][0]);
         if (measuring) frames.fetch_add(1, std::memory_order_relaxed);
@@ -172,48 +183,63 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
   return fps;
 }
 
-}  // namespace
+// The server's inference step alone at batch `batch`: gather in page-locked host memory, one
+// copy to the device, forward, outputs back (what InferenceServer::process does around actors).
+template <class B>
+double run_batched(const Model& m, std::int64_t batch, double seconds,
+                   const std::vector<std::uint8_t>& pool) {
+  nn::Network<B> net(m.network);
+  ScratchBuffer gather = ScratchBuffer::pinned(B::device);
+  const Tensor obs = gather.view(m.observation.shape.prepend({1, batch}), m.observation.dtype);
+  std::memcpy(obs.raw_data(), pool.data(), std::min(obs.bytes(), pool.size()));
+  StagingBuffer to_device(B::device);
+  HostOutputs to_host(B::device);
+  const double per_call =
+      bench::time_per_call([&] { to_host(net.forward(to_device(obs))); }, seconds);
+  return static_cast<double>(batch) / per_call;
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_inference: central batched inference vs per-actor inference"};
-  std::vector<int> actor_counts{1, 8, 32};
-  std::vector<std::string> models{"minatar", "nature"};
+struct Settings {
+  std::string backend = "cpu";
+  int threads = 1;
   double seconds = 4.0;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int impala_sync = 20;
-  app.add_option("--actors", actor_counts, "actor counts to measure")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1024));
-  app.add_option("--models", models, "minatar and/or nature")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"minatar", "nature"}));
-  app.add_option("--seconds", seconds, "measuring time per figure")->check(CLI::PositiveNumber);
-  app.add_option("--impala-sync", impala_sync,
-                 "IMPALA actors copy the learner's parameters every N steps (0: never)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", threads, "compute threads of the central inference thread")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+};
 
-  auto pool = std::make_shared<std::vector<std::uint8_t>>(1 << 22);
-  Rng rng(7);
-  for (auto& b : *pool) b = static_cast<std::uint8_t>(rng.below(256));
+template <class B>
+std::string run_all(const Settings& s, const std::vector<std::string>& models,
+                    const std::vector<int>& actor_counts, std::int64_t batched,
+                    const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   std::string summary = "[";
   for (const std::string& name : models) {
     const Model m = name == "minatar"
                         ? Model{name, nn::NetworkConfig::minatar(6, 6), {{10, 10, 6}, DType::u8}}
                         : Model{name, nn::NetworkConfig::nature(18), {{4, 84, 84}, DType::u8}};
+    if (batched > 0) {
+      const double fps = run_batched<B>(m, batched, s.seconds, *pool);
+      const bench::Json line = bench::Json()
+                                   .add("bench", "inference")
+                                   .add("backend", s.backend)
+                                   .add("mode", "batched")
+                                   .add("model", name)
+                                   .add("batch", static_cast<long long>(batched))
+                                   .add("threads", s.threads)
+                                   .add("frames_per_s", fps);
+      line.print();
+      summary += (summary.size() > 1 ? "," : "") + line.str();
+    }
     for (int actors : actor_counts) {
-      const double seed_fps = run_seed(m, actors, threads, seconds, pool);
-      const double impala_fps = run_impala(m, actors, seconds, impala_sync, pool);
+      const double seed_fps = run_seed<B>(m, actors, s.threads, s.seconds, pool);
+      const double impala_fps = run_impala<B>(m, actors, s.seconds, s.impala_sync, pool);
       for (auto [mode, fps] : {std::pair{"seed", seed_fps}, std::pair{"impala", impala_fps}}) {
         bench::Json()
             .add("bench", "inference")
+            .add("backend", s.backend)
             .add("mode", mode)
             .add("model", name)
             .add("actors", actors)
-            .add("threads", mode == std::string("seed") ? threads : 1)
-            .add("impala_sync", mode == std::string("seed") ? 0 : impala_sync)
+            .add("threads", mode == std::string("seed") ? s.threads : 1)
+            .add("impala_sync", mode == std::string("seed") ? 0 : s.impala_sync)
             .add("frames_per_s", fps)
             .print();
       }
@@ -227,10 +253,63 @@ int main(int argc, char** argv) {
       summary += (summary.size() > 1 ? "," : "") + entry;
     }
   }
+  return summary + "]";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"seedrl bench_inference: central batched inference vs per-actor inference"};
+  Settings s;
+  s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> actor_counts{1, 8, 32};
+  std::vector<std::string> models{"minatar", "nature"};
+  std::int64_t batched = 0;
+  app.add_option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--actors", actor_counts, "actor counts to measure (none: --actors '')")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--models", models, "minatar and/or nature")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"minatar", "nature"}));
+  app.add_option("--seconds", s.seconds, "measuring time per figure")->check(CLI::PositiveNumber);
+  app.add_option("--impala-sync", s.impala_sync,
+                 "IMPALA actors copy the learner's parameters every N steps (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", s.threads, "compute threads of the central inference thread")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batched", batched,
+                 "also measure the server's inference step alone at this batch (0: skip)")
+      ->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  auto pool = std::make_shared<std::vector<std::uint8_t>>(1 << 22);
+  Rng rng(7);
+  for (auto& b : *pool) b = static_cast<std::uint8_t>(rng.below(256));
+  std::string results;
+  if (s.backend == "cpu") {
+    results = run_all<cpu::Backend>(s, models, actor_counts, batched, pool);
+  } else {
+#ifdef SEEDRL_BENCH_CUDA
+    if (!cuda::available()) {
+      std::fprintf(stderr, "bench_inference: --backend cuda: no usable GPU (%s)\n",
+                   cuda::unavailable_reason().c_str());
+      return 2;
+    }
+    bench::Json().add("bench", "device").add("device", cuda::device_info().describe()).print();
+    results = run_all<cuda::Backend>(s, models, actor_counts, batched, pool);
+#else
+    std::fprintf(stderr,
+                 "bench_inference: --backend cuda: seedrl was built without SEEDRL_WITH_CUDA\n");
+    return 2;
+#endif
+  }
   bench::Json()
       .add("bench", "inference")
+      .add("backend", s.backend)
       .add("cores", static_cast<int>(std::thread::hardware_concurrency()))
-      .raw("results", summary + "]")
+      .raw("results", results)
       .print();
   return 0;
 }

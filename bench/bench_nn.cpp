@@ -1,11 +1,18 @@
-// bench_nn: forward and training throughput of the models on the CPU backend, against the
+// bench_nn: forward and training throughput of the models on a backend; on the CPU against the
 // machine's measured oneDNN sgemm rate.
 //
-//   bench_nn [--model mlp|minatar|nature|all] [--batch 640] [--threads K] [--seconds 3]
+//   bench_nn [--backend cpu|cuda] [--model mlp|minatar|nature|all] [--batch 640] [--threads K]
+//            [--seconds 3] [--lstm H] [--vtrace-step]
 //
-// Prints one JSON line per model (model, batch, threads, forward_frames_per_s,
-// train_frames_per_s, the useful GFLOP/s of each and their fraction of sgemm), after one JSON
-// line for sgemm; the last line is a JSON summary.
+// Prints one JSON line per model (backend, model, batch, threads, forward_frames_per_s,
+// train_frames_per_s, the useful GFLOP/s of each and, on the CPU, their fraction of sgemm), after
+// one JSON line for sgemm (CPU) or the device (CUDA); the last line is a JSON summary. GPU figures
+// wait for the device at the end of every timed call.
+//
+// --vtrace-step also times the whole V-trace learner step on the Nature CNN (T = 20, B = 32,
+// 18 actions, RMSProp): stacking the unrolls, the copy to the device, forward, V-trace and loss,
+// backward, clipping and the update; bench/pytorch_vtrace_step.py times the same step in
+// PyTorch.
 #include <oneapi/dnnl/dnnl.h>
 #include <CLI/CLI.hpp>
 
@@ -13,11 +20,15 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/runtime/vtrace_learner.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
+#ifdef SEEDRL_BENCH_CUDA
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 
 using namespace seedrl;
-using Backend = cpu::Backend;
 
 namespace {
 
@@ -57,98 +68,212 @@ Tensor random_observations(const Shape& shape, DType dtype, Rng& rng) {
   return t;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_nn: model forward/training throughput vs the sgemm ceiling"};
+struct Settings {
+  std::string backend = "cpu";
   std::string model = "all";
   std::int64_t batch = 640;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = 1;
   double seconds = 3.0;
   std::int64_t lstm = 0;
   std::int64_t minatar_channels = 10;
-  app.add_option("--model", model, "mlp, minatar, nature or all")
-      ->check(CLI::IsMember({"mlp", "minatar", "nature", "all"}));
-  app.add_option("--batch", batch, "frames per step (an unroll of 20 x 32 = 640)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads, "CPU threads for oneDNN and seedrl kernels")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seconds", seconds, "minimum measuring time per figure")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--lstm", lstm, "add an LSTM core of this size (0: none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--minatar-channels", minatar_channels,
-                 "MinAtar observation channels (Seaquest: 10)")
-      ->check(CLI::Range(1, 64));
-  CLI11_PARSE(app, argc, argv);
+  bool vtrace_step = false;
+  double sgemm = 0.0;  // CPU only
+};
 
-  cpu::set_num_threads(threads);
-  const double sgemm = measure_sgemm(2048, seconds);
-  bench::Json()
-      .add("bench", "sgemm")
-      .add("size", 2048)
-      .add("threads", threads)
-      .add("gflops", sgemm)
-      .print();
+// Waits for the backend's queued work, so a timed call includes it.
+template <class B>
+void finish() {
+#ifdef SEEDRL_BENCH_CUDA
+  if constexpr (B::device == Device::cuda) cuda::synchronize();
+#endif
+}
 
+// Unrolls of Nature-sized observations (u8 [4, 84, 84]) with 18 actions, as actors send them.
+std::vector<std::unique_ptr<Unroll>> nature_unrolls(const UnrollSpec& spec, int count, Rng& rng) {
+  UnrollStore store(count, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  const Tensor obs = random_observations(spec.observation.shape, DType::u8, rng);
+  std::vector<float> logits(static_cast<std::size_t>(spec.num_actions));
+  for (std::int64_t t = 0; static_cast<int>(out.size()) < count; ++t)
+    for (int slot = 0; slot < count; ++slot) {
+      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
+      UnrollStep step;
+      step.observation = obs;
+      step.reward = static_cast<float>(rng.uniform(0, 1));
+      step.flags = t == 0 ? step_flags::kFirst : 0;
+      step.action =
+          static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
+      step.logits = logits.data();
+      if (auto u = store.append(slot, step)) out.push_back(std::move(u));
+    }
+  return out;
+}
+
+template <class B>
+bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
+  constexpr std::int64_t kSteps = 20, kBatch = 32;
+  VTraceAgentOptions o;
+  o.network = nn::NetworkConfig::nature(18);
+  o.network.lstm_size = s.lstm;
+  o.batch_size = kBatch;
+  o.optimizer.kind = nn::OptimizerKind::rmsprop;
+  const VTraceAgent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = kSteps;
+  const UnrollSpec spec = make_unroll_spec(agent, {{4, 84, 84}, DType::u8}, {18}, server);
+  UnrollQueue queue(1);
+  Learner<VTraceAgent, B> learner(agent, spec, queue);
+  const auto unrolls = nature_unrolls(spec, kBatch, rng);
+  const double step_s = bench::time_per_call(
+      [&] {
+        learner.train_on(unrolls);
+        finish<B>();
+      },
+      s.seconds);
+  bench::Json line;
+  line.add("bench", "vtrace_learner_step")
+      .add("backend", s.backend)
+      .add("model", "nature")
+      .add("unroll", static_cast<long long>(kSteps))
+      .add("batch", static_cast<long long>(kBatch))
+      .add("lstm", static_cast<long long>(s.lstm))
+      .add("threads", s.threads)
+      .add("step_ms", step_s * 1e3)
+      .add("frames_per_s", static_cast<double>(kSteps * kBatch) / step_s);
+  return line;
+}
+
+template <class B>
+std::string run_models(const Settings& s) {
   std::vector<ModelSpec> specs = {
       {"mlp", nn::NetworkConfig::mlp(4, 2), DType::f32},
-      {"minatar", nn::NetworkConfig::minatar(minatar_channels, 6), DType::u8},
+      {"minatar", nn::NetworkConfig::minatar(s.minatar_channels, 6), DType::u8},
       {"nature", nn::NetworkConfig::nature(18), DType::u8},
   };
   std::string summary = "[";
   Rng rng(1);
   for (ModelSpec& spec : specs) {
-    if (model != "all" && model != spec.name) continue;
-    spec.config.lstm_size = lstm;
-    nn::Network<Backend> net(spec.config);
-    nn::Adam<Backend> adam(net.parameters());
+    if (s.model != "all" && s.model != spec.name) continue;
+    spec.config.lstm_size = s.lstm;
+    nn::Network<B> net(spec.config);
+    nn::Adam<B> adam(net.parameters());
     // Time-major [T, B] like a learner batch: an unroll of 20 when the batch allows it.
-    const std::int64_t steps = batch % 20 == 0 ? 20 : 1;
-    const std::int64_t columns = batch / steps;
+    const std::int64_t steps = s.batch % 20 == 0 ? 20 : 1;
+    const std::int64_t columns = s.batch / steps;
     const Tensor obs = random_observations(spec.config.observation_shape.prepend({steps, columns}),
-                                           spec.observation_dtype, rng);
+                                           spec.observation_dtype, rng)
+                           .clone(B::device);
     const Tensor grad_logits =
-        random_observations({steps, columns, spec.config.num_actions}, DType::f32, rng);
-    const Tensor grad_values = random_observations({steps, columns}, DType::f32, rng);
+        random_observations({steps, columns, spec.config.num_actions}, DType::f32, rng)
+            .clone(B::device);
+    const Tensor grad_values =
+        random_observations({steps, columns}, DType::f32, rng).clone(B::device);
 
-    const double forward_s = bench::time_per_call([&] { net.forward(obs); }, seconds);
+    const double forward_s = bench::time_per_call(
+        [&] {
+          net.forward(obs);
+          finish<B>();
+        },
+        s.seconds);
     const double train_s = bench::time_per_call(
         [&] {
           net.forward(obs);
           net.backward({.logits = grad_logits, .values = grad_values});
           adam.step(1e-4f);
+          finish<B>();
         },
-        seconds);
+        s.seconds);
 
-    const double fwd_fps = static_cast<double>(batch) / forward_s;
-    const double train_fps = static_cast<double>(batch) / train_s;
+    const double fwd_fps = static_cast<double>(s.batch) / forward_s;
+    const double train_fps = static_cast<double>(s.batch) / train_s;
     const double fwd_gflops = fwd_fps * net.forward_flops_per_frame() / 1e9;
     const double train_gflops = train_fps * net.train_flops_per_frame() / 1e9;
     bench::Json line;
-    line.add("model", spec.name)
-        .add("batch", static_cast<long long>(batch))
-        .add("threads", threads)
-        .add("lstm", static_cast<long long>(lstm))
+    line.add("backend", s.backend)
+        .add("model", spec.name)
+        .add("batch", static_cast<long long>(s.batch))
+        .add("threads", s.threads)
+        .add("lstm", static_cast<long long>(s.lstm))
         .add("forward_frames_per_s", fwd_fps)
         .add("train_frames_per_s", train_fps)
         .add("forward_mflop_per_frame", net.forward_flops_per_frame() / 1e6)
         .add("train_mflop_per_frame", net.train_flops_per_frame() / 1e6)
         .add("forward_gflops", fwd_gflops)
-        .add("train_gflops", train_gflops)
-        .add("sgemm_gflops", sgemm)
-        .add("forward_fraction_of_sgemm", fwd_gflops / sgemm)
-        .add("train_fraction_of_sgemm", train_gflops / sgemm);
+        .add("train_gflops", train_gflops);
+    if (s.sgemm > 0.0) {
+      line.add("sgemm_gflops", s.sgemm)
+          .add("forward_fraction_of_sgemm", fwd_gflops / s.sgemm)
+          .add("train_fraction_of_sgemm", train_gflops / s.sgemm);
+    }
     if (spec.name == "minatar")
-      line.add("minatar_channels", static_cast<long long>(minatar_channels));
+      line.add("minatar_channels", static_cast<long long>(s.minatar_channels));
     line.print();
     summary += (summary.size() > 1 ? "," : "") + line.str();
   }
+  if (s.vtrace_step) {
+    const bench::Json line = time_vtrace_step<B>(s, rng);
+    line.print();
+    summary += (summary.size() > 1 ? "," : "") + line.str();
+  }
+  return summary + "]";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"seedrl bench_nn: model forward/training throughput on a backend"};
+  Settings s;
+  s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--model", s.model, "mlp, minatar, nature or all")
+      ->check(CLI::IsMember({"mlp", "minatar", "nature", "all"}));
+  app.add_option("--batch", s.batch, "frames per step (an unroll of 20 x 32 = 640)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", s.threads, "CPU threads for oneDNN and seedrl kernels")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seconds", s.seconds, "minimum measuring time per figure")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--lstm", s.lstm, "add an LSTM core of this size (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--minatar-channels", s.minatar_channels,
+                 "MinAtar observation channels (Seaquest: 10)")
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--vtrace-step", s.vtrace_step,
+               "also time the V-trace learner step on the Nature CNN (T = 20, B = 32)");
+  CLI11_PARSE(app, argc, argv);
+
+  cpu::set_num_threads(s.threads);
+  std::string models;
+  if (s.backend == "cpu") {
+    s.sgemm = measure_sgemm(2048, s.seconds);
+    bench::Json()
+        .add("bench", "sgemm")
+        .add("size", 2048)
+        .add("threads", s.threads)
+        .add("gflops", s.sgemm)
+        .print();
+    models = run_models<cpu::Backend>(s);
+  } else {
+#ifdef SEEDRL_BENCH_CUDA
+    if (!cuda::available()) {
+      std::fprintf(stderr, "bench_nn: --backend cuda: no usable GPU (%s)\n",
+                   cuda::unavailable_reason().c_str());
+      return 2;
+    }
+    bench::Json().add("bench", "device").add("device", cuda::device_info().describe()).print();
+    models = run_models<cuda::Backend>(s);
+#else
+    std::fprintf(stderr, "bench_nn: --backend cuda: seedrl was built without SEEDRL_WITH_CUDA\n");
+    return 2;
+#endif
+  }
   bench::Json()
       .add("bench", "nn")
-      .add("threads", threads)
-      .add("sgemm_gflops", sgemm)
-      .raw("models", summary + "]")
+      .add("backend", s.backend)
+      .add("threads", s.threads)
+      .add("sgemm_gflops", s.sgemm)
+      .raw("models", models)
       .print();
   return 0;
 }
