@@ -70,7 +70,7 @@ Context& context() {
     SEEDRL_CUBLAS_CHECK(cublasCreate(&blas));
     CublasHandle blas_handle(blas);
     SEEDRL_CUBLAS_CHECK(cublasSetStream(blas, s));
-    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
     cudnnHandle_t dnn = nullptr;
     SEEDRL_CUDNN_CHECK(cudnnCreate(&dnn));
     CudnnHandle dnn_handle(dnn);
@@ -86,8 +86,8 @@ cublasHandle_t cublas() {
   Context& ctx = context();
   const bool tf32 = g_tf32.load(std::memory_order_relaxed);
   if (tf32 != ctx.tf32) {
-    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(
-        ctx.cublas.get(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    SEEDRL_CUBLAS_CHECK(cublasSetMathMode(ctx.cublas.get(),
+                                          tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     ctx.tf32 = tf32;
   }
   return ctx.cublas.get();
