@@ -126,6 +126,7 @@ class Learner<VTraceAgent, B> {
     for (std::int64_t i = 0; i < length * batch; ++i) {
       resets.data<std::uint8_t>()[i] = is_first(batch_.flags.data<std::uint8_t>()[i]) ? 1 : 0;
     }
+    if constexpr (kLossOnDevice) return train_on_device(resets, version_before);
     const nn::NetworkOutputs& out = host_outputs_(network_.forward(
         device_observations_(batch_.observations), device_state_(batch_.initial_state), resets));
 
@@ -168,17 +169,16 @@ class Learner<VTraceAgent, B> {
     stats.baseline_loss = loss.baseline_loss;
     stats.entropy_loss = loss.entropy_loss;
     stats.entropy = loss.mean_entropy;
-    double lag = 0.0;
-    for (std::int64_t t = 0; t < steps; ++t)
-      for (std::int64_t b = 0; b < batch; ++b) {
-        if (mask(t, b) == 0.0f) continue;
-        lag += static_cast<double>(version_before -
-                                   batch_.policy_versions.data<std::int32_t>()[t * batch + b]);
-        ++stats.transitions;
-      }
-    stats.policy_lag = stats.transitions ? lag / static_cast<double>(stats.transitions) : 0.0;
+    count_transitions(stats, version_before);
     return stats;
   }
+
+  /// Whether the backend computes V-trace and the loss on its device (the CUDA backend), so the
+  /// network's outputs never leave it.
+  static constexpr bool kLossOnDevice =
+      requires(const Tensor& t, const VTraceOptions& v, const ActorCriticLossOptions& l) {
+    B::vtrace_loss(t, t, t, t, t, t, 0.0f, 0.0f, v, l, t, t);
+  };
 
   /// Saves parameters, optimizer state and `counters` (learner_steps is taken from this learner).
   void save_checkpoint(const std::string& path, io::CheckpointCounters counters) {
@@ -204,6 +204,52 @@ class Learner<VTraceAgent, B> {
   }
 
  private:
+  // Counts the transitions (episode boundaries excluded) and the mean policy lag over them.
+  void count_transitions(LearnerStepStats& stats, std::int64_t version_before) const {
+    const std::int64_t steps = spec_.length - 1, batch = batch_.flags.dim(1);
+    const std::uint8_t* flags = batch_.flags.data<std::uint8_t>();
+    double lag = 0.0;
+    stats.transitions = 0;
+    for (std::int64_t i = 0; i < steps * batch; ++i) {
+      if (is_last(flags[i])) continue;
+      lag += static_cast<double>(version_before - batch_.policy_versions.data<std::int32_t>()[i]);
+      ++stats.transitions;
+    }
+    stats.policy_lag = stats.transitions ? lag / static_cast<double>(stats.transitions) : 0.0;
+  }
+
+  // The step with V-trace and the loss on the backend's device.
+  LearnerStepStats train_on_device(const Tensor& resets, std::int64_t version_before) {
+    const VTraceAgentOptions& o = agent_.options();
+    const std::int64_t num_actions = spec_.num_actions;
+    const std::int32_t* actions = batch_.actions.data<std::int32_t>();
+    for (std::int64_t i = 0; i < batch_.actions.numel(); ++i) {  // the kernels index with them
+      SEEDRL_REQUIRE(actions[i] >= 0 && actions[i] < num_actions, "Learner<VTraceAgent>: action ",
+                     actions[i], " out of range [0, ", num_actions, ") in the batch");
+    }
+    const nn::NetworkOutputs& out = network_.forward(device_observations_(batch_.observations),
+                                                     device_state_(batch_.initial_state), resets);
+    const Tensor grad_logits = device_grad_buffer_logits_.view(out.logits.shape());
+    const Tensor grad_values = device_grad_buffer_values_.view(out.values.shape());
+    grad_logits.fill_zero();
+    grad_values.fill_zero();
+    const auto terms =
+        B::vtrace_loss(out.logits, out.values, device_behaviour_logits_(batch_.logits),
+                       device_actions_(batch_.actions), device_rewards_(batch_.rewards),
+                       device_flags_(batch_.flags), o.discount, o.max_abs_reward, o.vtrace, o.loss,
+                       grad_logits, grad_values);
+    network_.backward({.logits = grad_logits, .values = grad_values});
+    LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
+                                             o.max_grad_norm, o.learning_rate, [] {});
+    stats.total_loss = terms.total_loss;
+    stats.policy_loss = terms.policy_loss;
+    stats.baseline_loss = terms.baseline_loss;
+    stats.entropy_loss = terms.entropy_loss;
+    stats.entropy = terms.mean_entropy;
+    count_transitions(stats, version_before);
+    return stats;
+  }
+
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
   UnrollSpec spec_;
   BoundedQueue<std::unique_ptr<Unroll>>& unrolls_;
@@ -217,6 +263,10 @@ class Learner<VTraceAgent, B> {
   // The batch goes to the backend's device and the outputs come back (no copies on the CPU).
   StagingBuffer device_observations_{B::device}, device_grad_logits_{B::device},
       device_grad_values_{B::device};
+  // The device loss path: the unrolls' other fields, and gradient buffers on the device.
+  StagingBuffer device_behaviour_logits_{B::device}, device_actions_{B::device},
+      device_rewards_{B::device}, device_flags_{B::device};
+  ScratchBuffer device_grad_buffer_logits_{B::device}, device_grad_buffer_values_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};
 };

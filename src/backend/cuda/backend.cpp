@@ -5,6 +5,7 @@
 
 #include "cuda_util.hpp"
 #include "kernels.hpp"
+#include "seedrl/runtime/unroll.hpp"
 
 namespace seedrl::cuda {
 namespace {
@@ -94,6 +95,74 @@ void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
   kernels::dueling_backward(f32(grad_q, "dueling_backward"), f32(grad_value, "dueling_backward"),
                             f32(grad_advantage, "dueling_backward"), grad_q.dim(0), grad_q.dim(1),
                             detail::stream());
+}
+
+VTraceLossTerms Backend::vtrace_loss(const Tensor& logits, const Tensor& values,
+                                     const Tensor& behaviour_logits, const Tensor& actions,
+                                     const Tensor& rewards, const Tensor& flags, float discount,
+                                     float max_abs_reward, const VTraceOptions& vtrace,
+                                     const ActorCriticLossOptions& loss, const Tensor& grad_logits,
+                                     const Tensor& grad_values) {
+  vtrace.validate();
+  loss.validate();
+  SEEDRL_REQUIRE(logits.defined() && logits.rank() == 3 && logits.dim(0) >= 2,
+                 "vtrace_loss: logits must be [L, B, A] with L >= 2");
+  const std::int64_t length = logits.dim(0), batch = logits.dim(1), num_actions = logits.dim(2);
+  const Shape steps_by_batch{length, batch};
+  const char* what = "vtrace_loss";
+  auto on_device = [&](const Tensor& t, const Shape& shape, DType dtype, const char* name) {
+    require_tensor(t, shape, dtype, what, ": ", name);
+    SEEDRL_REQUIRE(t.device() == Device::cuda, what, ": ", name, " must be on the GPU, it is on ",
+                   t.device());
+  };
+  on_device(logits, logits.shape(), DType::f32, "logits");
+  on_device(values, steps_by_batch, DType::f32, "values");
+  on_device(behaviour_logits, logits.shape(), DType::f32, "behaviour logits");
+  on_device(actions, steps_by_batch, DType::i32, "actions");
+  on_device(rewards, steps_by_batch, DType::f32, "rewards");
+  on_device(flags, steps_by_batch, DType::u8, "flags");
+  on_device(grad_logits, logits.shape(), DType::f32, "grad_logits");
+  on_device(grad_values, steps_by_batch, DType::f32, "grad_values");
+
+  const std::int64_t steps = length - 1;
+  const Tensor scratch =
+      Tensor::empty({kernels::vtrace_scratch_rows(), steps * batch}, DType::f32, Device::cuda);
+  const Tensor sums = Tensor::empty({8}, DType::f32, Device::cuda);  // 4 zeroed doubles
+  kernels::VTraceLossArgs args{};
+  args.logits = static_cast<const float*>(logits.raw_data());
+  args.values = static_cast<const float*>(values.raw_data());
+  args.behaviour_logits = static_cast<const float*>(behaviour_logits.raw_data());
+  args.actions = static_cast<const std::int32_t*>(actions.raw_data());
+  args.rewards = static_cast<const float*>(rewards.raw_data());
+  args.flags = static_cast<const std::uint8_t*>(flags.raw_data());
+  args.grad_logits = static_cast<float*>(grad_logits.raw_data());
+  args.grad_values = static_cast<float*>(grad_values.raw_data());
+  args.steps = steps;
+  args.batch = batch;
+  args.actions_count = num_actions;
+  args.discount = discount;
+  args.max_abs_reward = max_abs_reward;
+  args.clip_rho_threshold = vtrace.clip_rho_threshold;
+  args.clip_pg_rho_threshold = vtrace.clip_pg_rho_threshold;
+  args.lambda = vtrace.lambda;
+  args.baseline_cost = loss.baseline_cost;
+  args.entropy_cost = loss.entropy_cost;
+  args.last_flags = step_flags::kTerminated | step_flags::kTruncated;
+  args.terminated_flag = step_flags::kTerminated;
+  kernels::vtrace_loss(args, static_cast<float*>(scratch.raw_data()),
+                       static_cast<double*>(sums.raw_data()), detail::stream());
+  double host[4] = {};
+  SEEDRL_CUDA_CHECK(cudaMemcpyAsync(host, sums.raw_data(), sizeof(host), cudaMemcpyDeviceToHost,
+                                    detail::stream()));
+  SEEDRL_CUDA_CHECK(cudaStreamSynchronize(detail::stream()));
+  VTraceLossTerms terms;
+  terms.policy_loss = host[0];
+  terms.baseline_loss = host[1];
+  terms.mean_entropy = host[2];
+  terms.entropy_loss = -static_cast<double>(loss.entropy_cost) * host[2];
+  terms.total_loss = terms.policy_loss + terms.baseline_loss + terms.entropy_loss;
+  terms.transitions = static_cast<std::int64_t>(host[3]);
+  return terms;
 }
 
 }  // namespace seedrl::cuda

@@ -62,4 +62,28 @@ void dueling_forward(const float* v, const float* adv, float* q, std::int64_t ro
 void dueling_backward(const float* gq, float* gv, float* gadv, std::int64_t rows,
                       std::int64_t actions, cudaStream_t stream);
 
+/// Everything the device V-trace loss reads and writes (device pointers; L = steps + 1 rows of
+/// B frames, A actions). Frame i = t * B + b of the first `steps` rows is a transition unless
+/// flags[i] has a last-step bit; the reward is rewards[i + B] and the discount is 0 when
+/// flags[i + B] has terminated_flag.
+struct VTraceLossArgs {
+  const float* logits;            // [L, B, A]
+  const float* values;            // [L, B]
+  const float* behaviour_logits;  // [L, B, A]
+  const std::int32_t* actions;    // [L, B]
+  const float* rewards;           // [L, B]
+  const std::uint8_t* flags;      // [L, B]
+  float* grad_logits;             // [L, B, A], rows of the first `steps` steps written
+  float* grad_values;             // [L, B], the same
+  std::int64_t steps, batch, actions_count;
+  float discount, max_abs_reward, clip_rho_threshold, clip_pg_rho_threshold, lambda;
+  float baseline_cost, entropy_cost;
+  std::uint8_t last_flags, terminated_flag;
+};
+/// V-trace targets and the actor-critic loss with its gradients; sums (4 device doubles, zeroed
+/// by the caller) receive the policy loss, the baseline loss, the weighted mean entropy and the
+/// transition count. scratch holds vtrace_scratch_rows() * steps * batch floats.
+void vtrace_loss(const VTraceLossArgs& args, float* scratch, double* sums, cudaStream_t stream);
+std::int64_t vtrace_scratch_rows();
+
 }  // namespace seedrl::cuda::kernels

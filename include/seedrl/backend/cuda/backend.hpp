@@ -10,6 +10,8 @@
 // or copy_from. See runtime.hpp for devices, streams, memory and TF32.
 #pragma once
 
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "seedrl/algo/vtrace.hpp"
 #include "seedrl/backend/cuda/runtime.hpp"
 #include "seedrl/backend/layers.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -37,6 +39,16 @@ using LSTM = backend::LSTM<Device::cuda>;
 using ReLU = backend::ReLU<Device::cuda>;
 using Flatten = backend::Flatten;
 using Rescale = backend::Rescale<Device::cuda>;
+
+/// The terms of a V-trace actor-critic loss computed on the device (see Backend::vtrace_loss).
+struct VTraceLossTerms {
+  double policy_loss = 0.0;
+  double baseline_loss = 0.0;
+  double entropy_loss = 0.0;
+  double total_loss = 0.0;
+  double mean_entropy = 0.0;
+  std::int64_t transitions = 0;
+};
 
 struct Backend {
   static constexpr Device device = Device::cuda;
@@ -73,6 +85,21 @@ struct Backend {
   static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q);
   static void dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
                                const Tensor& grad_advantage);
+
+  /// The V-trace learner's loss on the device, from a batch of unrolls of L = T + 1 steps of B
+  /// columns: the network's logits [L, B, A] and values [L, B], and the unrolls' behaviour logits
+  /// [L, B, A] (f32), actions [L, B] (i32), rewards [L, B] (f32) and flags [L, B] (u8), all on
+  /// the device. The same math as vtrace_transitions + vtrace + actor_critic_loss with the
+  /// episode-boundary mask (runtime/vtrace_learner.hpp): V-trace targets, then policy-gradient,
+  /// baseline and entropy terms averaged over the transitions. Writes d total / d logits and
+  /// d total / d values into grad_logits [L, B, A] and grad_values [L, B] (the last step's rows
+  /// zero) and returns the terms (waits for them). Actions must be in [0, A).
+  static VTraceLossTerms vtrace_loss(const Tensor& logits, const Tensor& values,
+                                     const Tensor& behaviour_logits, const Tensor& actions,
+                                     const Tensor& rewards, const Tensor& flags, float discount,
+                                     float max_abs_reward, const VTraceOptions& vtrace,
+                                     const ActorCriticLossOptions& loss, const Tensor& grad_logits,
+                                     const Tensor& grad_values);
 };
 
 static_assert(nn::Backend<Backend>);
