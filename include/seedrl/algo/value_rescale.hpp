@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <cmath>
 
+#include "seedrl/algo/value_rescale_math.hpp"
 #include "seedrl/core/error.hpp"
 
 namespace seedrl {
@@ -18,22 +19,6 @@ namespace detail {
 inline void check_rescale_epsilon(double eps) {
   SEEDRL_REQUIRE(eps >= 0.0 && std::isfinite(eps),
                  "value_rescale: eps must be finite and >= 0, got ", eps);
-}
-inline double h(double x, double eps) {
-  return std::copysign(std::sqrt(std::abs(x) + 1.0) - 1.0, x) + eps * x;
-}
-inline double h_inverse(double x, double eps) {
-  const double a = std::abs(x);
-  if (eps == 0.0) return std::copysign((a + 1.0) * (a + 1.0) - 1.0, x);
-  // y = sqrt(|h^-1(x)| + 1) solves eps y^2 + y - c = 0 with c = |x| + 1 + eps, so with
-  // s = sqrt(1 + 4 eps c) and m = 2c - 1:  y - 1 = (m - s) / (s + 1), and since
-  // m^2 - s^2 = 4 |x| c this is 4 |x| c / ((m + s)(s + 1)): no cancellation anywhere.
-  const double c = a + 1.0 + eps;
-  const double s = std::sqrt(1.0 + 4.0 * eps * c);
-  const double m = 2.0 * c - 1.0;
-  const double y_minus_1 = 4.0 * a * c / ((m + s) * (s + 1.0));
-  // |h^-1(x)| = y^2 - 1 = (y - 1)(y + 1)
-  return std::copysign(y_minus_1 * (y_minus_1 + 2.0), x);
 }
 }  // namespace detail
 

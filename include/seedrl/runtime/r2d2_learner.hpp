@@ -140,6 +140,10 @@ class Learner<R2D2Agent, B> {
     sequences.clear();
   }
 
+  /// Whether the backend computes the targets, priorities and loss on its device (the CUDA
+  /// backend), so the Q-values never leave it.
+  static constexpr bool kLossOnDevice = requires { typename B::R2D2LossConfig; };
+
   /// Priorities the loss would give these sequences now (no gradient, nothing changes).
   template <std::ranges::random_access_range Range>
   Eigen::ArrayXf sequence_priorities_of(const Range& sequences) {
@@ -266,29 +270,16 @@ class Learner<R2D2Agent, B> {
     for (std::int64_t i = 0; i < length * batch; ++i)
       resets.data<std::uint8_t>()[i] = is_first(flags[i]) ? 1 : 0;
 
-    // The batch on the backend's device (no copy on the CPU); Q-values come back to the host.
-    const Tensor observations = device_observations_(batch_.observations);
-    const nn::LstmState initial_state = device_state_(batch_.initial_state);
-    // Target network over the whole sequence (burn-in included: it only warms the state up).
-    const auto q_target = host_target_(target_.forward(observations, initial_state, resets))
+    const auto [target_out, online_out] = forward_networks(resets);
+    if constexpr (kLossOnDevice)
+      return evaluate_on_device(*target_out, *online_out, weights, gradients);
+    // On the host: the Q-values come back from the backend's device (no copy on the CPU).
+    const auto q_target = host_target_(*target_out)
                               .q.slice(burn, length)
                               .reshape({window * batch, actions})
                               .template matrix<float>();
-    // Online network: burn-in without gradient, then the trained window from its final state.
-    nn::LstmState state = initial_state;
-    if (burn > 0) {
-      const nn::NetworkOutputs& warm =
-          network_.forward(observations.slice(0, burn), initial_state, resets.slice(0, burn));
-      if (warm.final_state.defined()) {
-        state = {burn_state_h_.view(warm.final_state.h.shape()),
-                 burn_state_c_.view(warm.final_state.c.shape())};
-        state.h.copy_from(warm.final_state.h);
-        state.c.copy_from(warm.final_state.c);
-      }
-    }
-    const nn::NetworkOutputs& out = host_online_(
-        network_.forward(observations.slice(burn, length), state, resets.slice(burn, length)));
-    const auto q_online = out.q.reshape({window * batch, actions}).template matrix<float>();
+    const auto q_online =
+        host_online_(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
 
     // Bootstrap value of the state at window step t: h^-1(Q_target(x_t, argmax Q_online(x_t))).
     const Eigen::ArrayXf bootstrap = rescaled_inverse(double_q_values(q_online, q_target));
@@ -350,6 +341,79 @@ class Learner<R2D2Agent, B> {
     return result;
   }
 
+  // The batch on the backend's device (no copy on the CPU); the target network over the whole
+  // sequence (burn-in included: it only warms the state up); the online network's burn-in
+  // without gradient, then the trained window from its final state. Returns both networks'
+  // outputs (views of their buffers, on the device).
+  std::pair<const nn::NetworkOutputs*, const nn::NetworkOutputs*> forward_networks(
+      const Tensor& resets) {
+    const std::int64_t length = spec_.length, burn = burn_in();
+    const Tensor observations = device_observations_(batch_.observations);
+    const nn::LstmState initial_state = device_state_(batch_.initial_state);
+    const nn::NetworkOutputs& target = target_.forward(observations, initial_state, resets);
+    nn::LstmState state = initial_state;
+    if (burn > 0) {
+      const nn::NetworkOutputs& warm =
+          network_.forward(observations.slice(0, burn), initial_state, resets.slice(0, burn));
+      if (warm.final_state.defined()) {
+        state = {burn_state_h_.view(warm.final_state.h.shape()),
+                 burn_state_c_.view(warm.final_state.c.shape())};
+        state.h.copy_from(warm.final_state.h);
+        state.c.copy_from(warm.final_state.c);
+      }
+    }
+    const nn::NetworkOutputs& online =
+        network_.forward(observations.slice(burn, length), state, resets.slice(burn, length));
+    return {&target, &online};
+  }
+
+  // evaluate() with the targets, TD errors, priorities and gradient computed on the device;
+  // only the TD errors and priorities (a few hundred floats) come back.
+  R2D2LossResult evaluate_on_device(const nn::NetworkOutputs& target,
+                                    const nn::NetworkOutputs& online,
+                                    std::span<const float> weights, bool gradients) {
+    const R2D2AgentOptions& o = agent_.options();
+    const std::int64_t length = spec_.length, burn = burn_in(), window = length - burn,
+                       steps = window - 1, batch = batch_.flags.dim(1), actions = spec_.num_actions;
+    const std::int32_t* action_data = batch_.actions.data<std::int32_t>();
+    for (std::int64_t i = 0; i < batch_.actions.numel(); ++i) {  // the kernels index with them
+      SEEDRL_REQUIRE(action_data[i] >= 0 && action_data[i] < actions,
+                     "Learner<R2D2Agent>: stored action ", action_data[i], " out of range");
+    }
+    const Tensor device_weights =
+        weights.empty() ? Tensor()
+                        : device_weights_(Tensor::from_blob(const_cast<float*>(weights.data()),
+                                                            {batch}, DType::f32));
+    const Tensor grad_q = gradients ? device_grad_buffer_q_.view(online.q.shape()) : Tensor();
+    const Tensor td = device_td_buffer_.view({steps, batch});
+    const Tensor priorities = device_priority_buffer_.view({batch});
+    typename B::R2D2LossConfig config;
+    config.burn_in = burn;
+    config.n_step = o.n_step;
+    config.discount = o.discount;
+    config.max_abs_reward = o.max_abs_reward;
+    config.value_rescaling = o.value_rescaling;
+    config.value_rescale_epsilon = o.value_rescale_epsilon;
+    config.priority_eta = o.priority_eta;
+    const auto terms =
+        B::r2d2_loss(online.q, target.q.slice(burn, length), device_actions_(batch_.actions),
+                     device_rewards_(batch_.rewards), device_flags_(batch_.flags), device_weights,
+                     config, grad_q, td, priorities);
+    R2D2LossResult result;
+    result.loss = terms.loss;
+    result.transitions = terms.transitions;
+    result.mean_q =
+        terms.transitions > 0 ? terms.raw_q_sum / static_cast<double>(terms.transitions) : 0.0;
+    const Tensor host_td = td.clone(Device::cpu), host_priorities = priorities.clone(Device::cpu);
+    result.td_errors =
+        Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            host_td.data<float>(), static_cast<Eigen::Index>(steps),
+            static_cast<Eigen::Index>(batch));
+    result.priorities = host_priorities.flat<float>();
+    if (gradients) network_.backward({.q = grad_q});
+    return result;
+  }
+
   template <class Derived>
   typename Derived::PlainObject rescaled_inverse(const Eigen::ArrayBase<Derived>& x) const {
     const R2D2AgentOptions& o = agent_.options();
@@ -370,6 +434,11 @@ class Learner<R2D2Agent, B> {
   UnrollBatch batch_;
   ScratchBuffer reset_buffer_, grad_q_buffer_, burn_state_h_{B::device}, burn_state_c_{B::device};
   StagingBuffer device_observations_{B::device}, device_grad_q_{B::device};
+  // The device loss path: the sequences' other fields, and its outputs on the device.
+  StagingBuffer device_actions_{B::device}, device_rewards_{B::device}, device_flags_{B::device},
+      device_weights_{B::device};
+  ScratchBuffer device_grad_buffer_q_{B::device}, device_td_buffer_{B::device},
+      device_priority_buffer_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_target_{B::device}, host_online_{B::device};
 };

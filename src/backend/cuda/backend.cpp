@@ -97,6 +97,68 @@ void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
                             detail::stream());
 }
 
+R2D2LossTerms Backend::r2d2_loss(const Tensor& q_online, const Tensor& q_target,
+                                 const Tensor& actions, const Tensor& rewards, const Tensor& flags,
+                                 const Tensor& weights, const R2D2LossConfig& config,
+                                 const Tensor& grad_q, const Tensor& td_errors,
+                                 const Tensor& priorities) {
+  const char* what = "r2d2_loss";
+  SEEDRL_REQUIRE(q_online.defined() && q_online.rank() == 3 && q_online.dim(0) >= 2,
+                 "r2d2_loss: q_online must be [W, B, A] with W >= 2");
+  SEEDRL_REQUIRE(config.n_step >= 1, "r2d2_loss: n_step must be >= 1, got ", config.n_step);
+  SEEDRL_REQUIRE(config.burn_in >= 0, "r2d2_loss: burn_in must be >= 0, got ", config.burn_in);
+  const std::int64_t window = q_online.dim(0), batch = q_online.dim(1);
+  const Shape sequence{config.burn_in + window, batch};
+  auto on_device = [&](const Tensor& t, const Shape& shape, DType dtype, const char* name) {
+    require_tensor(t, shape, dtype, what, ": ", name);
+    SEEDRL_REQUIRE(t.device() == Device::cuda, what, ": ", name, " must be on the GPU, it is on ",
+                   t.device());
+  };
+  on_device(q_online, q_online.shape(), DType::f32, "q_online");
+  on_device(q_target, q_online.shape(), DType::f32, "q_target");
+  on_device(actions, sequence, DType::i32, "actions");
+  on_device(rewards, sequence, DType::f32, "rewards");
+  on_device(flags, sequence, DType::u8, "flags");
+  if (weights.defined()) on_device(weights, {batch}, DType::f32, "weights");
+  if (grad_q.defined()) on_device(grad_q, q_online.shape(), DType::f32, "grad_q");
+  on_device(td_errors, {window - 1, batch}, DType::f32, "td_errors");
+  on_device(priorities, {batch}, DType::f32, "priorities");
+
+  const Tensor scratch =
+      Tensor::empty({kernels::r2d2_scratch_rows(), window * batch}, DType::f32, Device::cuda);
+  const Tensor sums = Tensor::empty({6}, DType::f32, Device::cuda);  // 3 zeroed doubles
+  if (grad_q.defined()) grad_q.fill_zero();
+  kernels::R2D2LossArgs args{};
+  args.q_online = static_cast<const float*>(q_online.raw_data());
+  args.q_target = static_cast<const float*>(q_target.raw_data());
+  args.actions = static_cast<const std::int32_t*>(actions.raw_data());
+  args.rewards = static_cast<const float*>(rewards.raw_data());
+  args.flags = static_cast<const std::uint8_t*>(flags.raw_data());
+  args.weights = weights.defined() ? static_cast<const float*>(weights.raw_data()) : nullptr;
+  args.grad_q = grad_q.defined() ? static_cast<float*>(grad_q.raw_data()) : nullptr;
+  args.td_errors = static_cast<float*>(td_errors.raw_data());
+  args.priorities = static_cast<float*>(priorities.raw_data());
+  args.burn_in = config.burn_in;
+  args.steps = window - 1;
+  args.batch = batch;
+  args.actions_count = q_online.dim(2);
+  args.n_step = config.n_step;
+  args.discount = config.discount;
+  args.rescale_epsilon = config.value_rescale_epsilon;
+  args.priority_eta = config.priority_eta;
+  args.max_abs_reward = config.max_abs_reward;
+  args.value_rescaling = config.value_rescaling;
+  args.last_flags = step_flags::kTerminated | step_flags::kTruncated;
+  args.terminated_flag = step_flags::kTerminated;
+  kernels::r2d2_loss(args, static_cast<float*>(scratch.raw_data()),
+                     static_cast<double*>(sums.raw_data()), detail::stream());
+  double host[3] = {};
+  SEEDRL_CUDA_CHECK(cudaMemcpyAsync(host, sums.raw_data(), sizeof(host), cudaMemcpyDeviceToHost,
+                                    detail::stream()));
+  SEEDRL_CUDA_CHECK(cudaStreamSynchronize(detail::stream()));
+  return {host[0], host[1], static_cast<std::int64_t>(host[2])};
+}
+
 VTraceLossTerms Backend::vtrace_loss(const Tensor& logits, const Tensor& values,
                                      const Tensor& behaviour_logits, const Tensor& actions,
                                      const Tensor& rewards, const Tensor& flags, float discount,

@@ -86,4 +86,29 @@ struct VTraceLossArgs {
 void vtrace_loss(const VTraceLossArgs& args, float* scratch, double* sums, cudaStream_t stream);
 std::int64_t vtrace_scratch_rows();
 
+/// What the device R2D2 loss reads and writes. The window is the last W = steps + 1 rows of the
+/// L = burn_in + W rows of the unroll arrays; q_online and q_target are [W, B, A].
+struct R2D2LossArgs {
+  const float* q_online;        // [W, B, A]
+  const float* q_target;        // [W, B, A]
+  const std::int32_t* actions;  // [L, B]
+  const float* rewards;         // [L, B]
+  const std::uint8_t* flags;    // [L, B]
+  const float* weights;         // [B] importance weights, or null (all 1)
+  float* grad_q;                // [W, B, A] zeroed by the caller, or null (no gradient)
+  float* td_errors;             // [steps, B]
+  float* priorities;            // [B]
+  std::int64_t burn_in, steps, batch, actions_count, n_step;
+  double discount, rescale_epsilon, priority_eta;
+  float max_abs_reward;
+  bool value_rescaling;
+  std::uint8_t last_flags, terminated_flag;
+};
+/// n-step double-Q targets (value rescaling optional), TD errors, sequence priorities, the
+/// importance-weighted loss and its gradient w.r.t. Q; sums (3 device doubles, zeroed by the
+/// caller) receive the loss, the sum of raw Q of the transitions, and the transition count.
+/// scratch holds r2d2_scratch_rows() * (steps + 1) * batch floats.
+void r2d2_loss(const R2D2LossArgs& args, float* scratch, double* sums, cudaStream_t stream);
+std::int64_t r2d2_scratch_rows();
+
 }  // namespace seedrl::cuda::kernels

@@ -50,6 +50,24 @@ struct VTraceLossTerms {
   std::int64_t transitions = 0;
 };
 
+/// What R2D2's loss on the device needs besides the tensors (see Backend::r2d2_loss).
+struct R2D2LossConfig {
+  std::int64_t burn_in = 0;
+  std::int64_t n_step = 5;
+  double discount = 0.997;
+  float max_abs_reward = 0.0f;  ///< 0: no clipping
+  bool value_rescaling = true;
+  double value_rescale_epsilon = 1e-3;
+  double priority_eta = 0.9;
+};
+
+/// The scalar results of R2D2's loss on the device.
+struct R2D2LossTerms {
+  double loss = 0.0;       ///< (1/B) sum_b w_b sum_t 0.5 delta^2
+  double raw_q_sum = 0.0;  ///< sum of the online Q of the transitions, in raw units
+  std::int64_t transitions = 0;
+};
+
 struct Backend {
   static constexpr Device device = Device::cuda;
 
@@ -59,6 +77,7 @@ struct Backend {
   using ReLU = cuda::ReLU;
   using Flatten = cuda::Flatten;
   using Rescale = cuda::Rescale;
+  using R2D2LossConfig = cuda::R2D2LossConfig;
 
   /// Set when a program includes this header: Storage and Tensor can then allocate on the GPU.
   static inline const bool runtime_registered = detail::register_runtime();
@@ -100,6 +119,20 @@ struct Backend {
                                      float max_abs_reward, const VTraceOptions& vtrace,
                                      const ActorCriticLossOptions& loss, const Tensor& grad_logits,
                                      const Tensor& grad_values);
+
+  /// R2D2's loss on the device, the same math as Learner<R2D2Agent, B> on the host: for a batch
+  /// of sequences of L = burn_in + W steps, the online and target networks' Q-values of the
+  /// window, q_online and q_target [W, B, A], and the sequences' actions [L, B] (i32), rewards
+  /// [L, B] (f32) and flags [L, B] (u8): double-Q bootstraps, n-step targets with value
+  /// rescaling, TD errors (written to td_errors [W - 1, B]), sequence priorities (priorities
+  /// [B]), the loss weighted by `weights` [B] (undefined: all 1) and, when grad_q is defined,
+  /// its gradient w.r.t. the Q-values ([W, B, A], overwritten). All tensors on the device;
+  /// actions must be in [0, A). Waits for the result.
+  static R2D2LossTerms r2d2_loss(const Tensor& q_online, const Tensor& q_target,
+                                 const Tensor& actions, const Tensor& rewards, const Tensor& flags,
+                                 const Tensor& weights, const R2D2LossConfig& config,
+                                 const Tensor& grad_q, const Tensor& td_errors,
+                                 const Tensor& priorities);
 };
 
 static_assert(nn::Backend<Backend>);
