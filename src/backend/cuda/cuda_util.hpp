@@ -85,6 +85,10 @@ EventHandle make_event(bool timing);
 /// The calling thread's stream and library handles, created on first use on the device chosen
 /// by set_device() at that time.
 struct Context {
+  Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();  // forgets the thread's stream before releasing it (see releasing_stream())
   int device = 0;
   StreamHandle stream;
   CublasHandle cublas;
@@ -92,6 +96,10 @@ struct Context {
   bool tf32 = false;  // the math mode cublas was last set to
 };
 Context& context();
+/// The calling thread's stream if it has a live context, else null, without creating one: for
+/// releasing memory, which may happen on any thread and during thread or process exit, after the
+/// thread's context is gone.
+cudaStream_t releasing_stream() noexcept;
 inline cudaStream_t stream() {
   return context().stream.get();
 }

@@ -58,6 +58,20 @@ std::atomic<int> g_device{0};
 std::atomic<bool> g_tf32{false};
 }  // namespace
 
+namespace {
+// The stream of the calling thread's live context (trivially destructible, so it stays readable
+// while thread-local objects are destroyed).
+thread_local cudaStream_t t_stream = nullptr;
+}  // namespace
+
+Context::~Context() {
+  t_stream = nullptr;
+}
+
+cudaStream_t releasing_stream() noexcept {
+  return t_stream;
+}
+
 Context& context() {
   thread_local Context ctx;
   if (!ctx.stream) {
@@ -78,6 +92,7 @@ Context& context() {
     ctx.cublas = std::move(blas_handle);
     ctx.cudnn = std::move(dnn_handle);
     ctx.stream = std::move(stream_handle);  // last: a context is complete when it has a stream
+    t_stream = s;
   }
   return ctx;
 }
@@ -153,13 +168,10 @@ class CachingAllocator {
     if (it == blocks_.end()) return;  // not ours: nothing sensible to do in a noexcept path
     Block& block = it->second;
     // Reusable once the work queued so far on the releasing thread's stream is done.
-    cudaStream_t s = nullptr;
-    try {
-      s = stream();
-    } catch (...) {
-      s = nullptr;  // no context on this thread: the legacy stream orders after all blocking work
-      cudaDeviceSynchronize();
-    }
+    // A thread without a live context (one that never computed on the GPU, or one being torn
+    // down) has no queued work of its own; waiting for the device covers other threads' work.
+    const cudaStream_t s = releasing_stream();
+    if (s == nullptr) cudaDeviceSynchronize();
     if (cudaEventRecord(block.released.get(), s) != cudaSuccess) {
       cudaGetLastError();
       cudaDeviceSynchronize();
