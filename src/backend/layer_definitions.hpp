@@ -65,7 +65,46 @@ inline void require_on(const Tensor& t, Device device, DType dtype, const std::s
   SEEDRL_REQUIRE(t.device() == device, layer, ": ", what, " is on ", t.device(), ", the layer on ",
                  device);
 }
+// forward() of a layer with parameters: checks the input, runs the kernels, keeps the input and
+// the output for backward().
+template <Device D, class Layer, class Kernels>
+Tensor forward_saving(const Layer& layer, Kernels& k, const Tensor& input) {
+  require_on(input, D, DType::f32, k.name, "input");
+  Tensor output = k.forward(input, layer.output_shape(input.shape()));
+  k.saved_input = input;
+  k.saved_output = output;
+  return output;
+}
+
+// The checks of every backward(): a forward came first and the gradient matches its output.
+inline void require_backward(const Tensor& saved_output, const Tensor& grad_output, Device device,
+                             const std::string& layer) {
+  SEEDRL_REQUIRE(saved_output.defined(), layer, ": backward before forward");
+  require_tensor(grad_output, saved_output.shape(), DType::f32, layer, ": backward grad_output");
+  require_on(grad_output, device, DType::f32, layer, "backward grad_output");
+}
+
 }  // namespace detail
+
+// The special members and name() every layer defines the same way (the kernels own the name).
+#define SEEDRL_LAYER_COMMON_MEMBERS(Layer)                   \
+  template <Device D>                                        \
+  Layer<D>::~Layer() = default;                              \
+  template <Device D>                                        \
+  Layer<D>::Layer(Layer&&) noexcept = default;               \
+  template <Device D>                                        \
+  Layer<D>& Layer<D>::operator=(Layer&&) noexcept = default; \
+  template <Device D>                                        \
+  const std::string& Layer<D>::name() const {                \
+    return impl_->name;                                      \
+  }
+
+SEEDRL_LAYER_COMMON_MEMBERS(Linear)
+SEEDRL_LAYER_COMMON_MEMBERS(Conv2d)
+SEEDRL_LAYER_COMMON_MEMBERS(LSTM)
+SEEDRL_LAYER_COMMON_MEMBERS(ReLU)
+SEEDRL_LAYER_COMMON_MEMBERS(Rescale)
+#undef SEEDRL_LAYER_COMMON_MEMBERS
 
 // ---- Linear ----
 
@@ -84,34 +123,16 @@ Linear<D>::Linear(nn::ParameterStore& store, const std::string& name,
   }
 }
 template <Device D>
-Linear<D>::~Linear() = default;
-template <Device D>
-Linear<D>::Linear(Linear&&) noexcept = default;
-template <Device D>
-Linear<D>& Linear<D>::operator=(Linear&&) noexcept = default;
-template <Device D>
-const std::string& Linear<D>::name() const {
-  return impl_->name;
-}
-template <Device D>
 const nn::LinearOptions& Linear<D>::options() const {
   return impl_->options;
 }
 template <Device D>
 Tensor Linear<D>::forward(const Tensor& input) {
-  detail::require_on(input, D, DType::f32, name(), "input");
-  const Shape out_shape = output_shape(input.shape());
-  Tensor output = impl_->forward(input, out_shape);
-  impl_->saved_input = input;
-  impl_->saved_output = output;
-  return output;
+  return detail::forward_saving<D>(*this, *impl_, input);
 }
 template <Device D>
 Tensor Linear<D>::backward(const Tensor& grad_output, bool input_grad) {
-  SEEDRL_REQUIRE(impl_->saved_input.defined(), name(), ": backward before forward");
-  require_tensor(grad_output, impl_->saved_output.shape(), DType::f32, name(),
-                 ": backward grad_output");
-  detail::require_on(grad_output, D, DType::f32, name(), "backward grad_output");
+  detail::require_backward(impl_->saved_output, grad_output, D, name());
   return impl_->backward(grad_output, input_grad);
 }
 
@@ -134,34 +155,16 @@ Conv2d<D>::Conv2d(nn::ParameterStore& store, const std::string& name,
   }
 }
 template <Device D>
-Conv2d<D>::~Conv2d() = default;
-template <Device D>
-Conv2d<D>::Conv2d(Conv2d&&) noexcept = default;
-template <Device D>
-Conv2d<D>& Conv2d<D>::operator=(Conv2d&&) noexcept = default;
-template <Device D>
-const std::string& Conv2d<D>::name() const {
-  return impl_->name;
-}
-template <Device D>
 const nn::Conv2dOptions& Conv2d<D>::options() const {
   return impl_->options;
 }
 template <Device D>
 Tensor Conv2d<D>::forward(const Tensor& input) {
-  detail::require_on(input, D, DType::f32, name(), "input");
-  const Shape out_shape = output_shape(input.shape());
-  Tensor output = impl_->forward(input, out_shape);
-  impl_->saved_input = input;
-  impl_->saved_output = output;
-  return output;
+  return detail::forward_saving<D>(*this, *impl_, input);
 }
 template <Device D>
 Tensor Conv2d<D>::backward(const Tensor& grad_output, bool input_grad) {
-  SEEDRL_REQUIRE(impl_->saved_input.defined(), name(), ": backward before forward");
-  require_tensor(grad_output, impl_->saved_output.shape(), DType::f32, name(),
-                 ": backward grad_output");
-  detail::require_on(grad_output, D, DType::f32, name(), "backward grad_output");
+  detail::require_backward(impl_->saved_output, grad_output, D, name());
   return impl_->backward(grad_output, input_grad);
 }
 
@@ -179,16 +182,6 @@ LSTM<D>::LSTM(nn::ParameterStore& store, const std::string& name, const nn::Lstm
   impl_->weight_hh = &store.add(name + ".weight_hh", {g, options.hidden_size},
                                 options.recurrent_weight_init, options.hidden_size, g);
   impl_->bias = &store.add(name + ".bias", {g}, options.bias_init, options.hidden_size, g);
-}
-template <Device D>
-LSTM<D>::~LSTM() = default;
-template <Device D>
-LSTM<D>::LSTM(LSTM&&) noexcept = default;
-template <Device D>
-LSTM<D>& LSTM<D>::operator=(LSTM&&) noexcept = default;
-template <Device D>
-const std::string& LSTM<D>::name() const {
-  return impl_->name;
 }
 template <Device D>
 const nn::LstmOptions& LSTM<D>::options() const {
@@ -264,16 +257,6 @@ ReLU<D>::ReLU(std::string name) : impl_(std::make_unique<ReluKernels<D>>()) {
   impl_->name = std::move(name);
 }
 template <Device D>
-ReLU<D>::~ReLU() = default;
-template <Device D>
-ReLU<D>::ReLU(ReLU&&) noexcept = default;
-template <Device D>
-ReLU<D>& ReLU<D>::operator=(ReLU&&) noexcept = default;
-template <Device D>
-const std::string& ReLU<D>::name() const {
-  return impl_->name;
-}
-template <Device D>
 Tensor ReLU<D>::forward(const Tensor& input) {
   detail::require_on(input, D, DType::f32, name(), "input");
   impl_->saved_output = impl_->forward(input);
@@ -281,10 +264,7 @@ Tensor ReLU<D>::forward(const Tensor& input) {
 }
 template <Device D>
 Tensor ReLU<D>::backward(const Tensor& grad_output, bool input_grad) {
-  SEEDRL_REQUIRE(impl_->saved_output.defined(), name(), ": backward before forward");
-  require_tensor(grad_output, impl_->saved_output.shape(), DType::f32, name(),
-                 ": backward grad_output");
-  detail::require_on(grad_output, D, DType::f32, name(), "backward grad_output");
+  detail::require_backward(impl_->saved_output, grad_output, D, name());
   if (!input_grad) return {};
   return impl_->backward(grad_output);
 }
@@ -298,16 +278,6 @@ Rescale<D>::Rescale(const nn::RescaleOptions& options, std::string name)
                  ": scale must be finite and non-zero, got ", options.scale);
   impl_->name = std::move(name);
   impl_->options = options;
-}
-template <Device D>
-Rescale<D>::~Rescale() = default;
-template <Device D>
-Rescale<D>::Rescale(Rescale&&) noexcept = default;
-template <Device D>
-Rescale<D>& Rescale<D>::operator=(Rescale&&) noexcept = default;
-template <Device D>
-const std::string& Rescale<D>::name() const {
-  return impl_->name;
 }
 template <Device D>
 const nn::RescaleOptions& Rescale<D>::options() const {
