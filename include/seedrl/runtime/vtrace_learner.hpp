@@ -162,15 +162,7 @@ class Learner<VTraceAgent, B> {
     network_.backward(
         {.logits = device_grad_logits_(grad_logits), .values = device_grad_values_(grad_values)});
 
-    LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
-                                             o.max_grad_norm, o.learning_rate, [] {});
-    stats.total_loss = loss.total_loss;
-    stats.policy_loss = loss.policy_loss;
-    stats.baseline_loss = loss.baseline_loss;
-    stats.entropy_loss = loss.entropy_loss;
-    stats.entropy = loss.mean_entropy;
-    count_transitions(stats, version_before);
-    return stats;
+    return finish_step(loss, version_before);
   }
 
   /// Whether the backend computes V-trace and the loss on its device (the CUDA backend), so the
@@ -204,6 +196,21 @@ class Learner<VTraceAgent, B> {
   }
 
  private:
+  // The update after backward, and the step's statistics from the loss terms (host or device).
+  template <class Terms>
+  LearnerStepStats finish_step(const Terms& terms, std::int64_t version_before) {
+    const VTraceAgentOptions& o = agent_.options();
+    LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
+                                             o.max_grad_norm, o.learning_rate, [] {});
+    stats.total_loss = terms.total_loss;
+    stats.policy_loss = terms.policy_loss;
+    stats.baseline_loss = terms.baseline_loss;
+    stats.entropy_loss = terms.entropy_loss;
+    stats.entropy = terms.mean_entropy;
+    count_transitions(stats, version_before);
+    return stats;
+  }
+
   // Counts the transitions (episode boundaries excluded) and the mean policy lag over them.
   void count_transitions(LearnerStepStats& stats, std::int64_t version_before) const {
     const std::int64_t steps = spec_.length - 1, batch = batch_.flags.dim(1);
@@ -239,15 +246,7 @@ class Learner<VTraceAgent, B> {
                        device_flags_(batch_.flags), o.discount, o.max_abs_reward, o.vtrace, o.loss,
                        grad_logits, grad_values);
     network_.backward({.logits = grad_logits, .values = grad_values});
-    LearnerStepStats stats = apply_update<B>(network_.parameters(), *optimizer_, shared_, steps_,
-                                             o.max_grad_norm, o.learning_rate, [] {});
-    stats.total_loss = terms.total_loss;
-    stats.policy_loss = terms.policy_loss;
-    stats.baseline_loss = terms.baseline_loss;
-    stats.entropy_loss = terms.entropy_loss;
-    stats.entropy = terms.mean_entropy;
-    count_transitions(stats, version_before);
-    return stats;
+    return finish_step(terms, version_before);
   }
 
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
