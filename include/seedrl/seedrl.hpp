@@ -9,6 +9,7 @@
 #include "seedrl/core/crc32c.hpp"
 #include "seedrl/core/dtype.hpp"
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/shape.hpp"

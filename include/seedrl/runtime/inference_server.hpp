@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/nn/backend.hpp"
@@ -57,6 +58,8 @@ struct InferenceServerOptions {
   std::int64_t burn_in = 0;         ///< extra leading steps per unroll (R2D2)
   int threads = 1;                  ///< compute threads of the inference thread
   std::uint64_t seed = 0;           ///< action sampling
+  /// The inference thread flushes denormal floats to zero (core/float_mode.hpp).
+  bool flush_denormals = true;
 
   void validate() const {
     SEEDRL_REQUIRE(max_slots > 0, "InferenceServerOptions.max_slots must be positive, got ",
@@ -131,6 +134,7 @@ class InferenceServer final : public InferenceEndpoint {
   /// Starts the inference thread.
   void start() {
     batcher_.start([this] {
+      if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
     });
   }

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/core/float_mode.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/metrics_logger.hpp"
@@ -50,6 +51,9 @@ struct TrainingSessionOptions {
   std::int64_t total_frames = 1'000'000;  ///< training frames (resumed ones included)
   InferenceServerOptions server;
   int learner_threads = 1;
+  /// The learner thread flushes denormal floats to zero (core/float_mode.hpp): optimizer moments
+  /// that decay toward zero otherwise slow training several-fold.
+  bool flush_denormals = true;
   std::size_t unroll_queue_capacity = 0;  ///< 0: twice the learner batch
   std::string logdir;                     ///< empty: no files (no checkpoints, no metrics files)
   double checkpoint_seconds = 600.0;      ///< 0: only at the end
@@ -231,6 +235,7 @@ class TrainingSession {
   // The learner thread publishes running sums that report() averages and resets.
   void learn() {
     try {
+      if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); })
         B::set_num_threads(options_.learner_threads);
       while (std::optional<LearnerStepStats> s = learner_.step()) {

@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "seedrl/core/float_mode.hpp"
+
 namespace seedrl::cpu {
 namespace {
 
@@ -37,6 +39,10 @@ void for_each_index(std::int64_t n, F&& body) {
 void set_num_threads(int n) {
   SEEDRL_REQUIRE(n >= 1, "set_num_threads: thread count must be >= 1, got ", n);
   omp_set_num_threads(n);
+  // The team's threads take the calling thread's denormal mode (they may predate it).
+  const bool flush = flush_denormals_enabled();
+#pragma omp parallel num_threads(n)
+  set_flush_denormals(flush);
 }
 
 int num_threads() {

@@ -15,7 +15,8 @@
 namespace seedrl::cpu {
 
 /// Sets how many threads oneDNN and seedrl's CPU kernels use for calls made from the calling
-/// thread (an OpenMP setting: each thread of the host program has its own). n >= 1.
+/// thread (an OpenMP setting: each thread of the host program has its own). n >= 1. The team's
+/// threads also take the calling thread's denormal mode (core/float_mode.hpp).
 void set_num_threads(int n);
 /// Threads the calling thread's CPU kernels will use.
 int num_threads();
