@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
   CLI::App app{"SEED RL V-trace on a MinAtar game, in one process"};
   examples::VTraceCli cli;
   cli.frames = 5'000'000;
-  cli.learning_rate = 6e-4;
-  cli.batch = 16;
+  cli.learning_rate = 3e-3;
+  cli.batch = 8;
+  cli.optimizer = "adam";
   LocalTrainerOptions run;
   run.num_actors = 4;
   run.envs_per_actor = 16;
