@@ -148,6 +148,7 @@ struct VTraceCli : RunCli {
 
   /// --env, the run's options and the V-trace agent's.
   void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();  // --help shows each default
     add_environment_option(app, env_name);
     add_run_options(app, session);
     app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
@@ -200,7 +201,7 @@ struct VTraceCli : RunCli {
 
 /// The R2D2 agent's command-line options, with defaults for MinAtar (a dueling LSTM Q-network).
 struct R2D2Cli : RunCli {
-  std::int64_t n_step = 5, target_period = 500;
+  std::int64_t n_step = 5, target_period = 250;
   std::size_t replay_capacity = 20'000, min_replay = 500;
   double replay_ratio = 1.0, priority_exponent = 0.9, importance_exponent = 0.6;
   double epsilon_base = 0.4, epsilon_alpha = 7.0, evaluation_epsilon = 0.001;
@@ -210,14 +211,15 @@ struct R2D2Cli : RunCli {
     frames = 5'000'000;
     batch = 32;
     lstm = 64;
-    learning_rate = 3e-4;
-    adam_epsilon = 1e-3;
+    learning_rate = 1e-3;
+    adam_epsilon = 1e-6;
     decay = false;
     max_grad_norm = 80.0;
   }
 
   /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
   void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();  // --help shows each default
     add_run_options(app, session);
     app.add_option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
         ->check(CLI::Range(0, 10000));
@@ -236,7 +238,7 @@ struct R2D2Cli : RunCli {
     app.add_option("--importance-exponent", importance_exponent,
                    "importance-sampling exponent beta")
         ->check(CLI::NonNegativeNumber);
-    app.add_option("--epsilon-base", epsilon_base, "exploration rate of actor 0 (0.4)")
+    app.add_option("--epsilon-base", epsilon_base, "exploration rate of actor 0")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--epsilon-alpha", epsilon_alpha, "exponent spread of the per-actor rates")
         ->check(CLI::NonNegativeNumber);
