@@ -75,16 +75,17 @@ TEST_CASE("train_locally: Catch is solved") {
 
 TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
   // The settings of examples/minatar_vtrace with a constant learning rate. A policy that has not
-  // learned scores about 0.6 per episode; 300,000 frames gave 2.0 - 2.2 (three runs, seed 1, on a
-  // loaded machine). With the rate decaying to 0 over these 300,000 frames it was only 0.8 - 1.3.
+  // learned scores about 0.6 per episode; 300,000 frames gave 6.2 and 6.2 (two runs, seed 1), and
+  // 2.0 - 2.2 with the example's earlier optimizer (RMSProp lr 6e-4, eps 1e-5 in the root).
   const std::int64_t frames = 300000;
   VTraceAgentOptions o;
   o.network = nn::NetworkConfig::minatar(4, 6);
   o.network.seed = 1;
-  o.batch_size = 16;
+  o.batch_size = 8;
   o.loss = {0.5f, 0.01f};
-  o.optimizer.kind = nn::OptimizerKind::rmsprop;
-  o.learning_rate = {6e-4, 0, 0.0};  // constant: the example decays over 5 M frames
+  o.optimizer.kind = nn::OptimizerKind::adam;
+  o.optimizer.adam.epsilon = 1e-8f;
+  o.learning_rate = {3e-3, 0, 0.0};  // constant: the example decays over 5 M frames
   const VTraceAgent agent(o);
   LocalTrainerOptions run = run_options(frames);
   run.envs_per_actor = 16;
@@ -95,7 +96,7 @@ TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
       },
       run);
   MESSAGE("Breakout mean return after ", result.frames, " frames: ", result.mean_return);
-  CHECK(result.mean_return > 0.9);
+  CHECK(result.mean_return > 3.0);
 }
 
 TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {

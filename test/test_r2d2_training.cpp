@@ -81,18 +81,20 @@ TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
 TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
   // The settings of examples/minatar_r2d2 (4 actors x 16 environments, unroll 20, burn-in 10,
   // LSTM 64) with a smaller replay and replay ratio 2 (twice the example's: faster per frame). A
-  // policy that has not learned scores about 0.6 per episode; 300,000 frames gave 2.24.
+  // policy that has not learned scores about 0.6 per episode; 300,000 frames gave 4.5 and 3.6 (two
+  // runs), and 2.2 with the example's earlier optimizer (Adam lr 3e-4, eps 1e-3).
   const std::int64_t frames = 300000;
   LocalTrainerOptions run = run_options(frames, 20, 10);
   run.envs_per_actor = 16;
   R2D2AgentOptions o = agent_options(nn::NetworkConfig::minatar(4, 6), 64);
   o.network.lstm_size = 64;
   o.n_step = 5;
-  o.target_update_period = 500;
+  o.target_update_period = 250;
   o.replay_capacity = 10000;
   o.min_replay_size = 500;
   o.replay_ratio = 2.0;
-  o.learning_rate = {3e-4, 0, 0.0};
+  o.optimizer.adam.epsilon = 1e-6f;
+  o.learning_rate = {1e-3, 0, 0.0};
   const TrainingResult result = train_locally<R2D2Agent, Backend>(
       R2D2Agent(o),
       [](std::int32_t a, std::int32_t e) {
@@ -101,5 +103,5 @@ TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
       run);
   MESSAGE("Breakout after ", result.frames, " frames: ", result.mean_return, ", learner steps ",
           result.learner_steps);
-  CHECK(result.mean_return > 0.9);
+  CHECK(result.mean_return > 1.8);
 }
