@@ -61,7 +61,8 @@ def minatar(out, results):
             runs = minatar_runs(results, algo, game)
             if not runs:
                 continue
-            grid = np.linspace(0, min(max(r[0]) for r in runs), 100)
+            # From the latest first report to the earliest last one: no run is extrapolated.
+            grid = np.linspace(max(r[0][0] for r in runs), min(r[0][-1] for r in runs), 100)
             ys = np.array([np.interp(grid, r[0], r[1]) for r in runs])
             line, = ax.plot(grid, ys.mean(axis=0), label=f"{label} ({len(runs)} seeds)")
             ax.fill_between(grid, ys.min(axis=0), ys.max(axis=0), alpha=0.2, color=line.get_color())
