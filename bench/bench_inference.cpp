@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -110,7 +111,12 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
                                                                       LocalClient(server), ao));
   }
   std::vector<std::thread> threads_list;
-  for (auto& actor : list) threads_list.emplace_back([a = actor.get()] { a->run(); });
+  for (auto& actor : list) {
+    threads_list.emplace_back([a = actor.get()] {
+      if (const Status s = a->run(); !s.is_ok())
+        std::fprintf(stderr, "bench_inference: an actor stopped: %s\n", s.to_string().c_str());
+    });
+  }
   auto frames = [&] {
     std::int64_t n = 0;
     for (auto& actor : list) n += actor->stats().frames;

@@ -33,7 +33,7 @@ TEST_CASE("InferenceServer: a partial batch is served after batch_timeout") {
   REQUIRE(f.server.connect(connect_request(2, 2), &b).is_ok());  // connected, but never steps
   StepBuffers buffers(2);
   const auto start = std::chrono::steady_clock::now();
-  REQUIRE(buffers.step(f.server, a, 1).is_ok());
+  REQUIRE(buffers.step(f.server, a).is_ok());
   CHECK(seconds_since(start) >= 0.19);  // waited for the timeout, not for a full batch
   CHECK(buffers.actions[0] >= 0);
   CHECK(buffers.actions[1] < 3);
@@ -51,8 +51,8 @@ TEST_CASE(
   REQUIRE(f.server.connect(connect_request(2, 2), &b).is_ok());
   StepBuffers ba(2), bb(2);
   const auto start = std::chrono::steady_clock::now();
-  std::thread other([&] { CHECK(bb.step(f.server, b, 2).is_ok()); });
-  CHECK(ba.step(f.server, a, 1).is_ok());
+  std::thread other([&] { CHECK(bb.step(f.server, b).is_ok()); });
+  CHECK(ba.step(f.server, a).is_ok());
   other.join();
   CHECK(seconds_since(start) < 10.0);
   CHECK(f.server.stats().batches == 1);
@@ -60,12 +60,12 @@ TEST_CASE(
   // With b gone, a alone is everything that can come: no waiting either.
   f.server.disconnect(b);
   const auto again = std::chrono::steady_clock::now();
-  CHECK(ba.step(f.server, a, 1).is_ok());
+  CHECK(ba.step(f.server, a).is_ok());
   CHECK(seconds_since(again) < 10.0);
 }
 
 TEST_CASE(
-    "InferenceServer: a new run id restarts the slot (state zeroed, partial unroll dropped)") {
+    "InferenceServer: a new connection restarts the slot (state zeroed, partial unroll dropped)") {
   const VTraceAgent agent = tiny_agent(/*lstm=*/4);
   ServerFixture f(agent, options(8, 1ms, /*unroll=*/3));
   ServerFixture fresh(agent, options(8, 1ms, 3));
@@ -77,17 +77,19 @@ TEST_CASE(
   for (int k = 0; k < 3; ++k) {
     s.observations.data<float>()[0] = static_cast<float>(k);
     s.flags[0] = k == 0 ? step_flags::kFirst : 0;
-    REQUIRE(s.step(f.server, c, 1).is_ok());
+    REQUIRE(s.step(f.server, c).is_ok());
   }
-  // Run 2 on the same slot, starting mid-episode on purpose: only the run-id change can zero the
-  // state.
+  // Run 2 reconnects to the same slot and starts mid-episode on purpose: only the new connection
+  // can zero the state.
+  f.server.disconnect(c);
+  REQUIRE(f.server.connect(connect_request(2, 1, 0), &c).is_ok());
   for (int k = 10; k < 14; ++k) {
     s.observations.data<float>()[0] = static_cast<float>(k);
     s.flags[0] = 0;
-    REQUIRE(s.step(f.server, c, 2).is_ok());
+    REQUIRE(s.step(f.server, c).is_ok());
     s_fresh.observations.copy_from(s.observations);
     s_fresh.flags[0] = 0;
-    REQUIRE(s_fresh.step(fresh.server, c_fresh, 9).is_ok());
+    REQUIRE(s_fresh.step(fresh.server, c_fresh).is_ok());
   }
   auto unroll = f.queue.pop_for(5s);
   auto expected = fresh.queue.pop_for(5s);
@@ -121,10 +123,10 @@ TEST_CASE(
   for (int k = 0; k < 200; ++k) {
     se.flags.assign(2, k == 0 ? step_flags::kFirst : 0);
     st.flags.assign(2, k == 0 ? step_flags::kFirst : 0);
-    REQUIRE(se.step(f.server, eval, 1).is_ok());
+    REQUIRE(se.step(f.server, eval).is_ok());
     CHECK(se.actions[0] == 2);
     CHECK(se.actions[1] == 2);
-    REQUIRE(st.step(f.server, train, 2).is_ok());
+    REQUIRE(st.step(f.server, train).is_ok());
     for (int a : st.actions) ++counts[a];
   }
   // Sampling follows softmax(0, 2, 4) = (0.016, 0.117, 0.867) over 400 draws.
@@ -150,7 +152,7 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
   std::thread good_actor([&] {
     StepBuffers s(2);
     while (!stop) {
-      if (!s.step(f.server, good, 1).is_ok()) break;
+      if (!s.step(f.server, good).is_ok()) break;
       s.flags.assign(2, 0);
       ++good_steps;
     }
@@ -170,21 +172,21 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
 
   StepBuffers s(1);
   Tensor wrong = Tensor::zeros({1, 3});
-  CHECK(f.server.step(c, 2, wrong, s.rewards, s.flags, s.actions).is_invalid_argument());
+  CHECK(f.server.step(c, wrong, s.rewards, s.flags, s.actions).is_invalid_argument());
   s.rewards[0] = NAN;
-  CHECK(s.step(f.server, c, 2).is_invalid_argument());
+  CHECK(s.step(f.server, c).is_invalid_argument());
   s.rewards[0] = 0.0f;
   s.flags[0] = 0xFF;
-  CHECK(s.step(f.server, c, 2).is_invalid_argument());
+  CHECK(s.step(f.server, c).is_invalid_argument());
   s.flags[0] = step_flags::kFirst | step_flags::kTerminated;
-  CHECK(s.step(f.server, c, 2).is_invalid_argument());
+  CHECK(s.step(f.server, c).is_invalid_argument());
   std::vector<float> short_rewards;
   CHECK(
-      f.server.step(c, 2, s.observations, short_rewards, s.flags, s.actions).is_invalid_argument());
-  CHECK(f.server.step(Connection{}, 2, s.observations, s.rewards, s.flags, s.actions)
+      f.server.step(c, s.observations, short_rewards, s.flags, s.actions).is_invalid_argument());
+  CHECK(f.server.step(Connection{}, s.observations, s.rewards, s.flags, s.actions)
             .is_invalid_argument());
   s.flags[0] = step_flags::kFirst;
-  CHECK(s.step(f.server, c, 2).is_ok());
+  CHECK(s.step(f.server, c).is_ok());
 
   const int before = good_steps.load();
   const auto start = std::chrono::steady_clock::now();
@@ -200,12 +202,12 @@ TEST_CASE("InferenceServer: a full unroll queue blocks inference until the learn
   Connection c;
   REQUIRE(f.server.connect(connect_request(1, 1), &c).is_ok());
   StepBuffers s(1);
-  REQUIRE(s.step(f.server, c, 1).is_ok());  // step 0
+  REQUIRE(s.step(f.server, c).is_ok());  // step 0
   s.flags[0] = 0;
-  REQUIRE(s.step(f.server, c, 1).is_ok());  // step 1 completes unroll [0, 1]: the queue is full
+  REQUIRE(s.step(f.server, c).is_ok());  // step 1 completes unroll [0, 1]: the queue is full
   std::atomic<bool> returned{false};
   std::thread blocked([&] {
-    CHECK(s.step(f.server, c, 1).is_ok());  // step 2 completes unroll [1, 2]: must wait
+    CHECK(s.step(f.server, c).is_ok());  // step 2 completes unroll [1, 2]: must wait
     returned = true;
   });
   std::this_thread::sleep_for(200ms);
@@ -225,7 +227,7 @@ TEST_CASE("InferenceServer: stop answers waiting actors with closed and closes t
   Status result;
   std::thread waiting([&] {
     StepBuffers s(1);
-    result = s.step(f.server, a, 1);  // waits: b never steps and the timeout is long
+    result = s.step(f.server, a);  // waits: b never steps and the timeout is long
     done = true;
   });
   std::this_thread::sleep_for(100ms);
@@ -252,12 +254,12 @@ TEST_CASE("InferenceServer: episode statistics and frame counts from the step st
   for (const auto& [reward, flags] : script) {
     s.rewards[0] = reward;
     s.flags[0] = flags;
-    REQUIRE(s.step(f.server, c, 1).is_ok());
+    REQUIRE(s.step(f.server, c).is_ok());
   }
   for (const auto& [reward, flags] : std::vector<std::pair<float, std::uint8_t>>{{0, F}, {7, T}}) {
     se.rewards[0] = reward;
     se.flags[0] = flags;
-    REQUIRE(se.step(f.server, e, 2).is_ok());
+    REQUIRE(se.step(f.server, e).is_ok());
   }
   const EpisodeSummary summary = f.server.episodes().summary();
   CHECK(summary.episodes == 2);
@@ -273,13 +275,13 @@ TEST_CASE("InferenceServer: a connection can only step and free its own slots") 
   Connection a, b;
   REQUIRE(f.server.connect(connect_request(1, 1, 0), &a).is_ok());
   StepBuffers s(1);
-  REQUIRE(s.step(f.server, a, 1).is_ok());
+  REQUIRE(s.step(f.server, a).is_ok());
   f.server.disconnect(a);
-  CHECK(s.step(f.server, a, 1).is_invalid_argument());              // a stale connection
+  CHECK(s.step(f.server, a).is_invalid_argument());              // a stale connection
   REQUIRE(f.server.connect(connect_request(2, 1, 0), &b).is_ok());  // the slot is free again
   Connection forged = b;
   forged.id = a.id;
-  CHECK(s.step(f.server, forged, 2).is_invalid_argument());
+  CHECK(s.step(f.server, forged).is_invalid_argument());
   f.server.disconnect(forged);  // frees nothing it does not hold
-  CHECK(s.step(f.server, b, 2).is_ok());
+  CHECK(s.step(f.server, b).is_ok());
 }

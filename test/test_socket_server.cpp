@@ -148,7 +148,7 @@ TEST_CASE(
     Buffers buffers(2);
     for (int i = 0; !done; ++i) {
       const Status s = buffers.step(client, static_cast<float>(i % 7));
-      if (!s || buffers.actions[0] != (i % 7) % 3 || buffers.actions[1] != (i % 7) % 3)
+      if (!s.is_ok() || buffers.actions[0] != (i % 7) % 3 || buffers.actions[1] != (i % 7) % 3)
         ++bad_answers;
       ++good_steps;
     }

@@ -132,7 +132,7 @@ struct RemoteClient::Impl {
       if (sent < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          if (Status s = wait(POLLOUT, deadline, "sending to the server"); !s) return s;
+          if (Status s = wait(POLLOUT, deadline, "sending to the server"); !s.is_ok()) return s;
           continue;
         }
         return Status::unavailable(
@@ -182,7 +182,7 @@ struct RemoteClient::Impl {
         rx_end = have;
       }
       if (receive_buffer.size() < rx_begin + want) receive_buffer.resize(rx_begin + want);
-      if (Status s = wait(POLLIN, deadline, "waiting for the server"); !s) return lost(s);
+      if (Status s = wait(POLLIN, deadline, "waiting for the server"); !s.is_ok()) return lost(s);
       const ssize_t got =
           ::recv(fd, receive_buffer.data() + rx_end, rx_begin + want - rx_end, MSG_DONTWAIT);
       if (got > 0) {
@@ -285,7 +285,7 @@ Status RemoteClient::connect(const ConnectRequest& request) {
   SEEDRL_REQUIRE(request.action_spec.num_actions >= 1,
                  "RemoteClient::connect: no actions in the action spec");
   const Clock::time_point deadline = Clock::now() + c.options.connect_timeout;
-  if (Status s = c.open_socket(deadline); !s) return s;
+  if (Status s = c.open_socket(deadline); !s.is_ok()) return s;
 
   protocol::Hello hello;
   hello.token = c.options.token;
@@ -297,13 +297,13 @@ Status RemoteClient::connect(const ConnectRequest& request) {
   c.send_buffer.clear();
   protocol::encode_hello(c.send_buffer, hello, c.sequence);
   iovec part{c.send_buffer.data(), c.send_buffer.size()};
-  if (Status s = c.send_all(&part, 1, deadline); !s) return c.lost(s);
+  if (Status s = c.send_all(&part, 1, deadline); !s.is_ok()) return c.lost(s);
 
   protocol::FrameHeader header;
   std::size_t at = 0;
   if (Status s = c.receive_frame(protocol::kHeaderBytes, protocol::kMinMaxFrameBytes, deadline,
                                  &header, &at);
-      !s) {
+      !s.is_ok()) {
     return s;
   }
   if (header.type == FrameType::error) return c.refused(c.payload(at, header));
@@ -346,14 +346,14 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
   protocol::encode_step_prefix(c.send_buffer, sequence, rewards, flags, observations.bytes());
   iovec parts[2] = {{c.send_buffer.data(), c.send_buffer.size()},
                     {observations.raw_data(), observations.bytes()}};
-  if (Status s = c.send_all(parts, 2, deadline); !s) return c.lost(s);
+  if (Status s = c.send_all(parts, 2, deadline); !s.is_ok()) return c.lost(s);
 
   const std::size_t answer_bytes = protocol::kHeaderBytes + 4 + 4 * n;
   const auto limit = static_cast<std::uint32_t>(
       std::max<std::size_t>(answer_bytes, protocol::kHeaderBytes + 4 + protocol::kMaxMessageBytes));
   protocol::FrameHeader header;
   std::size_t at = 0;
-  if (Status s = c.receive_frame(answer_bytes, limit, deadline, &header, &at); !s) return s;
+  if (Status s = c.receive_frame(answer_bytes, limit, deadline, &header, &at); !s.is_ok()) return s;
   if (header.type == FrameType::error) return c.refused(c.payload(at, header));
   if (header.type != FrameType::actions || header.sequence != sequence) {
     return c.lost(Status::unavailable(str_cat("the server answered STEP ", sequence,

@@ -383,7 +383,7 @@ class Session final : public Shared::SessionBase,
     request.evaluation = hello.evaluation;
     request.observation_spec = hello.observation;
     request.action_spec = ActionSpec{static_cast<std::int32_t>(hello.num_actions)};
-    if (Status s = shared_->endpoint.connect(request, &connection_); !s) {
+    if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
       connection_ = {};
       return fail({shared_->code_for(s), s.message()});
     }
@@ -401,7 +401,6 @@ class Session final : public Shared::SessionBase,
     rewards_.assign(n, 0.0f);
     actions_.assign(n, 0);
     request_.connection = connection_;
-    request_.run_id = hello.run_id;
     request_.observations =
         Tensor::from_blob(bytes + prefix, hello.observation.shape.prepend({std::int64_t{n}}),
                           hello.observation.dtype);
@@ -450,7 +449,7 @@ class Session final : public Shared::SessionBase,
     in_flight_ = false;
     if (state_ == State::closed) return release_slots();
     if (shutdown_reason_) return shutdown(*shutdown_reason_);
-    if (!status) return fail({shared_->code_for(status), status.message()});
+    if (!status.is_ok()) return fail({shared_->code_for(status), status.message()});
     ++shared_->steps;
     protocol::encode_actions(next_write_, step_sequence_, actions_);
     flush();

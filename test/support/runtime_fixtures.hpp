@@ -54,8 +54,8 @@ struct StepBuffers {
         rewards(static_cast<std::size_t>(envs), 0.0f),
         flags(static_cast<std::size_t>(envs), step_flags::kFirst),
         actions(static_cast<std::size_t>(envs), -1) {}
-  Status step(InferenceEndpoint& endpoint, const Connection& c, std::uint64_t run_id) {
-    return endpoint.step(c, run_id, observations, rewards, flags, actions);
+  Status step(InferenceEndpoint& endpoint, const Connection& c) {
+    return endpoint.step(c, observations, rewards, flags, actions);
   }
 };
 

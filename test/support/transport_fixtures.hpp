@@ -145,7 +145,7 @@ class FakeEndpoint final : public InferenceEndpoint {
 
  private:
   static void answer(StepRequest& request, const Status& status) {
-    if (status) {
+    if (status.is_ok()) {
       const float* obs = request.observations.data<float>();
       for (std::size_t e = 0; e < request.actions.size(); ++e) {
         request.actions[e] = static_cast<std::int32_t>(obs[2 * e]) % 3;

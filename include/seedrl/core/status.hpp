@@ -1,5 +1,9 @@
 // Status: how seedrl reports faults a caller can recover from (a closed server, a lost peer, a
 // timeout), as values with named predicates. Invalid configuration throws seedrl::Error instead.
+//
+// One convention throughout seedrl: a result is asked whether it `is_ok()`; nothing converts to
+// bool (the wire decoders' protocol::Verdict reads the same way). Status is [[nodiscard]]:
+// dropping one on the floor is a compiler warning (an error in seedrl's own build).
 #pragma once
 
 #include <ostream>
@@ -8,7 +12,7 @@
 
 namespace seedrl {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     ok = 0,
@@ -36,7 +40,6 @@ class Status {
   bool is_unavailable() const { return code_ == Code::unavailable; }
   bool is_invalid_argument() const { return code_ == Code::invalid_argument; }
   bool is_deadline_exceeded() const { return code_ == Code::deadline_exceeded; }
-  explicit operator bool() const { return is_ok(); }
 
   Code code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -9,8 +9,8 @@
 // bootstrap a truncated episode from it; the action returned for it is not executed: the
 // environment is reset and its first observation sent next, flagged first, with reward 0.
 //
-// A run id, a fresh random 64-bit number, is drawn at every (re)connection: the server restarts
-// the actor's slots when it sees a new one. run() returns when stop() is called or the server
+// A run id, a fresh random 64-bit number, is drawn at every (re)connection (it names the run in
+// the server's logs); the server restarts the actor's slots for every new connection. run() returns when stop() is called or the server
 // closes or refuses; a lost connection (unavailable, deadline exceeded) is retried with capped
 // exponential back-off.
 //
@@ -140,7 +140,7 @@ class Actor {
     request.first_slot = options_.first_slot;
     run_id_ = request.run_id;
     Status status = client_.connect(request);
-    if (!status) return status;
+    if (!status.is_ok()) return status;
     {
       std::lock_guard lock(stats_mutex_);
       ++connections_;
@@ -148,7 +148,7 @@ class Actor {
     for (std::size_t e = 0; e < envs_.size(); ++e) restart(e);
     while (!stopping_) {
       status = client_.step(observations_, rewards_, flags_, actions_);
-      if (!status) break;
+      if (!status.is_ok()) break;
       for (std::size_t e = 0; e < envs_.size(); ++e) {
         if (is_last(flags_[e])) {
           restart(e);

@@ -56,7 +56,7 @@ class LocalClient {
     const auto start = std::chrono::steady_clock::now();
     const bool spin = average_wait_us_ < 2.0 * InferenceEndpoint::kDefaultSpinMicros;
     Status status = endpoint_->step(
-        connection_, connection_.run_id, observations, rewards, flags, actions,
+        connection_, observations, rewards, flags, actions,
         std::chrono::microseconds(spin ? InferenceEndpoint::kDefaultSpinMicros : 0));
     const double waited =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

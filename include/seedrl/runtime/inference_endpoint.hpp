@@ -29,13 +29,16 @@ struct ConnectRequest {
       -1;  ///< ask for slots [first_slot, first_slot + num_envs); -1: any free range
 };
 
-/// A connected actor: its environments occupy slots [first_slot, first_slot + num_envs).
+/// A connected actor: its environments occupy slots [first_slot, first_slot + num_envs). The
+/// endpoint's receipt for a connect(); every step presents it. The endpoint trusts only what it
+/// recorded itself: `id` must own the slots, and a slot restarts (zero recurrent state, partial
+/// unroll dropped) when a step comes from another connection than the one it served last.
 struct Connection {
   std::int32_t first_slot = -1;
   std::int32_t num_envs = 0;
-  std::uint64_t run_id = 0;
+  std::uint64_t run_id = 0;  ///< the actor run's id (ConnectRequest::run_id), for logs
   bool evaluation = false;
-  std::uint64_t id = 0;  ///< assigned by the endpoint; a step must present the slots' owner
+  std::uint64_t id = 0;  ///< assigned by the endpoint, unique per connect(); 0: none
   bool connected() const { return first_slot >= 0; }
 };
 
@@ -43,7 +46,6 @@ struct Connection {
 /// everything its views point to, alive until on_complete has been called.
 struct StepRequest {
   Connection connection;
-  std::uint64_t run_id = 0;
   Tensor observations;                  ///< [num_envs, obs...] on the CPU
   std::span<const float> rewards;       ///< num_envs
   std::span<const std::uint8_t> flags;  ///< num_envs step flags (runtime/unroll.hpp)
@@ -64,9 +66,9 @@ class InferenceEndpoint {
   /// taken), unavailable (no free slots) or closed (the endpoint stopped).
   virtual Status connect(const ConnectRequest& request, Connection* connection) = 0;
 
-  /// Submits one step asynchronously (see StepRequest). A run id other than the slot's restarts
-  /// the slot (fresh recurrent state, partial unroll dropped). A bad request is answered with
-  /// invalid_argument and disturbs no other actor.
+  /// Submits one step asynchronously (see StepRequest). A step from a connection other than the
+  /// one a slot served last restarts the slot (fresh recurrent state, partial unroll dropped). A
+  /// bad request is answered with invalid_argument and disturbs no other actor.
   virtual void submit(StepRequest& request) = 0;
 
   /// Frees the actor's slots; its partial unrolls are dropped. Call it only when none of the
@@ -78,7 +80,7 @@ class InferenceEndpoint {
   /// yields its core for up to `spin` (letting the server and the other actors run) before it
   /// sleeps on a condition variable: a sleep and wake-up per step is the cost that limits
   /// in-process actors otherwise.
-  Status step(const Connection& connection, std::uint64_t run_id, const Tensor& observations,
+  Status step(const Connection& connection, const Tensor& observations,
               std::span<const float> rewards, std::span<const std::uint8_t> flags,
               std::span<std::int32_t> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
@@ -90,7 +92,6 @@ class InferenceEndpoint {
       Status status;
     } wait;
     StepRequest request{connection,
-                        run_id,
                         observations,
                         rewards,
                         flags,

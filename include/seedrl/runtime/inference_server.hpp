@@ -11,10 +11,10 @@
 //          ◀──actions──────  (a full queue blocks here: back-pressure to the actors)
 //
 // Slots: every environment of a connected actor has a slot holding its recurrent state, its
-// partial unroll and its episode accumulators. A step carrying a run id the slot has not seen
-// restarts the slot (zero state, partial unroll dropped): actors draw a new run id whenever they
-// (re)start. Evaluation slots act greedily and produce no unrolls. Each connection owns its slots:
-// a step must present the connection id they were given to.
+// partial unroll and its episode accumulators. Each connection owns its slots: a step must present
+// the connection id they were given to. A step from another connection than the one a slot served
+// last restarts the slot (zero state, partial unroll dropped): every (re)connect of an actor is a
+// new connection. Evaluation slots act greedily and produce no unrolls.
 //
 // Thread-safety: connect/submit/step/disconnect from any number of threads; one internal
 // inference thread (start()/stop()). A peer's bad request is answered with
@@ -200,7 +200,7 @@ class InferenceServer final : public InferenceEndpoint {
   void submit(StepRequest& request) override {
     Status refused = validate(request.connection, request.observations, request.rewards,
                               request.flags, request.actions);
-    if (refused) {
+    if (refused.is_ok()) {
       std::lock_guard lock(mutex_);
       if (stopping_) {
         refused = Status::closed("inference server stopped");
@@ -209,7 +209,7 @@ class InferenceServer final : public InferenceEndpoint {
             Status::invalid_argument("step on slots this connection does not hold (disconnected?)");
       }
     }
-    if (!refused) {
+    if (!refused.is_ok()) {
       request.on_complete(refused);
       return;
     }
@@ -239,7 +239,7 @@ class InferenceServer final : public InferenceEndpoint {
  private:
   // The batcher thread's view of a slot.
   struct SlotState {
-    std::uint64_t run_id = 0;
+    std::uint64_t connection = 0;  // the connection id the slot served last
     double episode_return = 0.0;
     std::int64_t episode_length = 0;
   };
@@ -313,7 +313,7 @@ class InferenceServer final : public InferenceEndpoint {
       for (std::int32_t e = 0; e < n; ++e, ++row) {
         const std::int32_t slot = r->connection.first_slot + e;
         SlotState& s = slots_[static_cast<std::size_t>(slot)];
-        if (s.run_id != r->run_id) restart_slot(slot, r->run_id);
+        if (s.connection != r->connection.id) restart_slot(slot, r->connection.id);
         resets.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
         frame_slots_[static_cast<std::size_t>(row)] = slot;
         frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
@@ -369,8 +369,8 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  void restart_slot(std::int32_t slot, std::uint64_t run_id) {
-    slots_[static_cast<std::size_t>(slot)] = SlotState{run_id, 0.0, 0};
+  void restart_slot(std::int32_t slot, std::uint64_t connection) {
+    slots_[static_cast<std::size_t>(slot)] = SlotState{connection, 0.0, 0};
     store_.reset(slot);
     if (state_table_.h.defined()) {
       state_table_.h[slot].fill_zero();

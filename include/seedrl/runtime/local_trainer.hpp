@@ -84,10 +84,12 @@ TrainingResult train_locally(const Agent& agent, MakeEnv make_env,
   };
   try {
     // Actors start before the session runs the server: their first steps wait for it.
-    for (auto& actor : actors) {
-      threads.emplace_back([&session, a = actor.get()] {
+    for (std::size_t i = 0; i < actors.size(); ++i) {
+      threads.emplace_back([&session, a = actors[i].get(), i] {
         try {
-          a->run();
+          // An actor that stops on its own (the server refused it, say) ends the run with why.
+          if (const Status status = a->run(); !status.is_ok())
+            throw Error(str_cat("actor ", i, " stopped: ", status.to_string()));
         } catch (...) {
           session.report_error(std::current_exception());
         }
