@@ -10,9 +10,9 @@
 // environment is reset and its first observation sent next, flagged first, with reward 0.
 //
 // A run id, a fresh random 64-bit number, is drawn at every (re)connection (it names the run in
-// the server's logs); the server restarts the actor's slots for every new connection. run() returns when stop() is called or the server
-// closes or refuses; a lost connection (unavailable, deadline exceeded) is retried with capped
-// exponential back-off.
+// the server's logs); the server restarts the actor's slots for every new connection. run() returns
+// when stop() is called or the server closes or refuses; a lost connection (unavailable, deadline
+// exceeded) is retried with capped exponential back-off.
 //
 // Thread-safety: run() on one thread; stop(), stats() and run_id() from any thread.
 #pragma once
