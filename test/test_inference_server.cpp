@@ -181,8 +181,7 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
   s.flags[0] = step_flags::kFirst | step_flags::kTerminated;
   CHECK(s.step(f.server, c).is_invalid_argument());
   std::vector<float> short_rewards;
-  CHECK(
-      f.server.step(c, s.observations, short_rewards, s.flags, s.actions).is_invalid_argument());
+  CHECK(f.server.step(c, s.observations, short_rewards, s.flags, s.actions).is_invalid_argument());
   CHECK(f.server.step(Connection{}, s.observations, s.rewards, s.flags, s.actions)
             .is_invalid_argument());
   s.flags[0] = step_flags::kFirst;
@@ -277,7 +276,7 @@ TEST_CASE("InferenceServer: a connection can only step and free its own slots") 
   StepBuffers s(1);
   REQUIRE(s.step(f.server, a).is_ok());
   f.server.disconnect(a);
-  CHECK(s.step(f.server, a).is_invalid_argument());              // a stale connection
+  CHECK(s.step(f.server, a).is_invalid_argument());                 // a stale connection
   REQUIRE(f.server.connect(connect_request(2, 1, 0), &b).is_ok());  // the slot is free again
   Connection forged = b;
   forged.id = a.id;

@@ -44,8 +44,8 @@ class GrpcInferenceService final : public seedrl_bench::Inference::Service {
       std::int32_t action = 0;
       const Tensor observation =
           Tensor::from_blob(bytes.data(), spec.shape.prepend({1}), spec.dtype);
-      const Status status = endpoint_.step(connection, observation, {&reward, 1},
-                                           {&flags, 1}, {&action, 1});
+      const Status status =
+          endpoint_.step(connection, observation, {&reward, 1}, {&flags, 1}, {&action, 1});
       if (!status.is_ok()) {
         result = {grpc::StatusCode::UNAVAILABLE, status.message()};
         break;

@@ -91,17 +91,13 @@ class InferenceEndpoint {
       bool sleeping = false;
       Status status;
     } wait;
-    StepRequest request{connection,
-                        observations,
-                        rewards,
-                        flags,
-                        actions,
-                        [w = &wait](const Status& status) {
-                          std::lock_guard lock(w->mutex);
-                          w->status = status;
-                          w->finished.store(true, std::memory_order_release);
-                          if (w->sleeping) w->done.notify_one();
-                        }};
+    StepRequest request{
+        connection, observations, rewards, flags, actions, [w = &wait](const Status& status) {
+          std::lock_guard lock(w->mutex);
+          w->status = status;
+          w->finished.store(true, std::memory_order_release);
+          if (w->sleeping) w->done.notify_one();
+        }};
     submit(request);
     if (spin.count() > 0 && !wait.finished.load(std::memory_order_acquire)) {
       const auto deadline = std::chrono::steady_clock::now() + spin;
