@@ -14,6 +14,7 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/shape.hpp"
 #include "seedrl/core/status.hpp"
+#include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/storage.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "seedrl/core/error.hpp"
-#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/core/step_flags.hpp"
 
 namespace seedrl::protocol {
 

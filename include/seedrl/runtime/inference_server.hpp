@@ -265,7 +265,7 @@ class InferenceServer final : public InferenceEndpoint {
     for (std::size_t e = 0; e < n; ++e) {
       if (!std::isfinite(rewards[e]))
         return Status::invalid_argument(str_cat("environment ", e, ": reward is not finite"));
-      if ((flags[e] & ~step_flags::kAll) != 0 || (is_first(flags[e]) && is_last(flags[e]))) {
+      if (!valid_step_flags(flags[e])) {
         return Status::invalid_argument(
             str_cat("environment ", e, ": invalid step flags ", int(flags[e])));
       }

@@ -3,11 +3,8 @@
 // Step t holds what the server saw and did at that step: the observation, the reward received
 // on arriving there, the step's flags, the action chosen, the behaviour policy's logits (V-trace)
 // and the parameter version that chose it. initial_state is the recurrent state before step 0.
-//
-// Flags: kFirst marks the first observation of an episode (after a reset; reward 0);
-// kTerminated / kTruncated mark its last observation. The action chosen at a last step is not
-// executed: the actor resets instead, so the transition from a last step to the next first step
-// is a boundary, not experience.
+// The flags are core/step_flags.hpp's: a last step followed by a first one is an episode
+// boundary, not experience.
 #pragma once
 
 #include <cstdint>
@@ -17,25 +14,12 @@
 #include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/nn/lstm_state.hpp"
 
 namespace seedrl {
-
-namespace step_flags {
-inline constexpr std::uint8_t kFirst = 1;
-inline constexpr std::uint8_t kTerminated = 2;
-inline constexpr std::uint8_t kTruncated = 4;
-inline constexpr std::uint8_t kAll = kFirst | kTerminated | kTruncated;
-}  // namespace step_flags
-
-inline bool is_first(std::uint8_t flags) {
-  return (flags & step_flags::kFirst) != 0;
-}
-inline bool is_last(std::uint8_t flags) {
-  return (flags & (step_flags::kTerminated | step_flags::kTruncated)) != 0;
-}
 
 /// What an unroll holds and how long it is.
 struct UnrollSpec {

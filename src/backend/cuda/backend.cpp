@@ -5,7 +5,7 @@
 
 #include "cuda_util.hpp"
 #include "kernels.hpp"
-#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/core/step_flags.hpp"
 
 namespace seedrl::cuda {
 namespace {
