@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
 #ifdef SEEDRL_BENCH_CUDA

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,11 @@
 #include "seedrl/env/minatar/freeway.hpp"
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/io/messages.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/training_session.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
 
 namespace seedrl::examples {
 
@@ -124,11 +126,13 @@ struct RunCli {
         ->check(CLI::NonNegativeNumber);
   }
 
-  /// Completes `session` from the parsed options (frame budget, seed, batch timeout).
+  /// Completes `session` from the parsed options (frame budget, seed, batch timeout); the
+  /// examples show the run's progress on the console.
   void finish(TrainingSessionOptions& session) const {
     session.total_frames = frames;
     session.server.seed = seed;
     session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
+    session.messages = io::console_sink();
   }
 
   /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
@@ -326,16 +330,26 @@ inline void add_game_option(CLI::App& app, std::string& game) {
   app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(minatar_games()));
 }
 
-/// The last line of the training programs' stdout: one JSON object with the run's figures.
+/// A figure for a JSON line: the number, or null where nothing was measured.
+inline std::string json_number(const std::optional<double>& value) {
+  if (!value) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", *value);
+  return text;
+}
+
+/// The last line of the training programs' stdout: one JSON object with the run's figures
+/// (mean returns are null when no episode was measured).
 inline void print_result(const std::string& env_name, std::uint64_t seed,
                          const TrainingResult& result) {
   std::printf(
       "{\"env\":\"%s\",\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,"
-      "\"mean_return\":%.3f,\"evaluation_mean_return\":%.3f,\"learner_steps\":%lld,\"seed\":%llu,"
+      "\"mean_return\":%s,\"evaluation_mean_return\":%s,\"learner_steps\":%lld,\"seed\":%llu,"
       "\"resumed\":%s,"
       "\"interrupted\":%s}\n",
       env_name.c_str(), static_cast<long long>(result.frames), result.seconds, result.fps,
-      static_cast<long long>(result.episodes), result.mean_return, result.evaluation_mean_return,
+      static_cast<long long>(result.episodes), json_number(result.mean_return).c_str(),
+      json_number(result.evaluation_mean_return).c_str(),
       static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
       result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
   std::fflush(stdout);

@@ -7,8 +7,6 @@
 #include <cstdio>
 
 #include "corridor_env.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
 #include "seedrl/seedrl.hpp"
 
 int main(int argc, char** argv) {
@@ -36,6 +34,7 @@ int main(int argc, char** argv) {
     run.num_actors = 4;
     run.envs_per_actor = 8;
     run.server.unroll_length = 20;
+    run.messages = seedrl::io::console_sink();  // progress on stderr; the default is silent
 
     // 3. Environments: one per (actor, index), each with its own seed.
     const seedrl::TrainingResult result =
@@ -46,10 +45,12 @@ int main(int argc, char** argv) {
                   seed * 1000 + static_cast<std::uint64_t>(actor * 100 + env), {length, true});
             },
             run);
+    // The mean return is empty when no episode ended (JSON null).
     std::printf(
-        "{\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,\"mean_return\":%.4f}\n",
+        "{\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,\"mean_return\":%s}\n",
         static_cast<long long>(result.frames), result.seconds, result.fps,
-        static_cast<long long>(result.episodes), result.mean_return);
+        static_cast<long long>(result.episodes),
+        result.mean_return ? std::to_string(*result.mean_return).c_str() : "null");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "corridor_vtrace: error: %s\n", e.what());

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     const nn::NetworkOutputs& out = net.forward(states);
 
     // Cross-entropy on the expert's action plus 0.5 * squared value error, averaged over the batch.
-    nn::log_softmax(out.logits.reshape({batch, 2}).matrix<float>(), log_probs);
+    math::log_softmax(out.logits.reshape({batch, 2}).matrix<float>(), log_probs);
     auto dlogits = grad_logits.reshape({batch, 2}).matrix<float>();
     loss = 0.0;
     int correct = 0;

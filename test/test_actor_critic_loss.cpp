@@ -139,7 +139,7 @@ TEST_CASE("each loss piece has its own gradient") {
                            p.values)) < 1e-5);
 
   const Eigen::ArrayXXf lp = action_log_probs(logits, p.actions);
-  const RowMatrixXf all = nn::log_softmax(logits);
+  const RowMatrixXf all = math::log_softmax(logits);
   CHECK(lp(2, 1) == doctest::Approx(all(2 * kBatch + 1, p.actions(2, 1))));
 }
 

@@ -24,9 +24,10 @@
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/printing.hpp"
 
 using namespace seedrl;
 using Cpu = cpu::Backend;
@@ -350,10 +351,10 @@ TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
   const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
   const LearnerStepStats c = cpu_learner.train_on(batch);
   const LearnerStepStats g = gpu_learner.train_on(batch);
-  CHECK(g.total_loss == doctest::Approx(c.total_loss).epsilon(1e-4));
-  CHECK(g.entropy == doctest::Approx(c.entropy).epsilon(1e-4));
-  CHECK(g.grad_norm == doctest::Approx(c.grad_norm).epsilon(1e-4));
-  CHECK(g.transitions == c.transitions);
+  CHECK(g.metrics["total_loss"] == doctest::Approx(c.metrics["total_loss"]).epsilon(1e-4));
+  CHECK(g.metrics["entropy"] == doctest::Approx(c.metrics["entropy"]).epsilon(1e-4));
+  CHECK(g.metrics["grad_norm"] == doctest::Approx(c.metrics["grad_norm"]).epsilon(1e-4));
+  CHECK(g.metrics["transitions"] == c.metrics["transitions"]);
   check_close(cpu_learner.network().parameters().values(),
               gpu_learner.network().parameters().values(), kRtol, "parameters after the step");
 }
@@ -380,8 +381,8 @@ TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU
   REQUIRE(unrolls.size() >= 4);
   const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
   const std::vector<float> weights{1.0f, 0.5f, 0.25f, 2.0f};
-  const R2D2LossResult c = cpu_learner.loss_and_gradients(batch, weights);
-  const R2D2LossResult g = gpu_learner.loss_and_gradients(batch, weights);
+  const R2D2Loss c = cpu_learner.loss_and_gradients(batch, weights);
+  const R2D2Loss g = gpu_learner.loss_and_gradients(batch, weights);
   CHECK(g.loss == doctest::Approx(c.loss).epsilon(1e-4));
   REQUIRE(c.priorities.size() == g.priorities.size());
   for (Eigen::Index i = 0; i < c.priorities.size(); ++i)
@@ -405,7 +406,6 @@ TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
   run.envs_per_actor = 8;
   run.server.unroll_length = 20;
   run.server.seed = 1;
-  run.metrics.console = false;
   const TrainingResult result = train_locally<VTraceAgent, Gpu>(
       VTraceAgent(o),
       [](std::int32_t actor, std::int32_t env) {

@@ -1,9 +1,14 @@
 // The whole runtime in one process, learning for real: CartPole's return rises, Catch is solved,
-// a run resumes from its checkpoint, and an error in an environment stops the run cleanly.
-// (Also run under ThreadSanitizer in CI.)
+// a run resumes from its checkpoint (and its figures), an error in an environment or an actor
+// stops the run cleanly, and the run's lines go where the host says. (Also run under
+// ThreadSanitizer in CI.)
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
@@ -11,7 +16,8 @@
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/printing.hpp"
 
 using namespace seedrl;
 using Backend = cpu::Backend;
@@ -38,7 +44,6 @@ LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
   r.server.unroll_length = 20;
   r.server.seed = 1;
   r.logdir = std::move(logdir);
-  r.metrics.console = false;
   return r;
 }
 
@@ -115,7 +120,85 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
   CHECK(second.frames_this_run < second.frames);  // the frame counter continued from the checkpoint
   CHECK(second.learner_steps > first.learner_steps);
   CHECK(second.episodes > first.episodes);
+
+  // A run resumed at its frame budget ends at once, and still reports the last 100 episodes it
+  // stopped with (the window travels in the checkpoint), not 0.
+  const TrainingResult third =
+      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(40000, dir.string()));
+  CHECK(third.resumed);
+  CHECK(third.frames_this_run < 100);
+  REQUIRE(third.mean_return.has_value());
+  REQUIRE(second.mean_return.has_value());
+  CHECK(*third.mean_return == doctest::Approx(*second.mean_return).epsilon(0.05));
+  CHECK_FALSE(third.evaluation_mean_return.has_value());  // no evaluation actors: nothing measured
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train_locally: the run's lines go to the host's sink; without one it prints nothing") {
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), 20000);
+  LocalTrainerOptions run = run_options(20000);
+  run.report_seconds = 0.01;
+  run.run_info = {{"purpose", "test"}};
+  std::vector<std::pair<io::MessageKind, std::string>> lines;
+  run.messages = [&](io::MessageKind kind, std::string_view line) {
+    lines.emplace_back(kind, std::string(line));
+  };
+  const TrainingResult result = train_locally<VTraceAgent, Backend>(agent, make_catch, run);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines.front().first == io::MessageKind::info);
+  CHECK(lines.front().second == "run: agent=vtrace purpose=test");
+  CHECK(lines.back().first == io::MessageKind::done);
+  CHECK(lines.back().second.find("frames ") == 0);
+  CHECK(lines.back().second.find("| loss ") != std::string::npos);
+  CHECK(result.frames >= 20000);
+
+  // Silent by default: the host's stdout and stderr get nothing (both captured into a file).
+  std::FILE* capture = std::tmpfile();
+  REQUIRE(capture != nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int saved_out = ::dup(STDOUT_FILENO), saved_err = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(capture), STDOUT_FILENO);
+  ::dup2(::fileno(capture), STDERR_FILENO);
+  run.messages = nullptr;
+  const TrainingResult quiet = train_locally<VTraceAgent, Backend>(agent, make_catch, run);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::dup2(saved_out, STDOUT_FILENO);
+  ::dup2(saved_err, STDERR_FILENO);
+  ::close(saved_out);
+  ::close(saved_err);
+  CHECK(std::ftell(capture) == 0);
+  std::fclose(capture);
+  CHECK(quiet.frames >= 20000);
+}
+
+TEST_CASE("train_locally: an actor that stops on its own ends the run with its reason") {
+  // Actor 1's environments produce observations the server does not expect: the server refuses
+  // its connection, the actor stops, and the run says why instead of waiting for frames forever.
+  struct MaybeWide {  // CartPole, with a fifth (zero) observation entry when `wide`
+    CartPole env{1};
+    bool wide = false;
+    TensorSpec observation_spec() const { return {{wide ? 5 : 4}, DType::f32}; }
+    ActionSpec action_spec() const { return env.action_spec(); }
+    void reset(const Tensor& obs) {
+      obs.fill_zero();
+      env.reset(obs.slice(0, 4));
+    }
+    StepResult step(std::int32_t action, const Tensor& obs) {
+      return env.step(action, obs.slice(0, 4));
+    }
+  };
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 100000);
+  auto run = [&] {
+    return train_locally<VTraceAgent, Backend>(
+        agent,
+        [](std::int32_t actor, std::int32_t) {
+          return MaybeWide{CartPole(1), actor == 1};
+        },
+        run_options(1000000));
+  };
+  CHECK_THROWS_WITH_AS(run(), doctest::Contains("actor 1 stopped: invalid argument"), Error);
 }
 
 TEST_CASE("train_locally: an exception in an environment ends the run and reaches the caller") {

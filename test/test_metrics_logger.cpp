@@ -11,10 +11,8 @@ using namespace seedrl;
 TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run resumes") {
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_metrics";
   std::filesystem::remove_all(dir);
-  io::MetricsOptions quiet;
-  quiet.console = false;
   {
-    io::MetricsLogger logger(dir.string(), quiet);
+    io::MetricsLogger logger(dir.string());
     const io::Scalar row[] = {{"fps", 100.0}, {"mean_return", 1.5}};
     logger.log(10, row);
     // Readable before the logger closes: nothing is lost if the process dies.
@@ -24,10 +22,10 @@ TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run res
                          doctest::Contains("column 1 is 'mean_return', got 'other'"), Error);
   }
   {
-    io::MetricsLogger logger(dir.string(), quiet);
+    io::MetricsLogger logger(dir.string());
     const io::Scalar row[] = {{"fps", 200.0}, {"mean_return", 2.0}};
     logger.log(20, row);
-    logger.finish();
+    logger.flush();
   }
   CHECK(read_file((dir / "metrics.csv").string()) ==
         "step,fps,mean_return\n10,100,1.5\n20,200,2\n");
@@ -41,17 +39,15 @@ TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run res
 TEST_CASE("MetricsLogger: run info as a JSON object, merged when a run resumes") {
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_run_info";
   std::filesystem::remove_all(dir);
-  io::MetricsOptions quiet;
-  quiet.console = false;
   {
-    io::MetricsLogger logger(dir.string(), quiet);
+    io::MetricsLogger logger(dir.string());
     logger.write_run_info({{"agent", "r2d2"}, {"atari_profile", "dqn"}, {"note", "say \"hi\""}});
     CHECK(read_file(logger.run_info_path()) ==
           "{\n \"agent\": \"r2d2\",\n \"atari_profile\": \"dqn\",\n \"note\": \"say "
           "\\\"hi\\\"\"\n}\n");
   }
   {
-    io::MetricsLogger logger(dir.string(), quiet);
+    io::MetricsLogger logger(dir.string());
     logger.write_run_info({{"atari_profile", "machado"}, {"resumed", "true"}});
     CHECK(read_file(logger.run_info_path()) ==
           "{\n \"agent\": \"r2d2\",\n \"atari_profile\": \"machado\",\n \"note\": \"say "
@@ -59,7 +55,7 @@ TEST_CASE("MetricsLogger: run info as a JSON object, merged when a run resumes")
   }
   // A damaged file is an error naming it, not a crash.
   write_file_atomically((dir / "run_info.json").string(), "{\"agent\": ");
-  io::MetricsLogger logger(dir.string(), quiet);
+  io::MetricsLogger logger(dir.string());
   CHECK_THROWS_WITH_AS(logger.write_run_info({{"a", "b"}}), doctest::Contains("run_info.json"),
                        Error);
   std::filesystem::remove_all(dir);

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/math/softmax.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
-#include "seedrl/nn/softmax.hpp"
 #include "support/reference_nn.hpp"
 
 using namespace seedrl;
@@ -186,7 +186,7 @@ TEST_CASE("Network: overfits a tiny supervised batch (loss falls by orders of ma
     for (int step = 0; step < steps_to_train; ++step) {
       const auto& out = net.forward(obs);
       const RowMatrixXf log_probs =
-          nn::log_softmax(out.logits.reshape({steps * batch, actions}).matrix<float>());
+          math::log_softmax(out.logits.reshape({steps * batch, actions}).matrix<float>());
       double loss = 0.0;
       auto gl = grad_logits.reshape({steps * batch, actions}).matrix<float>();
       for (Index i = 0; i < steps * batch; ++i) {

@@ -7,7 +7,7 @@
 
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
 using namespace seedrl;
@@ -265,9 +265,9 @@ TEST_CASE("R2D2 learner: burn-in steps pass no gradient; only their final state 
     short_sequences.push_back(std::move(s));
   }
 
-  const R2D2LossResult la = a.loss_and_gradients(long_sequences);
+  const R2D2Loss la = a.loss_and_gradients(long_sequences);
   const std::vector<float> ga = values_of_grads(a);
-  const R2D2LossResult lb = b.loss_and_gradients(short_sequences);
+  const R2D2Loss lb = b.loss_and_gradients(short_sequences);
   CHECK(la.loss == doctest::Approx(lb.loss).epsilon(1e-6));
   REQUIRE(la.loss > 0.0);
   const float* gb = b.network().parameters().grads().data<float>();
@@ -285,7 +285,7 @@ TEST_CASE("R2D2 learner: burn-in steps pass no gradient; only their final state 
       u->rewards.data<float>()[t] += 5.0f;
       u->actions.data<std::int32_t>()[t] = (u->actions.data<std::int32_t>()[t] + 1) % kActions;
     }
-  const R2D2LossResult again = a.loss_and_gradients(long_sequences);
+  const R2D2Loss again = a.loss_and_gradients(long_sequences);
   CHECK(again.loss == la.loss);
   CHECK(values_of_grads(a) == ga);
 }
@@ -358,7 +358,7 @@ TEST_CASE(
   learner.loss_and_gradients(second);
   const std::vector<float> g1 = values_of_grads(learner);
   const float weights[2] = {0.5f, 2.0f};
-  const R2D2LossResult both = learner.loss_and_gradients(copies, weights);
+  const R2D2Loss both = learner.loss_and_gradients(copies, weights);
   const std::vector<float> g = values_of_grads(learner);
   double max_diff = 0.0, norm = 0.0;
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -410,7 +410,7 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
     first.insert(sequences);
     first.train_on_sample();
     std::filesystem::remove(replay_state_path(path));
-    first.save_checkpoint(path, {1000, 0, 3});
+    first.save_checkpoint(path, {1000, 0, 3, {}});
     CHECK(std::filesystem::exists(replay_state_path(path)) == keep);
 
     R2D2Learner second(agent, spec, queue);

@@ -11,7 +11,8 @@
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/r2d2_learner.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
+#include "support/printing.hpp"
 
 using namespace seedrl;
 using Backend = cpu::Backend;
@@ -47,7 +48,6 @@ LocalTrainerOptions run_options(std::int64_t frames, std::int64_t unroll, std::i
   r.server.unroll_length = unroll;
   r.server.burn_in = burn_in;
   r.server.seed = 1;
-  r.metrics.console = false;
   return r;
 }
 

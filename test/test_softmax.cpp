@@ -1,7 +1,7 @@
 // Softmax family on logits against naive double-precision formulas and finite differences.
 #include <doctest/doctest.h>
 
-#include "seedrl/nn/softmax.hpp"
+#include "seedrl/math/softmax.hpp"
 #include "support/reference_nn.hpp"
 
 using namespace seedrl;
@@ -53,18 +53,18 @@ Vec entropy_ref(const Vec& logits) {
 TEST_CASE("log_softmax, softmax and entropy match the definitions") {
   Rng rng(1);
   const Vec logits = random_vec(kRows * kCols, rng, -3, 3);
-  const RowMatrixXf lp = nn::log_softmax(to_matrix(logits));
+  const RowMatrixXf lp = math::log_softmax(to_matrix(logits));
   CHECK(relative_error(from_matrix(lp), log_softmax_ref(logits)) < kTolerance);
-  CHECK(relative_error(from_matrix(nn::softmax(to_matrix(logits))), softmax_ref(logits)) <
+  CHECK(relative_error(from_matrix(math::softmax(to_matrix(logits))), softmax_ref(logits)) <
         kTolerance);
-  const Eigen::VectorXf h = nn::entropy_from_log_probs(lp);
+  const Eigen::VectorXf h = math::entropy_from_log_probs(lp);
   CHECK(relative_error(Vec(h.data(), h.data() + h.size()), entropy_ref(logits)) < kTolerance);
 }
 
 TEST_CASE("log_softmax is stable for huge logits") {
   RowMatrixXf logits(1, 3);
   logits << 1000.0f, 1001.0f, -1000.0f;
-  const RowMatrixXf lp = nn::log_softmax(logits);
+  const RowMatrixXf lp = math::log_softmax(logits);
   CHECK(std::isfinite(lp(0, 2)));
   CHECK(lp(0, 1) == doctest::Approx(-std::log(1.0 + std::exp(-1.0))));
 }
@@ -76,13 +76,13 @@ TEST_CASE("backward passes match finite differences") {
   const Vec upstream_rows = random_vec(kRows, rng);
   RowMatrixXf grad(kRows, kCols);
 
-  nn::log_softmax_backward(nn::log_softmax(to_matrix(logits)), to_matrix(upstream), grad);
+  math::log_softmax_backward(math::log_softmax(to_matrix(logits)), to_matrix(upstream), grad);
   CHECK(relative_error(
             from_matrix(grad),
             numeric_gradient([&](const Vec& v) { return dot(upstream, log_softmax_ref(v)); },
                              logits)) < 1e-4);
 
-  nn::softmax_backward(nn::softmax(to_matrix(logits)), to_matrix(upstream), grad);
+  math::softmax_backward(math::softmax(to_matrix(logits)), to_matrix(upstream), grad);
   CHECK(relative_error(from_matrix(grad),
                        numeric_gradient([&](const Vec& v) { return dot(upstream, softmax_ref(v)); },
                                         logits)) < 1e-4);
@@ -90,7 +90,7 @@ TEST_CASE("backward passes match finite differences") {
   Eigen::VectorXf g(kRows);
   for (Index i = 0; i < kRows; ++i)
     g(i) = static_cast<float>(upstream_rows[static_cast<std::size_t>(i)]);
-  nn::entropy_backward(nn::log_softmax(to_matrix(logits)), g, grad);
+  math::entropy_backward(math::log_softmax(to_matrix(logits)), g, grad);
   CHECK(relative_error(
             from_matrix(grad),
             numeric_gradient([&](const Vec& v) { return dot(upstream_rows, entropy_ref(v)); },
@@ -99,6 +99,6 @@ TEST_CASE("backward passes match finite differences") {
 
 TEST_CASE("shape mismatches throw") {
   RowMatrixXf a(2, 3), b(3, 3);
-  CHECK_THROWS_WITH_AS(nn::log_softmax_backward(a, b, a),
+  CHECK_THROWS_WITH_AS(math::log_softmax_backward(a, b, a),
                        doctest::Contains("expected [2, 3], got [3, 3]"), Error);
 }

@@ -7,7 +7,7 @@
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_learner.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/runtime_fixtures.hpp"
 
 using namespace seedrl;
@@ -26,6 +26,7 @@ UnrollBatch batch_with_flags(const std::vector<std::vector<std::uint8_t>>& colum
   batch.flags = Tensor::zeros({length, b_size}, DType::u8);
   batch.rewards = Tensor::zeros({length, b_size});
   batch.actions = Tensor::zeros({length, b_size}, DType::i32);
+  batch.policy_versions = Tensor::zeros({length, b_size}, DType::i32);
   for (std::int64_t b = 0; b < b_size; ++b)
     for (std::int64_t t = 0; t < length; ++t) {
       batch.flags.data<std::uint8_t>()[t * b_size + b] =
@@ -67,14 +68,15 @@ UnrollSpec spec_for(const VTraceAgent& agent, std::int64_t unroll) {
 }  // namespace
 
 TEST_CASE(
-    "vtrace_transitions: terminated episodes stop, truncated ones bootstrap, boundaries are "
+    "vtrace_inputs: terminated episodes stop, truncated ones bootstrap, boundaries are "
     "masked") {
   // Column 0: no episode end. Column 1: terminated at step 2. Column 2: truncated at step 2.
   const UnrollBatch batch = batch_with_flags({{F, 0, 0, 0}, {F, 0, T, F}, {F, 0, U, F}});
   std::vector<float> values(12);
   for (int i = 0; i < 12; ++i)
     values[static_cast<std::size_t>(i)] = 100.0f + static_cast<float>(i);  // V(t, b) = 100 + 3t + b
-  const VTraceTransitions tr = vtrace_transitions(batch, values.data(), 0.9f, 0.0f);
+  const Transitions transitions = make_transitions(batch, 0, 3, 0.0f, 0);
+  const VTraceInputs tr = vtrace_inputs(transitions, values.data(), 0.9f);
   REQUIRE(tr.rewards.rows() == 3);
   // Rewards are those received on arriving at t + 1.
   CHECK(tr.rewards(0, 0) == 10.0f);
@@ -84,11 +86,11 @@ TEST_CASE(
   CHECK(tr.discounts(1, 2) ==
         doctest::Approx(0.9f));  // arrives in a truncated (non-terminal) state
   for (int b : {1, 2}) {         // step 2 is the boundary from the last observation to a reset
-    CHECK(tr.mask(2, b) == 0.0f);
+    CHECK(transitions.mask(2, b) == 0.0f);
     CHECK(tr.discounts(2, b) == 0.0f);
     CHECK(tr.rewards(2, b) == values[static_cast<std::size_t>(2 * 3 + b)]);
   }
-  CHECK(tr.mask(2, 0) == 1.0f);
+  CHECK(transitions.mask(2, 0) == 1.0f);
   CHECK(tr.bootstrap(1) == values[3 * 3 + 1]);
 
   // On-policy V-trace over these transitions: the truncated episode bootstraps from V(x_2),
@@ -102,7 +104,8 @@ TEST_CASE(
         doctest::Approx(values[2 * 3 + 1]));  // the boundary's target is its own value
   CHECK(vt.pg_advantages(2, 2) == doctest::Approx(0.0));
 
-  const VTraceTransitions clipped = vtrace_transitions(batch, values.data(), 0.9f, 5.0f);
+  const VTraceInputs clipped =
+      vtrace_inputs(make_transitions(batch, 0, 3, 5.0f, 0), values.data(), 0.9f);
   CHECK(clipped.rewards(1, 0) == 5.0f);
 }
 
@@ -117,12 +120,13 @@ TEST_CASE("Learner<VTraceAgent>: one update changes the parameters and publishes
   REQUIRE(stats);
   CHECK(stats->step == 1);
   CHECK(learner.parameters().version() == 1);
-  CHECK(std::isfinite(stats->total_loss));
-  CHECK(stats->grad_norm > 0.0);
-  CHECK(stats->entropy > 0.5);  // a fresh policy over 3 actions is close to uniform (ln 3 = 1.1)
-  CHECK(stats->transitions > 0);
-  CHECK(stats->transitions <= 2 * 4);
-  CHECK(stats->policy_lag == 0.0);
+  CHECK(std::isfinite(stats->metrics["total_loss"]));
+  CHECK(stats->metrics["grad_norm"] > 0.0);
+  CHECK(stats->metrics["entropy"] >
+        0.5);  // a fresh policy over 3 actions is close to uniform (ln 3 = 1.1)
+  CHECK(stats->metrics["transitions"] > 0);
+  CHECK(stats->metrics["transitions"] <= 2 * 4);
+  CHECK(stats->metrics["policy_lag"] == 0.0);
   CHECK((learner.network().parameters().values().flat<float>() - before.flat<float>())
             .abs()
             .maxCoeff() > 0.0f);
@@ -142,7 +146,7 @@ TEST_CASE(
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_learner_ckpt";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "checkpoint.safetensors").string();
-  a.save_checkpoint(path, {1234, 0, 56});
+  a.save_checkpoint(path, {1234, 0, 56, {}});
 
   Learner<VTraceAgent, Backend> b(tiny_agent(4, /*seed=*/99), spec, queue);
   const io::CheckpointCounters counters = b.load_checkpoint(path);

@@ -19,6 +19,8 @@
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 
+#include "seedrl/math/softmax.hpp"
+
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/init.hpp"
@@ -29,7 +31,6 @@
 #include "seedrl/nn/optimizer.hpp"
 #include "seedrl/nn/parameter.hpp"
 #include "seedrl/nn/sequential.hpp"
-#include "seedrl/nn/softmax.hpp"
 #include "seedrl/nn/update_rules.hpp"
 
 #include "seedrl/backend/cpu/backend.hpp"

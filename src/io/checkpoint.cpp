@@ -46,6 +46,7 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
   meta["frames"] = std::to_string(counters.frames);
   meta["learner_steps"] = std::to_string(counters.learner_steps);
   meta["episodes"] = std::to_string(counters.episodes);
+  if (!counters.episode_window.empty()) meta["episode_window"] = counters.episode_window;
   if (optimizer) {
     meta["optimizer"] = optimizer->name();
     meta["optimizer_steps"] = std::to_string(optimizer->steps());
@@ -106,6 +107,8 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
   counters.frames = parse_count(file, "frames");
   counters.learner_steps = parse_count(file, "learner_steps");
   counters.episodes = parse_count(file, "episodes");
+  if (const auto it = meta.find("episode_window"); it != meta.end())
+    counters.episode_window = it->second;
 
   for (const nn::Parameter& p : parameters.parameters()) file.copy_to(p.name, p.value);
   parameters.bump_version();

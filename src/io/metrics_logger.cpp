@@ -1,7 +1,5 @@
 #include "seedrl/io/metrics_logger.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -16,7 +14,7 @@
 namespace seedrl::io {
 
 MetricsLogger::MetricsLogger(std::string logdir, const MetricsOptions& options)
-    : logdir_(std::move(logdir)), options_(options), terminal_(::isatty(STDERR_FILENO) != 0) {
+    : logdir_(std::move(logdir)), options_(options) {
   if (logdir_.empty()) return;
   std::error_code error;
   std::filesystem::create_directories(logdir_, error);
@@ -29,13 +27,7 @@ MetricsLogger::~MetricsLogger() {
 }
 
 void MetricsLogger::write_run_info(const RunInfo& info) {
-  if (info.empty()) return;
-  if (options_.console) {
-    std::string line = "run:";
-    for (const auto& [key, value] : info) line += " " + key + "=" + value;
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
-  if (logdir_.empty()) return;
+  if (info.empty() || logdir_.empty()) return;
   const std::string path = run_info_path();
   RunInfo merged;
   if (std::filesystem::exists(path)) {
@@ -91,31 +83,7 @@ void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {
   if (tensorboard_) tensorboard_->flush();
 }
 
-void MetricsLogger::progress(std::string_view line) {
-  if (!options_.console) return;
-  if (terminal_) {
-    std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(line.size()), line.data());
-    std::fflush(stderr);
-    live_line_open_ = true;
-    return;
-  }
-  const auto now = std::chrono::steady_clock::now();
-  if (last_plain_progress_ != std::chrono::steady_clock::time_point{} &&
-      std::chrono::duration<double>(now - last_plain_progress_).count() <
-          options_.plain_progress_seconds) {
-    return;
-  }
-  last_plain_progress_ = now;
-  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
-  std::fflush(stderr);
-}
-
-void MetricsLogger::finish() {
-  if (live_line_open_) {
-    std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-    live_line_open_ = false;
-  }
+void MetricsLogger::flush() {
   if (csv_) std::fflush(csv_);
   if (tensorboard_) tensorboard_->flush();
 }

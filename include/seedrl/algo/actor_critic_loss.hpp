@@ -20,7 +20,7 @@
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
-#include "seedrl/nn/softmax.hpp"
+#include "seedrl/math/softmax.hpp"
 
 namespace seedrl {
 
@@ -58,7 +58,7 @@ struct ActorCriticLoss {
 
 namespace detail {
 
-inline void check_frames(const nn::ConstMatrixRef& logits, const Eigen::ArrayXXi& actions,
+inline void check_frames(const math::ConstMatrixRef& logits, const Eigen::ArrayXXi& actions,
                          const char* what) {
   SEEDRL_REQUIRE(logits.rows() == actions.rows() * actions.cols(), what, ": logits have ",
                  logits.rows(), " rows, expected T * B = ", actions.rows() * actions.cols(),
@@ -117,7 +117,7 @@ inline LossAndGrad<RowMatrixXf> entropy_from_log_probs(const RowMatrixXf& log_pr
                                                        const Eigen::ArrayXXf& weights,
                                                        float* mean_entropy) {
   const Eigen::Index n = log_probs.rows(), batch = weights.cols();
-  const Eigen::VectorXf entropy = nn::entropy_from_log_probs(log_probs);
+  const Eigen::VectorXf entropy = math::entropy_from_log_probs(log_probs);
   LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(n, log_probs.cols())};
   Eigen::VectorXf upstream(n);
   double mean = 0.0;
@@ -130,17 +130,17 @@ inline LossAndGrad<RowMatrixXf> entropy_from_log_probs(const RowMatrixXf& log_pr
   }
   if (mean_entropy) *mean_entropy = static_cast<float>(mean);
   out.loss = -entropy_cost * static_cast<float>(mean);
-  nn::entropy_backward(log_probs, upstream, out.grad);
+  math::entropy_backward(log_probs, upstream, out.grad);
   return out;
 }
 
 }  // namespace detail
 
 /// log pi(a_t | x_t) of the actions taken, [T, B].
-inline Eigen::ArrayXXf action_log_probs(const nn::ConstMatrixRef& logits,
+inline Eigen::ArrayXXf action_log_probs(const math::ConstMatrixRef& logits,
                                         const Eigen::ArrayXXi& actions) {
   detail::check_frames(logits, actions, "action_log_probs");
-  const RowMatrixXf log_probs = nn::log_softmax(logits);
+  const RowMatrixXf log_probs = math::log_softmax(logits);
   Eigen::ArrayXXf out(actions.rows(), actions.cols());
   for (Eigen::Index t = 0; t < actions.rows(); ++t)
     for (Eigen::Index b = 0; b < actions.cols(); ++b)
@@ -149,14 +149,14 @@ inline Eigen::ArrayXXf action_log_probs(const nn::ConstMatrixRef& logits,
 }
 
 /// -mean(log pi(a_t | x_t) * A_t) and its gradient w.r.t. the logits.
-inline LossAndGrad<RowMatrixXf> policy_gradient_loss(const nn::ConstMatrixRef& logits,
+inline LossAndGrad<RowMatrixXf> policy_gradient_loss(const math::ConstMatrixRef& logits,
                                                      const Eigen::ArrayXXi& actions,
                                                      const Eigen::ArrayXXf& advantages) {
   detail::check_frames(logits, actions, "policy_gradient_loss");
   SEEDRL_REQUIRE(advantages.rows() == actions.rows() && advantages.cols() == actions.cols(),
                  "policy_gradient_loss: advantages and actions differ in shape");
   return detail::policy_gradient_from_log_probs(
-      nn::log_softmax(logits), actions, advantages,
+      math::log_softmax(logits), actions, advantages,
       detail::frame_weights(actions.rows(), actions.cols(), nullptr));
 }
 
@@ -174,9 +174,10 @@ inline LossAndGrad<Eigen::ArrayXXf> baseline_loss(const Eigen::ArrayXXf& values,
 }
 
 /// -entropy_cost * mean(H) and its gradient w.r.t. the logits.
-inline LossAndGrad<RowMatrixXf> entropy_loss(const nn::ConstMatrixRef& logits, float entropy_cost) {
+inline LossAndGrad<RowMatrixXf> entropy_loss(const math::ConstMatrixRef& logits,
+                                             float entropy_cost) {
   const Eigen::Index n = logits.rows();
-  return detail::entropy_from_log_probs(nn::log_softmax(logits), entropy_cost,
+  return detail::entropy_from_log_probs(math::log_softmax(logits), entropy_cost,
                                         detail::frame_weights(n, 1, nullptr), nullptr);
 }
 
@@ -184,7 +185,7 @@ inline LossAndGrad<RowMatrixXf> entropy_loss(const nn::ConstMatrixRef& logits, f
 /// unroll (logits [N, A], values [T, B]), the actions taken and the V-trace targets. An optional
 /// mask [T, B] (1 = a real transition, 0 = none, e.g. an episode boundary) excludes frames from
 /// every term; the means are then over the frames it keeps.
-inline ActorCriticLoss actor_critic_loss(const nn::ConstMatrixRef& logits,
+inline ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
                                          const Eigen::ArrayXXi& actions,
                                          const Eigen::ArrayXXf& values,
                                          const VTraceReturns& targets,
@@ -198,7 +199,7 @@ inline ActorCriticLoss actor_critic_loss(const nn::ConstMatrixRef& logits,
                      targets.pg_advantages.cols() == actions.cols(),
                  "actor_critic_loss: values, vs, pg_advantages and actions must all be [",
                  actions.rows(), ", ", actions.cols(), "]");
-  const RowMatrixXf log_probs = nn::log_softmax(logits);
+  const RowMatrixXf log_probs = math::log_softmax(logits);
   const Eigen::ArrayXXf weights = detail::frame_weights(actions.rows(), actions.cols(), mask);
   ActorCriticLoss out;
   auto policy =

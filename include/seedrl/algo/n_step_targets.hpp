@@ -16,7 +16,7 @@
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
-#include "seedrl/nn/softmax.hpp"
+#include "seedrl/math/softmax.hpp"
 
 namespace seedrl {
 
@@ -48,7 +48,7 @@ inline Eigen::ArrayXXf n_step_targets(const Eigen::ArrayXXf& rewards, const Eige
 }
 
 /// The greedy action of each row of q [N, A] (the lowest index among ties).
-inline Eigen::ArrayXi greedy_actions(const nn::ConstMatrixRef& q) {
+inline Eigen::ArrayXi greedy_actions(const math::ConstMatrixRef& q) {
   SEEDRL_REQUIRE(q.cols() > 0, "greedy_actions: no actions");
   Eigen::ArrayXi actions(q.rows());
   for (Eigen::Index i = 0; i < q.rows(); ++i) {
@@ -61,8 +61,8 @@ inline Eigen::ArrayXi greedy_actions(const nn::ConstMatrixRef& q) {
 
 /// Double-Q bootstrap values (van Hasselt et al. 2016): the target network's value of the
 /// action the online network prefers, q_target[i, argmax_a q_online[i, a]], both [N, A].
-inline Eigen::ArrayXf double_q_values(const nn::ConstMatrixRef& q_online,
-                                      const nn::ConstMatrixRef& q_target) {
+inline Eigen::ArrayXf double_q_values(const math::ConstMatrixRef& q_online,
+                                      const math::ConstMatrixRef& q_target) {
   SEEDRL_REQUIRE(q_online.rows() == q_target.rows() && q_online.cols() == q_target.cols(),
                  "double_q_values: online Q is [", q_online.rows(), ", ", q_online.cols(),
                  "] but target Q is [", q_target.rows(), ", ", q_target.cols(), "]");

@@ -1,16 +1,16 @@
-// MetricsLogger: where a training run's numbers go.
+// MetricsLogger: the files a training run's numbers go to (the console is a MessageSink's job,
+// io/messages.hpp).
 //
 //   log(frames, {{"mean_return", ...}, ...}) ──▶ <logdir>/metrics.csv        (a row, flushed)
 //                                            └─▶ <logdir>/events.out.tfevents.* (TensorBoard
 //                                            scalars)
-//   progress("frames 1.2M | 8.3k fps | ...")  ──▶ stderr: one live line on a terminal, else a line
-//                                                every `plain_progress_seconds`
+//   write_run_info({{"agent", "vtrace"}, ...}) ──▶ <logdir>/run_info.json
 //
-// A run that resumes in the same logdir appends to metrics.csv. Not thread-safe: one reporting
-// thread owns it. I/O errors throw seedrl::Error naming the file.
+// A value that was not measured is NaN ("nan" in the CSV). A run that resumes in the same logdir
+// appends to metrics.csv. Not thread-safe: one reporting thread owns it. I/O errors throw
+// seedrl::Error naming the file.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -25,9 +25,7 @@ namespace seedrl::io {
 class TensorBoardWriter;
 
 struct MetricsOptions {
-  bool console = true;                 ///< print progress to stderr
-  bool tensorboard = true;             ///< write event files (only with a logdir)
-  double plain_progress_seconds = 10;  ///< progress period when stderr is not a terminal
+  bool tensorboard = true;  ///< write event files (only with a logdir)
 };
 
 using Scalar = std::pair<std::string_view, double>;
@@ -36,7 +34,7 @@ using RunInfo = std::vector<std::pair<std::string, std::string>>;
 
 class MetricsLogger {
  public:
-  /// `logdir` empty: console only. The directory is created if needed.
+  /// `logdir` empty: no files (every call does nothing). The directory is created if needed.
   explicit MetricsLogger(std::string logdir = {}, const MetricsOptions& options = {});
   ~MetricsLogger();
   MetricsLogger(const MetricsLogger&) = delete;
@@ -47,12 +45,10 @@ class MetricsLogger {
   void log(std::int64_t step, std::span<const Scalar> scalars);
   /// Records what the run is (settings that are not numbers): <logdir>/run_info.json, one JSON
   /// object of strings, written atomically (merged with an existing file, later values win, so
-  /// a resumed run keeps what the first wrote), and a "run:" line on the console.
+  /// a resumed run keeps what the first wrote).
   void write_run_info(const RunInfo& info);
-  /// Shows `line` as the live progress line.
-  void progress(std::string_view line);
-  /// Ends the live line (so that what is printed next starts on a fresh line) and flushes files.
-  void finish();
+  /// Flushes the files.
+  void flush();
 
   const std::string& logdir() const { return logdir_; }
   std::string run_info_path() const {
@@ -68,9 +64,6 @@ class MetricsLogger {
   std::FILE* csv_ = nullptr;
   std::vector<std::string> columns_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
-  bool terminal_ = false;
-  bool live_line_open_ = false;
-  std::chrono::steady_clock::time_point last_plain_progress_{};
 };
 
 }  // namespace seedrl::io

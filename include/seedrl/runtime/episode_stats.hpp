@@ -1,10 +1,21 @@
 // EpisodeStats: completed episodes, collected from any thread, summarised over a moving window.
+//
+// The window travels with checkpoints (window_text / restore_window), so a resumed run reports
+// the same last-100-episode figures it stopped with. A mean over no episodes is "none"
+// (std::nullopt), never 0.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include "seedrl/core/error.hpp"
 
 namespace seedrl {
 
@@ -17,10 +28,10 @@ struct Episode {
 struct EpisodeSummary {
   std::int64_t episodes = 0;  ///< training episodes completed
   std::int64_t evaluation_episodes = 0;
-  double mean_return = 0.0;  ///< over the last `window` training episodes (0 if none)
-  double mean_length = 0.0;
-  double evaluation_mean_return = 0.0;  ///< over the last `window` evaluation episodes
-  std::int64_t window_count = 0;        ///< training episodes in the window
+  std::optional<double> mean_return;  ///< over the last `window` training episodes; none if none
+  std::optional<double> mean_length;
+  std::optional<double> evaluation_mean_return;  ///< over the last `window` evaluation episodes
+  std::int64_t window_count = 0;                 ///< training episodes in the window
 };
 
 /// Thread-safe. Also keeps the episodes completed since the last drain_new() for per-episode logs.
@@ -30,9 +41,7 @@ class EpisodeStats {
 
   void record(const Episode& episode) {
     std::lock_guard lock(mutex_);
-    auto& recent = episode.evaluation ? evaluation_ : training_;
-    recent.push_back(episode);
-    if (recent.size() > window_) recent.pop_front();
+    remember(episode);
     ++(episode.evaluation ? evaluation_count_ : training_count_);
     fresh_.push_back(episode);
     if (fresh_.size() > 100000) fresh_.pop_front();  // nobody drains: keep memory bounded
@@ -44,16 +53,9 @@ class EpisodeStats {
     s.episodes = training_count_;
     s.evaluation_episodes = evaluation_count_;
     s.window_count = static_cast<std::int64_t>(training_.size());
-    for (const Episode& e : training_) {
-      s.mean_return += e.episode_return;
-      s.mean_length += static_cast<double>(e.length);
-    }
-    if (!training_.empty()) {
-      s.mean_return /= static_cast<double>(training_.size());
-      s.mean_length /= static_cast<double>(training_.size());
-    }
-    for (const Episode& e : evaluation_) s.evaluation_mean_return += e.episode_return;
-    if (!evaluation_.empty()) s.evaluation_mean_return /= static_cast<double>(evaluation_.size());
+    s.mean_return = mean(training_, [](const Episode& e) { return e.episode_return; });
+    s.mean_length = mean(training_, [](const Episode& e) { return static_cast<double>(e.length); });
+    s.evaluation_mean_return = mean(evaluation_, [](const Episode& e) { return e.episode_return; });
     return s;
   }
 
@@ -65,14 +67,63 @@ class EpisodeStats {
     return out;
   }
 
-  /// Restores the counters after a restart (the window starts empty).
+  /// Restores the counters after a restart.
   void set_counts(std::int64_t training, std::int64_t evaluation) {
     std::lock_guard lock(mutex_);
     training_count_ = training;
     evaluation_count_ = evaluation;
   }
 
+  /// The windows' episodes as text, one "train|eval <return> <length>" line each, oldest first.
+  std::string window_text() const {
+    std::lock_guard lock(mutex_);
+    std::string text;
+    char line[64];
+    for (const auto* window : {&training_, &evaluation_}) {
+      for (const Episode& e : *window) {
+        std::snprintf(line, sizeof line, "%s %.17g %lld\n", e.evaluation ? "eval" : "train",
+                      e.episode_return, static_cast<long long>(e.length));
+        text += line;
+      }
+    }
+    return text;
+  }
+
+  /// Refills the windows from window_text() output; `source` names it in errors. Nothing changes
+  /// unless all of it reads.
+  void restore_window(std::string_view text, std::string_view source) {
+    std::vector<Episode> episodes;
+    std::istringstream in{std::string(text)};
+    std::string kind;
+    while (in >> kind) {
+      Episode e;
+      SEEDRL_REQUIRE((kind == "train" || kind == "eval") && (in >> e.episode_return >> e.length) &&
+                         e.length >= 0,
+                     source, ": episode window entry ", episodes.size(), " is not readable");
+      e.evaluation = kind == "eval";
+      episodes.push_back(e);
+    }
+    std::lock_guard lock(mutex_);
+    training_.clear();
+    evaluation_.clear();
+    for (const Episode& e : episodes) remember(e);
+  }
+
  private:
+  template <class Value>
+  static std::optional<double> mean(const std::deque<Episode>& window, Value value) {
+    if (window.empty()) return std::nullopt;
+    double total = 0.0;
+    for (const Episode& e : window) total += value(e);
+    return total / static_cast<double>(window.size());
+  }
+
+  void remember(const Episode& episode) {  // caller holds mutex_
+    auto& recent = episode.evaluation ? evaluation_ : training_;
+    recent.push_back(episode);
+    if (recent.size() > window_) recent.pop_front();
+  }
+
   std::size_t window_;
   mutable std::mutex mutex_;
   std::deque<Episode> training_, evaluation_, fresh_;

@@ -38,6 +38,7 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/agent.hpp"
 #include "seedrl/runtime/bounded_queue.hpp"
 #include "seedrl/runtime/episode_stats.hpp"
 #include "seedrl/runtime/inference_endpoint.hpp"
@@ -47,8 +48,6 @@
 #include "seedrl/runtime/unroll_store.hpp"
 
 namespace seedrl {
-
-using UnrollQueue = BoundedQueue<std::unique_ptr<Unroll>>;
 
 struct InferenceServerOptions {
   std::int32_t max_slots = 1024;  ///< environments that can be connected at once
@@ -75,25 +74,25 @@ struct InferenceServerOptions {
 };
 
 /// The unroll layout a server with these options produces for `agent`.
-template <class Agent>
-UnrollSpec make_unroll_spec(const Agent& agent, const TensorSpec& observation,
-                            const ActionSpec& action, const InferenceServerOptions& options) {
+template <Agent A>
+UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const ActionSpec& action,
+                            const InferenceServerOptions& options) {
   UnrollSpec spec;
   spec.observation = observation;
   spec.num_actions = action.num_actions;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
-  spec.store_logits = Agent::kStoresLogits;
+  spec.store_logits = A::kStoresLogits;
   spec.state_size = agent.network_config().lstm_size;
   return spec;
 }
 
 using InferenceServerStats = BatcherStats;
 
-template <class Agent, nn::Backend B>
+template <Agent A, nn::Backend B>
 class InferenceServer final : public InferenceEndpoint {
  public:
-  InferenceServer(const Agent& agent, SharedParameters& parameters, UnrollQueue& unrolls,
+  InferenceServer(const A& agent, SharedParameters& parameters, UnrollQueue& unrolls,
                   const TensorSpec& observation_spec, const ActionSpec& action_spec,
                   const InferenceServerOptions& options = {})
       : agent_(agent),
@@ -356,7 +355,7 @@ class InferenceServer final : public InferenceEndpoint {
         step.reward = reward;
         step.flags = flags;
         step.action = frame_actions_[i];
-        if constexpr (Agent::kStoresLogits)
+        if constexpr (A::kStoresLogits)
           step.logits = outputs->logits[0][row].template data<float>();
         step.policy_version = version;
         if (state_size > 0) {
@@ -394,7 +393,7 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  const Agent agent_;  // a copy: the caller's agent may be a temporary
+  const A agent_;  // a copy: the caller's agent may be a temporary
   SharedParameters& parameters_;
   UnrollQueue& unrolls_;
   TensorSpec observation_spec_;

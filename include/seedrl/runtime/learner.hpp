@@ -1,16 +1,33 @@
-// Learner<Agent, Backend>: trains an agent's network on what inference produced. Each agent
-// provides its specialisation (runtime/vtrace_learner.hpp for VTraceAgent).
+// Learner<Agent, Backend>: trains an agent's network on what inference produced. Each agent's
+// header provides its specialisation (VTraceAgent: runtime/vtrace_learner.hpp, R2D2Agent:
+// runtime/r2d2_learner.hpp), built on LearnerCore (runtime/learner_core.hpp), which owns what
+// every learner shares; the specialisation is the agent's loss and data path.
+//
+// What the training runtime (TrainingSession) needs of a learner, checked by LearnerOf:
+//
+//   Learner(const Agent&, const UnrollSpec&, UnrollQueue&)   unrolls arrive on the queue
+//   std::optional<LearnerStepStats> step()   trains once; blocks for data; nothing once the queue
+//                                            is closed and drained
+//   SharedParameters& parameters()           what inference reads
+//   std::int64_t steps() const               updates applied (any thread)
+//   std::vector<MetricInfo> metric_schema() const   the names step() reports, in order
+//   void save_checkpoint(path, counters); io::CheckpointCounters load_checkpoint(path)
+//
+// Optional: `std::vector<Metric> gauges() const` (thread-safe), values read at every report
+// (R2D2: the replay's size).
 #pragma once
 
-#include <atomic>
-#include <cmath>
+#include <concepts>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "seedrl/io/checkpoint.hpp"
 #include "seedrl/nn/backend.hpp"
-#include "seedrl/nn/gradient_clipping.hpp"
-#include "seedrl/nn/learning_rate.hpp"
-#include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/learner_metrics.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/unroll.hpp"
 
 namespace seedrl {
 
@@ -20,42 +37,20 @@ class Learner;
 /// What one learner step did.
 struct LearnerStepStats {
   std::int64_t step = 0;  ///< updates applied after this step (the published parameter version)
-  double total_loss = 0.0;
-  double policy_loss = 0.0;
-  double baseline_loss = 0.0;
-  double entropy_loss = 0.0;
-  double entropy = 0.0;
-  double grad_norm = 0.0;  ///< global gradient norm before clipping
-  double learning_rate = 0.0;
-  double policy_lag = 0.0;       ///< mean updates between acting and training on a transition
-  std::int64_t transitions = 0;  ///< transitions trained on (episode boundaries excluded)
-  bool skipped = false;          ///< the update was skipped (non-finite gradients)
+  bool skipped = false;   ///< no update: the loss, a priority or the gradient was not finite
+  MetricList metrics;     ///< the learner's named values (its metric_schema())
 };
 
-/// The end of every learner step, once the gradients are in `parameters`: clip them to
-/// `max_grad_norm` (0: only measure), and unless the norm is not finite (the step is then skipped
-/// and reported) take an optimizer step at `learning_rate.at(steps)` under the write lock,
-/// count it and publish the new version to inference; `after_update()` runs under the same lock
-/// (e.g. R2D2's target copy). Returns the stats with grad_norm, learning_rate, skipped and step.
-template <nn::Backend B, class AfterUpdate>
-LearnerStepStats apply_update(nn::ParameterStore& parameters, nn::Optimizer& optimizer,
-                              SharedParameters& shared, std::atomic<std::int64_t>& steps,
-                              double max_grad_norm, const nn::LinearDecay& learning_rate,
-                              AfterUpdate after_update) {
-  LearnerStepStats stats;
-  stats.grad_norm = max_grad_norm > 0.0 ? nn::clip_by_global_norm<B>(parameters, max_grad_norm)
-                                        : nn::global_grad_norm<B>(parameters);
-  stats.learning_rate = learning_rate.at(steps);
-  stats.skipped = !std::isfinite(stats.grad_norm);
-  if (!stats.skipped) {
-    auto guard = shared.write();
-    optimizer.step(static_cast<float>(stats.learning_rate));
-    ++steps;
-    shared.publish(steps);
-    after_update();
-  }
-  stats.step = steps;
-  return stats;
-}
+template <class L, class A>
+concept LearnerOf = std::constructible_from<L, const A&, const UnrollSpec&, UnrollQueue&> &&
+    requires(L& learner, const L& const_learner, const std::string& path,
+             const io::CheckpointCounters& counters) {
+  { learner.step() } -> std::same_as<std::optional<LearnerStepStats>>;
+  { learner.parameters() } -> std::same_as<SharedParameters&>;
+  { const_learner.steps() } -> std::convertible_to<std::int64_t>;
+  { const_learner.metric_schema() } -> std::same_as<std::vector<MetricInfo>>;
+  learner.save_checkpoint(path, counters);
+  { learner.load_checkpoint(path) } -> std::same_as<io::CheckpointCounters>;
+};
 
 }  // namespace seedrl

@@ -51,16 +51,16 @@ struct LocalTrainerOptions : TrainingSessionOptions {
   }
 };
 
-/// Trains `agent` on environments from `make_env(actor, env_index)` until total_frames.
-template <class Agent, nn::Backend B, class MakeEnv>
-TrainingResult train_locally(const Agent& agent, MakeEnv make_env,
-                             const LocalTrainerOptions& options) {
+/// Trains `agent` on environments from `make_env(actor, env_index)` until total_frames. The run
+/// prints nothing unless options.messages says where its lines go (io::console_sink()).
+template <Agent A, nn::Backend B, class MakeEnv>
+TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTrainerOptions& options) {
   using Env = std::invoke_result_t<MakeEnv, std::int32_t, std::int32_t>;
   static_assert(Environment<Env>, "make_env must return an Environment");
   options.validate();
   const Env probe = make_env(0, 0);
-  TrainingSession<Agent, B> session(agent, probe.observation_spec(), probe.action_spec(),
-                                    options.session());
+  TrainingSession<A, B> session(agent, probe.observation_spec(), probe.action_spec(),
+                                options.session());
 
   std::vector<std::unique_ptr<Actor<Env, LocalClient>>> actors;
   const std::int32_t total_actors = options.num_actors + options.evaluation_actors;

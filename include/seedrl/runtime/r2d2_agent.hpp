@@ -1,36 +1,33 @@
 // R2D2Agent: recurrent replay distributed DQN (Kapturowski et al. 2019) as SEED RL runs it.
 // The agent holds the configuration both sides need; its inference side acts epsilon-greedily on
 // the Q-values with a per-slot exploration rate, its learning side is Learner<R2D2Agent, Backend>
-// (runtime/r2d2_learner.hpp): prioritized replay of burn-in + T + 1 step sequences, n-step
-// double-Q targets with value rescaling, a target network copied every K steps.
+// (runtime/r2d2_learner.hpp, included at the end of this header): prioritized replay of burn-in + T
+// + 1 step sequences, n-step double-Q targets with value rescaling, a target network copied every K
+// steps.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "seedrl/algo/epsilon_schedule.hpp"
 #include "seedrl/algo/sequence_priority.hpp"
 #include "seedrl/algo/value_rescale.hpp"
 #include "seedrl/core/random.hpp"
-#include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/network.hpp"
-#include "seedrl/nn/optimizer.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/runtime/agent.hpp"
 
 namespace seedrl {
 
 /// Defaults follow R2D2 (and seed_rl's r2d2 flags) where they carry over to small problems; the
-/// MinAtar example sets its own.
-struct R2D2AgentOptions {
-  nn::NetworkConfig network;     ///< needs q_head; recurrent (lstm_size > 0) and dueling in R2D2
-  std::int64_t batch_size = 32;  ///< sequences per learner step
-  float discount = 0.997f;
+/// MinAtar example sets its own. AgentOptions' batch_size counts sequences per learner step.
+struct R2D2AgentOptions : AgentOptions {
   std::int64_t n_step = 5;
   bool value_rescaling = true;  ///< train on h(y) and bootstrap through h^-1 (eps below)
   double value_rescale_epsilon = kValueRescaleEpsilon;
   std::int64_t target_update_period = 2500;  ///< learner steps between hard target copies
-  float max_abs_reward = 0.0f;               ///< clip rewards to +-this; 0: no clipping
 
   // Replay.
   std::size_t replay_capacity = 100'000;  ///< sequences
@@ -46,9 +43,14 @@ struct R2D2AgentOptions {
   double epsilon_alpha = 7.0;
   double evaluation_epsilon = 0.001;
 
-  nn::OptimizerConfig optimizer = default_optimizer();  ///< Adam, eps 1e-3 (R2D2)
-  nn::LinearDecay learning_rate{1e-4, 0, 0.0};
-  double max_grad_norm = 80.0;  ///< global-norm clipping (seed_rl's r2d2); 0: none
+  /// Needs network.q_head; recurrent (lstm_size > 0) and dueling in R2D2. Adam with epsilon 1e-3
+  /// at 1e-4, discount 0.997 and clipping at 80 (seed_rl's r2d2).
+  R2D2AgentOptions() {
+    discount = 0.997f;
+    optimizer = default_optimizer();
+    learning_rate = {1e-4, 0, 0.0};
+    max_grad_norm = 80.0;
+  }
 
   static nn::OptimizerConfig default_optimizer() {
     nn::OptimizerConfig o;
@@ -58,12 +60,8 @@ struct R2D2AgentOptions {
   }
 
   void validate() const {
-    network.validate();
+    AgentOptions::validate("R2D2AgentOptions");
     SEEDRL_REQUIRE(network.q_head, "R2D2AgentOptions.network needs q_head");
-    SEEDRL_REQUIRE(batch_size > 0, "R2D2AgentOptions.batch_size must be positive, got ",
-                   batch_size);
-    SEEDRL_REQUIRE(discount >= 0.0f && discount <= 1.0f,
-                   "R2D2AgentOptions.discount must be in [0, 1], got ", discount);
     SEEDRL_REQUIRE(n_step >= 1, "R2D2AgentOptions.n_step must be >= 1, got ", n_step);
     SEEDRL_REQUIRE(value_rescale_epsilon >= 0.0 && std::isfinite(value_rescale_epsilon),
                    "R2D2AgentOptions.value_rescale_epsilon must be finite and >= 0, got ",
@@ -71,8 +69,6 @@ struct R2D2AgentOptions {
     SEEDRL_REQUIRE(target_update_period >= 1,
                    "R2D2AgentOptions.target_update_period must be >= 1, got ",
                    target_update_period);
-    SEEDRL_REQUIRE(max_abs_reward >= 0.0f && std::isfinite(max_abs_reward),
-                   "R2D2AgentOptions.max_abs_reward must be finite and >= 0, got ", max_abs_reward);
     SEEDRL_REQUIRE(replay_capacity >= static_cast<std::size_t>(batch_size),
                    "R2D2AgentOptions.replay_capacity (", replay_capacity,
                    ") must hold at least batch_size (", batch_size, ") sequences");
@@ -93,14 +89,12 @@ struct R2D2AgentOptions {
     SEEDRL_REQUIRE(evaluation_epsilon >= 0.0 && evaluation_epsilon <= 1.0,
                    "R2D2AgentOptions.evaluation_epsilon must be in [0, 1], got ",
                    evaluation_epsilon);
-    learning_rate.validate();
-    SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm),
-                   "R2D2AgentOptions.max_grad_norm must be finite and >= 0, got ", max_grad_norm);
   }
 };
 
 class R2D2Agent {
  public:
+  static constexpr std::string_view kName = "r2d2";
   /// Q-learning needs no behaviour logits.
   static constexpr bool kStoresLogits = false;
 
@@ -142,4 +136,8 @@ class R2D2Agent {
   R2D2AgentOptions options_;
 };
 
+static_assert(Agent<R2D2Agent>);
+
 }  // namespace seedrl
+
+#include "seedrl/runtime/r2d2_learner.hpp"  // IWYU pragma: export

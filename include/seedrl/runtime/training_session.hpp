@@ -3,10 +3,10 @@
 //   actors (threads in this process, or other processes through a SocketServer)
 //        │ observations                      ▲ actions
 //        ▼                                   │
-//   InferenceServer (one thread) ──unrolls──▶ BoundedQueue ──▶ learner thread
+//   InferenceServer (one thread) ──unrolls──▶ UnrollQueue ──▶ learner thread
 //        ▲ reads parameters in place (SharedParameters)          │ writes them
 //        └───────────────────────────────────────────────────────┘
-//   run()'s thread: progress line, metrics.csv + TensorBoard, checkpoints every N seconds
+//   run()'s thread: reports (options.messages, metrics.csv + TensorBoard), checkpoints
 //
 // The session owns the unroll queue, the Learner and the InferenceServer. Its owner connects
 // actors to server() (LocalClient, or a SocketServer in front of it), then calls run(), which
@@ -19,15 +19,15 @@
 //   final report, metrics flushed, final checkpoint
 //
 // With a logdir holding checkpoint.safetensors the session resumes from it (at construction):
-// parameters, optimizer state, learner steps and the frame and episode counters continue.
-// Errors from any thread (report_error) end the run and are rethrown by run(); the final
-// checkpoint is then not written, the last periodic one stays.
+// parameters, optimizer state, learner steps, the frame and episode counters and the window of
+// recent episodes continue. Errors from any thread (report_error) end the run and are rethrown by
+// run(); the final checkpoint is then not written, the last periodic one stays. The session
+// writes nothing to the console itself: its lines go to options.messages.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -38,11 +38,13 @@
 #include <vector>
 
 #include "seedrl/core/float_mode.hpp"
-#include "seedrl/env/environment.hpp"
 #include "seedrl/io/checkpoint.hpp"
+#include "seedrl/io/messages.hpp"
 #include "seedrl/io/metrics_logger.hpp"
+#include "seedrl/runtime/agent.hpp"
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner.hpp"
+#include "seedrl/runtime/run_report.hpp"
 
 namespace seedrl {
 
@@ -59,9 +61,12 @@ struct TrainingSessionOptions {
   double checkpoint_seconds = 600.0;      ///< 0: only at the end
   double report_seconds = 1.0;
   io::MetricsOptions metrics;
+  /// Where the run's lines go (what runs, a resume, progress): empty is silent;
+  /// io::console_sink() prints them on stderr.
+  io::MessageSink messages;
   const std::atomic<bool>* interrupt = nullptr;  ///< set to true to stop early (e.g. from SIGINT)
   /// What the run is, beyond numbers (e.g. AtariPipelineOptions::describe()): written to
-  /// <logdir>/run_info.json and printed when the run starts. The session adds "agent".
+  /// <logdir>/run_info.json and in the "run:" line. The session adds "agent".
   io::RunInfo run_info;
 
   /// Throws seedrl::Error naming the first bad setting.
@@ -77,20 +82,6 @@ struct TrainingSessionOptions {
                    report_seconds);
     server.validate();
   }
-};
-
-/// What a run did.
-struct TrainingResult {
-  std::int64_t frames = 0;  ///< environment frames of training actors (resumed runs included)
-  std::int64_t frames_this_run = 0;
-  double seconds = 0.0;  ///< wall time of this run
-  double fps = 0.0;      ///< frames_this_run / seconds
-  std::int64_t episodes = 0;
-  double mean_return = 0.0;  ///< last 100 training episodes
-  double evaluation_mean_return = 0.0;
-  std::int64_t learner_steps = 0;
-  bool resumed = false;
-  bool interrupted = false;  ///< stopped by the interrupt flag before the frame budget
 };
 
 /// The checkpoint a trainer writes in `logdir`.
@@ -109,13 +100,17 @@ struct TrainingHooks {
   std::function<std::string()> progress_suffix;
 };
 
-template <class Agent, nn::Backend B>
+template <Agent A, nn::Backend B>
 class TrainingSession {
+  static_assert(LearnerOf<Learner<A, B>, A>,
+                "Learner<Agent, Backend> is not a learner: include the agent's header, which "
+                "brings its learner (runtime/learner.hpp says what a learner provides)");
+
  public:
   /// Builds the learner and the inference server for environments of these specs and resumes
   /// from `options.logdir`'s checkpoint if there is one (an error names the file and the problem).
-  TrainingSession(const Agent& agent, const TensorSpec& observation_spec,
-                  const ActionSpec& action_spec, const TrainingSessionOptions& options)
+  TrainingSession(const A& agent, const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const TrainingSessionOptions& options)
       : options_((options.validate(), options)),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
@@ -123,30 +118,25 @@ class TrainingSession {
         learner_(agent, make_unroll_spec(agent, observation_spec, action_spec, options.server),
                  unrolls_),
         server_(agent, learner_.parameters(), unrolls_, observation_spec, action_spec,
-                options.server) {
-    if (!options_.logdir.empty()) {
-      std::filesystem::create_directories(options_.logdir);
-      const std::string path = checkpoint_path(options_.logdir);
-      if (std::filesystem::exists(path)) {
-        const io::CheckpointCounters counters = learner_.load_checkpoint(path);
-        server_.set_training_frames(counters.frames);
-        server_.episodes().set_counts(counters.episodes, 0);
-        frames_at_start_ = counters.frames;
-        resumed_ = true;
-        std::fprintf(stderr, "resumed from %s at frame %lld, learner step %lld\n", path.c_str(),
-                     static_cast<long long>(counters.frames),
-                     static_cast<long long>(counters.learner_steps));
-      }
-    }
+                options.server),
+        learner_metrics_(learner_.metric_schema()) {
+    if (options_.logdir.empty()) return;
+    std::filesystem::create_directories(options_.logdir);
+    const std::string path = checkpoint_path(options_.logdir);
+    if (!std::filesystem::exists(path)) return;
+    resumed_from_ = learner_.load_checkpoint(path);
+    server_.set_training_frames(resumed_from_->frames);
+    server_.episodes().set_counts(resumed_from_->episodes, 0);
+    server_.episodes().restore_window(resumed_from_->episode_window, path);
   }
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
 
   /// The endpoint actors connect to (LocalClient, SocketServer).
-  InferenceServer<Agent, B>& server() { return server_; }
-  Learner<Agent, B>& learner() { return learner_; }
-  bool resumed() const { return resumed_; }
-  std::int64_t frames_at_start() const { return frames_at_start_; }
+  InferenceServer<A, B>& server() { return server_; }
+  Learner<A, B>& learner() { return learner_; }
+  bool resumed() const { return resumed_from_.has_value(); }
+  std::int64_t frames_at_start() const { return resumed_from_ ? resumed_from_->frames : 0; }
 
   /// Records an error from any thread; it ends run(), which rethrows the first one.
   void report_error(std::exception_ptr error) {
@@ -159,30 +149,33 @@ class TrainingSession {
   /// error, and shuts down as described at the top. Call once.
   TrainingResult run(const TrainingHooks& hooks = {}) {
     start_ = std::chrono::steady_clock::now();
-    io::MetricsLogger metrics(options_.logdir, options_.metrics);
+    io::MetricsLogger files(options_.logdir, options_.metrics);
     io::RunInfo info = options_.run_info;
-    info.insert(info.begin(), {"agent", learner_.checkpoint_metadata().at("agent")});
-    metrics.write_run_info(info);
+    info.insert(info.begin(), {"agent", std::string(A::kName)});
+    files.write_run_info(info);
+    say(io::MessageKind::info, run_line(info));
+    if (resumed_from_) {
+      say(io::MessageKind::info, resume_line(checkpoint_path(options_.logdir), *resumed_from_));
+    }
     server_.start();
     std::thread learner_thread([this] { learn(); });
 
-    last_checkpoint_ = last_report_ = start_;
-    last_report_frames_ = frames_at_start_;
-    last_report_steps_ = learner_.steps();
+    last_checkpoint_ = start_;
+    report_.start(start_, frames_at_start(), learner_.steps());
     const auto period = std::chrono::duration<double>(options_.report_seconds);
     while (!failed_ && server_.training_frames() < options_.total_frames && !interrupted()) {
       std::this_thread::sleep_for(std::min(period, std::chrono::duration<double>(0.05)));
       const auto now = std::chrono::steady_clock::now();
-      if (now - last_report_ >= period) report(metrics, hooks);
+      if (now - report_.last() >= period) report(files, hooks, io::MessageKind::progress);
       if (options_.checkpoint_seconds > 0.0 &&
           std::chrono::duration<double>(now - last_checkpoint_).count() >=
               options_.checkpoint_seconds) {
         save();
       }
     }
-    TrainingResult result;
-    result.interrupted = interrupted() && server_.training_frames() < options_.total_frames;
-    const bool finished = !failed_ && !result.interrupted;
+    const bool interrupted_early =
+        interrupted() && server_.training_frames() < options_.total_frames;
+    const bool finished = !failed_ && !interrupted_early;
 
     // Whatever a hook throws must not leave the learner thread running.
     std::exception_ptr shutdown_error;
@@ -200,23 +193,25 @@ class TrainingSession {
     }
     if (shutdown_error) report_error(shutdown_error);
     if (std::exception_ptr error = first_error()) {
-      metrics.finish();
+      files.flush();
       std::rethrow_exception(error);
     }
-    report(metrics, hooks);
-    metrics.finish();
+    report(files, hooks, io::MessageKind::done);
+    files.flush();
     save();
 
     const EpisodeSummary episodes = server_.episodes().summary();
+    TrainingResult result;
     result.seconds = elapsed();
     result.frames = server_.training_frames();
-    result.frames_this_run = result.frames - frames_at_start_;
+    result.frames_this_run = result.frames - frames_at_start();
     result.fps = static_cast<double>(result.frames_this_run) / std::max(result.seconds, 1e-9);
     result.episodes = episodes.episodes;
     result.mean_return = episodes.mean_return;
     result.evaluation_mean_return = episodes.evaluation_mean_return;
     result.learner_steps = learner_.steps();
-    result.resumed = resumed_;
+    result.resumed = resumed();
+    result.interrupted = interrupted_early;
     return result;
   }
 
@@ -232,23 +227,19 @@ class TrainingSession {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  // The learner thread publishes running sums that report() averages and resets.
+  void say(io::MessageKind kind, std::string_view line) const {
+    if (options_.messages) options_.messages(kind, line);
+  }
+
+  // The learner thread adds every step's metrics to the accumulator that report() empties.
   void learn() {
     try {
       if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); })
         B::set_num_threads(options_.learner_threads);
       while (std::optional<LearnerStepStats> s = learner_.step()) {
-        std::lock_guard lock(learner_mutex_);
-        last_ = *s;
-        sums_.total_loss += s->total_loss;
-        sums_.policy_loss += s->policy_loss;
-        sums_.baseline_loss += s->baseline_loss;
-        sums_.entropy_loss += s->entropy_loss;
-        sums_.entropy += s->entropy;
-        sums_.grad_norm += s->grad_norm;
-        sums_.policy_lag += s->policy_lag;
-        ++summed_steps_;
+        std::lock_guard lock(metrics_mutex_);
+        learner_metrics_.add(s->metrics);
       }
     } catch (...) {
       report_error(std::current_exception());
@@ -257,91 +248,47 @@ class TrainingSession {
 
   void save() {
     if (options_.logdir.empty()) return;
-    learner_.save_checkpoint(checkpoint_path(options_.logdir),
-                             {server_.training_frames(), 0, server_.episodes().summary().episodes});
+    io::CheckpointCounters counters;
+    counters.frames = server_.training_frames();
+    counters.episodes = server_.episodes().summary().episodes;
+    counters.episode_window = server_.episodes().window_text();
+    learner_.save_checkpoint(checkpoint_path(options_.logdir), counters);
     last_checkpoint_ = std::chrono::steady_clock::now();
   }
 
-  void report(io::MetricsLogger& metrics, const TrainingHooks& hooks) {
-    const auto now = std::chrono::steady_clock::now();
-    const double dt = std::max(1e-9, std::chrono::duration<double>(now - last_report_).count());
-    const std::int64_t frames = server_.training_frames();
-    const EpisodeSummary episodes = server_.episodes().summary();
-    LearnerStepStats mean;
-    std::int64_t steps_now = 0, n = 0;
+  void report(io::MetricsLogger& files, const TrainingHooks& hooks, io::MessageKind kind) {
+    std::vector<Metric> learner;
     {
-      std::lock_guard lock(learner_mutex_);
-      n = std::max<std::int64_t>(summed_steps_, 1);
-      mean = sums_;
-      mean.learning_rate = last_.learning_rate;
-      steps_now = last_.step;
-      sums_ = {};
-      summed_steps_ = 0;
+      std::lock_guard lock(metrics_mutex_);
+      learner = learner_metrics_.take();
     }
-    const auto k = static_cast<double>(n);
-    const double fps = static_cast<double>(frames - last_report_frames_) / dt;
-    const double steps_per_s = static_cast<double>(steps_now - last_report_steps_) / dt;
-    last_report_ = now;
-    last_report_frames_ = frames;
-    last_report_steps_ = std::max(steps_now, last_report_steps_);
-    std::vector<io::Scalar> row = {{"seconds", elapsed()},
-                                   {"fps", fps},
-                                   {"episodes", static_cast<double>(episodes.episodes)},
-                                   {"mean_return", episodes.mean_return},
-                                   {"mean_episode_length", episodes.mean_length},
-                                   {"evaluation_mean_return", episodes.evaluation_mean_return},
-                                   {"learner_steps", static_cast<double>(learner_.steps())},
-                                   {"learner_steps_per_s", steps_per_s},
-                                   {"total_loss", mean.total_loss / k},
-                                   {"policy_loss", mean.policy_loss / k},
-                                   {"baseline_loss", mean.baseline_loss / k},
-                                   {"entropy_loss", mean.entropy_loss / k},
-                                   {"entropy", mean.entropy / k},
-                                   {"grad_norm", mean.grad_norm / k},
-                                   {"learning_rate", mean.learning_rate},
-                                   {"policy_lag", mean.policy_lag / k},
-                                   {"inference_batch", server_.stats().mean_batch_size()}};
-    // A learner may add its own figures (R2D2: replay size, mean Q, ...).
-    if constexpr (requires { learner_.metrics(); }) {
-      for (const io::Scalar& s : learner_.metrics()) row.push_back(s);
+    if constexpr (requires { learner_.gauges(); }) {
+      for (const Metric& m : learner_.gauges()) learner.push_back(m);
     }
-    metrics.log(frames, row);
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "frames %lld/%lld | %.0f fps | episodes %lld | return %.2f | loss %.4f | ",
-                  static_cast<long long>(frames), static_cast<long long>(options_.total_frames),
-                  fps, static_cast<long long>(episodes.episodes), episodes.mean_return,
-                  mean.total_loss / k);
-    std::string text = line;
-    if constexpr (Agent::kStoresLogits) {  // a policy: its entropy tells how much it explores
-      std::snprintf(line, sizeof line, "entropy %.3f | ", mean.entropy / k);
-      text += line;
-    }
-    std::snprintf(line, sizeof line, "steps %lld (%.1f/s) | lag %.1f",
-                  static_cast<long long>(learner_.steps()), steps_per_s, mean.policy_lag / k);
-    text += line;
-    if constexpr (requires { learner_.progress_suffix(); }) text += learner_.progress_suffix();
-    if (hooks.progress_suffix) text += hooks.progress_suffix();
-    metrics.progress(text);
+    const RunReport::Row row = report_.row(
+        std::chrono::steady_clock::now(), server_.training_frames(), server_.episodes().summary(),
+        learner_.steps(), learner, server_.stats().mean_batch_size());
+    files.log(row.frames, row.scalars);
+    std::string line = report_.progress_line(row, options_.total_frames, learner);
+    if (hooks.progress_suffix) line += hooks.progress_suffix();
+    say(kind, line);
   }
 
   TrainingSessionOptions options_;
   UnrollQueue unrolls_;
-  Learner<Agent, B> learner_;
-  InferenceServer<Agent, B> server_;
-  bool resumed_ = false;
-  std::int64_t frames_at_start_ = 0;
+  Learner<A, B> learner_;
+  InferenceServer<A, B> server_;
+  std::optional<io::CheckpointCounters> resumed_from_;
 
   std::mutex error_mutex_;
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};
 
-  std::mutex learner_mutex_;
-  LearnerStepStats sums_, last_;
-  std::int64_t summed_steps_ = 0;
+  std::mutex metrics_mutex_;
+  MetricsAccumulator learner_metrics_;  // guarded by metrics_mutex_
+  RunReport report_;
 
-  std::chrono::steady_clock::time_point start_, last_checkpoint_, last_report_;
-  std::int64_t last_report_frames_ = 0, last_report_steps_ = 0;
+  std::chrono::steady_clock::time_point start_, last_checkpoint_;
 };
 
 }  // namespace seedrl

@@ -18,6 +18,7 @@
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/nn/lstm_state.hpp"
+#include "seedrl/runtime/bounded_queue.hpp"
 
 namespace seedrl {
 
@@ -55,6 +56,10 @@ struct Unroll {
     return u;
   }
 };
+
+/// Full unrolls on their way from inference to the learner (a full queue blocks inference: the
+/// learner's back-pressure on the actors).
+using UnrollQueue = BoundedQueue<std::unique_ptr<Unroll>>;
 
 /// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().
 struct UnrollBatch {

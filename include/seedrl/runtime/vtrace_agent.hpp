@@ -1,54 +1,40 @@
 // VTraceAgent: the IMPALA actor-critic trained with V-trace (Espeholt et al. 2018) as SEED RL
 // runs it. The agent holds the configuration both sides need; its inference side samples actions
-// from the policy, its learning side is Learner<VTraceAgent, Backend> (runtime/vtrace_learner.hpp).
+// from the policy, its learning side is Learner<VTraceAgent, Backend> (runtime/vtrace_learner.hpp,
+// included at the end of this header: including it is enough to train the agent).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/random.hpp"
-#include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/network.hpp"
-#include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/agent.hpp"
 
 namespace seedrl {
 
-/// Defaults are seed_rl's V-trace learner flags, except the gradient clipping (IMPALA's 40).
-struct VTraceAgentOptions {
-  nn::NetworkConfig network;     ///< needs policy_value_heads
-  std::int64_t batch_size = 32;  ///< unrolls per learner step
-  float discount = 0.99f;
+/// Defaults are seed_rl's V-trace learner flags (AgentOptions: batch 32, discount 0.99, Adam at
+/// 0.00048), except the gradient clipping (IMPALA's 40).
+struct VTraceAgentOptions : AgentOptions {
   VTraceOptions vtrace;  ///< rho_bar, rho_bar_pg, lambda (all 1)
   ActorCriticLossOptions loss{0.5f, 0.0033391318945337044f};  ///< baseline and entropy costs
-  float max_abs_reward = 0.0f;    ///< clip rewards to +-this for the loss; 0: no clipping
-  nn::OptimizerConfig optimizer;  ///< Adam by default
-  nn::LinearDecay learning_rate{0.00048, 0, 0.0};
-  double max_grad_norm = 40.0;  ///< global-norm clipping; 0: none
 
   void validate() const {
-    network.validate();
+    AgentOptions::validate("VTraceAgentOptions");
     SEEDRL_REQUIRE(network.policy_value_heads,
                    "VTraceAgentOptions.network needs policy_value_heads");
-    SEEDRL_REQUIRE(batch_size > 0, "VTraceAgentOptions.batch_size must be positive, got ",
-                   batch_size);
-    SEEDRL_REQUIRE(discount >= 0.0f && discount <= 1.0f,
-                   "VTraceAgentOptions.discount must be in [0, 1], got ", discount);
     vtrace.validate();
     loss.validate();
-    SEEDRL_REQUIRE(max_abs_reward >= 0.0f && std::isfinite(max_abs_reward),
-                   "VTraceAgentOptions.max_abs_reward must be finite and >= 0, got ",
-                   max_abs_reward);
-    learning_rate.validate();
-    SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm),
-                   "VTraceAgentOptions.max_grad_norm must be finite and >= 0, got ", max_grad_norm);
   }
 };
 
 class VTraceAgent {
  public:
+  static constexpr std::string_view kName = "vtrace";
   /// Inference stores the behaviour policy's logits with every step: V-trace needs mu(a|x).
   static constexpr bool kStoresLogits = true;
 
@@ -94,4 +80,8 @@ class VTraceAgent {
   VTraceAgentOptions options_;
 };
 
+static_assert(Agent<VTraceAgent>);
+
 }  // namespace seedrl
+
+#include "seedrl/runtime/vtrace_learner.hpp"  // IWYU pragma: export

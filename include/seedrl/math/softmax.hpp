@@ -1,6 +1,9 @@
 // Softmax, log-softmax and entropy over the rows of a logits matrix [N, A], with their
 // vector-Jacobian products (the backward passes) so losses built on them can be trained.
 //
+// seedrl/math/ holds the math that layers above share (the networks' users, the losses in algo/,
+// the agents' action selection): it depends on core/ only.
+//
 // CPU reference on Eigen row-major matrices (Tensor::matrix<float>() gives one). Numerically
 // stable: every row is shifted by its maximum before exponentiation.
 #pragma once
@@ -10,7 +13,7 @@
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
 
-namespace seedrl::nn {
+namespace seedrl::math {
 
 using ConstMatrixRef = Eigen::Ref<const RowMatrixXf>;
 using MatrixRef = Eigen::Ref<RowMatrixXf>;
@@ -99,4 +102,4 @@ inline void entropy_backward(const ConstMatrixRef& log_probs, const ConstVectorR
   }
 }
 
-}  // namespace seedrl::nn
+}  // namespace seedrl::math

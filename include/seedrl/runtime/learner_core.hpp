@@ -1,0 +1,234 @@
+// LearnerCore<Backend>: what every learner shares, so that a learner is its loss and its data
+// path and nothing else.
+//
+//   learner (derived):  unrolls ──stack()──▶ batch on the device ──▶ its network(s) forward
+//                       ──▶ make_transitions() ──▶ its loss ──▶ network().backward()
+//   core:               finish_step(): non-finite check ──▶ global-norm clip ──▶ optimizer step at
+//                       the scheduled rate under SharedParameters::write() ──▶ version + 1
+//                       (inference uses the new parameters at once) ──▶ step statistics
+//
+// The core owns the network being trained, the optimizer and its schedule, the shared
+// parameters, the update counter, the count of skipped steps, checkpoints (parameters,
+// optimizer state, counters, plus what a learner adds through save_state/load_state), the policy
+// lag and the common metrics (grad_norm, learning_rate, policy_lag, transitions, skipped_steps).
+//
+// A step whose loss, priorities (a learner says so) or gradient norm is not finite changes no
+// parameter: it is skipped and counted, and the run goes on.
+//
+// Thread-safety: one thread trains; inference reads the parameters concurrently under
+// SharedParameters; steps(), skipped_steps() from any thread; save_checkpoint from a thread that
+// does not step at the same time as it (the training session calls it between steps or after).
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/io/checkpoint.hpp"
+#include "seedrl/nn/gradient_clipping.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/agent.hpp"
+#include "seedrl/runtime/learner.hpp"
+#include "seedrl/runtime/learner_metrics.hpp"
+#include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/staging.hpp"
+#include "seedrl/runtime/transitions.hpp"
+#include "seedrl/runtime/unroll.hpp"
+
+namespace seedrl {
+
+template <nn::Backend B>
+class LearnerCore {
+ public:
+  virtual ~LearnerCore() = default;
+  LearnerCore(const LearnerCore&) = delete;
+  LearnerCore& operator=(const LearnerCore&) = delete;
+
+  /// The network being trained (its parameters are the ones inference reads).
+  nn::Network<B>& network() { return network_; }
+  SharedParameters& parameters() { return shared_; }
+  nn::Optimizer& optimizer() { return *optimizer_; }
+  /// Updates applied so far; may be read from any thread.
+  std::int64_t steps() const { return steps_.load(); }
+  /// Steps skipped because something was not finite; may be read from any thread.
+  std::int64_t skipped_steps() const { return skipped_.load(); }
+
+  /// The names of a step's metrics: the learner's own, then the common ones.
+  std::vector<MetricInfo> metric_schema() const {
+    std::vector<MetricInfo> schema(own_metrics_.begin(), own_metrics_.end());
+    schema.insert(schema.end(), std::begin(kCommonMetrics), std::end(kCommonMetrics));
+    return schema;
+  }
+
+  /// Saves parameters, optimizer state and `counters` (learner_steps is taken from here), then
+  /// what the learner adds (save_state).
+  void save_checkpoint(const std::string& path, io::CheckpointCounters counters) {
+    counters.learner_steps = steps_;
+    {
+      auto guard = shared_.read();  // no update while the values are copied out
+      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters,
+                          checkpoint_metadata());
+    }
+    save_state(path);
+  }
+
+  /// Restores a checkpoint written by save_checkpoint for the same agent, network and optimizer
+  /// (anything else is refused by name, changing nothing), then the learner's own state.
+  io::CheckpointCounters load_checkpoint(const std::string& path) {
+    auto guard = shared_.write();
+    const io::CheckpointCounters counters =
+        io::load_checkpoint(path, network_.parameters(), optimizer_.get(), checkpoint_metadata());
+    steps_ = counters.learner_steps;
+    shared_.publish(steps_);
+    load_state(path);
+    return counters;
+  }
+
+  /// What a checkpoint must agree on to be loaded by this learner.
+  io::Metadata checkpoint_metadata() const {
+    return {{"agent", agent_name_}, {"network", nn::describe(network_.config())}};
+  }
+
+ protected:
+  /// `own_metrics`: the names (with static storage) of the values the learner passes to
+  /// finish_step, in that order.
+  LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
+              std::span<const MetricInfo> own_metrics)
+      : agent_name_(agent_name),
+        spec_(spec),
+        max_grad_norm_(options.max_grad_norm),
+        learning_rate_(options.learning_rate),
+        own_metrics_(own_metrics.begin(), own_metrics.end()),
+        network_(options.network),
+        optimizer_(nn::make_optimizer<B>(network_.parameters(), options.optimizer)),
+        shared_(network_.parameters()) {
+    SEEDRL_REQUIRE(spec.observation.shape == options.network.observation_shape, "Learner<",
+                   agent_name, ">: observations ", spec.observation.to_string(),
+                   " do not match the network's observation shape ",
+                   options.network.observation_shape);
+    SEEDRL_REQUIRE(spec.state_size == options.network.lstm_size, "Learner<", agent_name,
+                   ">: unroll state size ", spec.state_size,
+                   " differs from the network's LSTM size ", options.network.lstm_size);
+    SEEDRL_REQUIRE(spec.num_actions == options.network.num_actions, "Learner<", agent_name,
+                   ">: unrolls have ", spec.num_actions, " actions, the network ",
+                   options.network.num_actions);
+  }
+
+  const UnrollSpec& spec() const { return spec_; }
+  std::string_view agent_name() const { return agent_name_; }
+
+  /// What a batch feeds a network: observations and the stored initial state on the backend's
+  /// device, and the resets [L, B] (1 at the first step of an episode) on the host.
+  struct NetworkInputs {
+    Tensor observations;
+    nn::LstmState initial_state;
+    Tensor resets;
+  };
+  /// The batch's other fields on the backend's device, for losses computed there.
+  struct DeviceFields {
+    Tensor actions, rewards, flags, logits;
+  };
+
+  /// Stacks `unrolls` (pointers to unrolls of spec()) into batch() and stages it for a forward.
+  template <std::ranges::random_access_range Range>
+  NetworkInputs stack(const Range& unrolls) {
+    batch_.stack(unrolls, spec_);
+    const std::int64_t cells = batch_.flags.numel();
+    const Tensor resets = resets_.view(batch_.flags.shape(), DType::u8);
+    const std::uint8_t* flags = batch_.flags.data<std::uint8_t>();
+    for (std::int64_t i = 0; i < cells; ++i)
+      resets.data<std::uint8_t>()[i] = is_first(flags[i]) ? 1 : 0;
+    return {observations_(batch_.observations), state_(batch_.initial_state), resets};
+  }
+  const UnrollBatch& batch() const { return batch_; }
+  /// The batch's actions (checked to be in range: device kernels index with them), rewards,
+  /// flags and behaviour logits on the device.
+  DeviceFields device_fields() {
+    check_actions(batch_, spec_.num_actions, agent_name_);
+    return {actions_(batch_.actions), rewards_(batch_.rewards), flags_(batch_.flags),
+            logits_(batch_.logits)};
+  }
+  /// The transitions of steps [first, first + steps) of batch(), at the current version.
+  Transitions transitions(std::int64_t first, std::int64_t steps, float max_abs_reward) const {
+    check_actions(batch_, spec_.num_actions, agent_name_);
+    return make_transitions(batch_, first, steps, max_abs_reward, steps_);
+  }
+
+  /// The end of every learner step, once the gradients are in network().parameters(): unless
+  /// `finite` is false or a value or the gradient norm is not finite (then the step is skipped
+  /// and counted), clip the gradients to max_grad_norm (0: only measure), take an optimizer step
+  /// at the scheduled rate under the write lock, count it and publish the new version;
+  /// `after_update()` runs under the same lock (e.g. a target-network copy). `values` are the
+  /// learner's own metrics; `transitions` and `policy_lag` describe what it trained on.
+  template <class AfterUpdate>
+  LearnerStepStats finish_step(std::span<const double> values, std::int64_t transitions,
+                               double policy_lag, bool finite, AfterUpdate after_update) {
+    SEEDRL_REQUIRE(values.size() == own_metrics_.size(), "Learner<", agent_name_,
+                   ">: ", values.size(), " metric values for ", own_metrics_.size(), " names");
+    for (double v : values) finite = finite && std::isfinite(v);
+    const double grad_norm = !finite ? std::numeric_limits<double>::quiet_NaN()
+                             : max_grad_norm_ > 0.0
+                                 ? nn::clip_by_global_norm<B>(network_.parameters(), max_grad_norm_)
+                                 : nn::global_grad_norm<B>(network_.parameters());
+    const double learning_rate = learning_rate_.at(steps_);
+    LearnerStepStats stats;
+    stats.skipped = !std::isfinite(grad_norm);
+    if (stats.skipped) {
+      ++skipped_;
+    } else {
+      auto guard = shared_.write();
+      optimizer_->step(static_cast<float>(learning_rate));
+      ++steps_;
+      shared_.publish(steps_);
+      after_update();
+    }
+    stats.step = steps_;
+    for (std::size_t i = 0; i < values.size(); ++i) stats.metrics.add(own_metrics_[i], values[i]);
+    const double common[] = {grad_norm, learning_rate, policy_lag, static_cast<double>(transitions),
+                             static_cast<double>(skipped_)};
+    for (std::size_t i = 0; i < std::size(kCommonMetrics); ++i)
+      stats.metrics.add(kCommonMetrics[i], common[i]);
+    return stats;
+  }
+  LearnerStepStats finish_step(std::span<const double> values, const Transitions& tr) {
+    return finish_step(values, tr.count, tr.policy_lag, true, [] {});
+  }
+
+  /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
+  virtual void save_state(const std::string& /*checkpoint*/) {}
+  /// Called by load_checkpoint under the write lock, after parameters and optimizer state.
+  virtual void load_state(const std::string& /*checkpoint*/) {}
+
+ private:
+  static constexpr MetricInfo kCommonMetrics[] = {
+      {"grad_norm"},   {"learning_rate", Reduce::last}, {"policy_lag", Reduce::mean, "lag"},
+      {"transitions"}, {"skipped_steps", Reduce::last},
+  };
+
+  const std::string agent_name_;
+  const UnrollSpec spec_;
+  const double max_grad_norm_;
+  const nn::LinearDecay learning_rate_;
+  const std::vector<MetricInfo> own_metrics_;
+  nn::Network<B> network_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  SharedParameters shared_;
+  std::atomic<std::int64_t> steps_{0}, skipped_{0};  // read by reporting threads
+
+  UnrollBatch batch_;
+  ScratchBuffer resets_;
+  // The batch goes to the backend's device once (no copies on the CPU backend).
+  StagingBuffer observations_{B::device}, actions_{B::device}, rewards_{B::device},
+      flags_{B::device}, logits_{B::device};
+  StateStaging state_{B::device};
+};
+
+}  // namespace seedrl
