@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "seedrl/io/json.hpp"
+#include "io/json.hpp"
 #include "support/process.hpp"
 
 using namespace seedrl;
@@ -76,15 +76,15 @@ json::Value result_of(ChildProcess& learner) {
 }
 
 double number(const json::Value& v, const char* key) {
-  const json::Value* member = v.find(key);
+  const json::Value* member = json::find(v, key);
   REQUIRE_MESSAGE(member != nullptr, key);
-  return member->as_number(key);
+  return json::as_number(*member, key);
 }
 
 bool flag(const json::Value& v, const char* key) {
-  const json::Value* member = v.find(key);
+  const json::Value* member = json::find(v, key);
   REQUIRE_MESSAGE(member != nullptr, key);
-  return member->as_bool(key);
+  return json::as_bool(*member, key);
 }
 
 std::size_t count(const std::string& text, const std::string& what) {

@@ -107,6 +107,12 @@ TEST_CASE("safetensors: truncated, oversized and malformed files are refused wit
           12),
       "overlap");
   refuse(make_file(R"({"__metadata__":{"k":1}})", 0), "metadata 'k': expected a string");
+  // A repeated name is checked like any other entry, not replaced by the last one.
+  refuse(
+      make_file(
+          R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+          12),
+      "dtype F64");
   refuse(
       make_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
       "too large");

@@ -59,7 +59,6 @@
 #include "seedrl/env/minatar/space_invaders.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
-#include "seedrl/io/json.hpp"
 #include "seedrl/io/metrics_logger.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/io/tensorboard.hpp"

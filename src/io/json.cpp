@@ -1,227 +1,121 @@
-#include "seedrl/io/json.hpp"
+#include "json.hpp"
 
 #include <cmath>
-#include <cstdlib>
+#include <utility>
+#include <vector>
 
 namespace seedrl::json {
 
 namespace {
 
-class Parser {
- public:
-  Parser(std::string_view text, std::string_view source, std::size_t max_depth)
-      : text_(text), source_(source), max_depth_(max_depth) {}
+[[noreturn]] void invalid(std::string_view source, std::size_t byte, std::string_view what) {
+  fail(source, ": invalid JSON at byte ", byte, ": ", what);
+}
 
-  Value document() {
-    Value v = value(0);
-    skip_space();
-    if (pos_ != text_.size()) error("unexpected characters after the value");
-    return v;
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
+// column 4: " prefix: the line and column repeat the byte offset we report.
+std::string_view reason(const Value::exception& e) {
+  std::string_view message = e.what();
+  if (message.starts_with("[json.exception.")) {
+    const auto end = message.find("] ");
+    if (end != std::string_view::npos) message.remove_prefix(end + 2);
+  }
+  if (message.starts_with("parse error")) {
+    const auto colon = message.find(": ");
+    if (colon != std::string_view::npos) message.remove_prefix(colon + 2);
+  }
+  return message;
+}
+
+// nlohmann's parser is iterative, but copying, comparing or printing a value recurses: refuse
+// deep nesting before building anything. A value inside more than `max_depth` arrays or objects
+// is an error; an empty container at the limit is not.
+void check_depth(std::string_view text, std::string_view source, std::size_t max_depth) {
+  std::size_t open = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == ']' || c == '}') {
+      if (open > 0) --open;  // unbalanced text: the parser reports it
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      if (open > max_depth) invalid(source, i, "nested too deeply");
+      if (c == '[' || c == '{') ++open;
+      in_string = c == '"';
+    }
+  }
+}
+
+// Builds the document from nlohmann's SAX events. Unlike nlohmann's own builder, it keeps
+// duplicate member names (lookups find the first) and it reports errors as seedrl::Error.
+class Builder final : public nlohmann::json_sax<Value> {
+ public:
+  explicit Builder(std::string_view source) : source_(source) {}
+
+  Value take() { return std::move(root_); }
+
+  bool null() override { return add(Value()) != nullptr; }
+  bool boolean(bool b) override { return add(b) != nullptr; }
+  bool number_integer(number_integer_t n) override { return add(n) != nullptr; }
+  bool number_unsigned(number_unsigned_t n) override { return add(n) != nullptr; }
+  bool number_float(number_float_t n, const string_t&) override { return add(n) != nullptr; }
+  bool string(string_t& s) override { return add(std::move(s)) != nullptr; }
+  bool binary(binary_t&) override { return false; }  // JSON text has no binary values
+  bool start_object(std::size_t) override {
+    open_.push_back(add(Value::object()));
+    return true;
+  }
+  bool key(string_t& name) override {
+    key_ = std::move(name);
+    return true;
+  }
+  bool end_object() override {
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    open_.push_back(add(Value::array()));
+    return true;
+  }
+  bool end_array() override {
+    open_.pop_back();
+    return true;
+  }
+  // `position` counts the bytes read, the offending one included.
+  bool parse_error(std::size_t position, const std::string&, const Value::exception& e) override {
+    invalid(source_, position > 0 ? position - 1 : 0, reason(e));
   }
 
  private:
-  [[noreturn]] void error(std::string_view what) const {
-    fail(source_, ": invalid JSON at byte ", pos_, ": ", what);
-  }
-  void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
+  // Places `v` in the innermost open container (only it changes, so the pointers held in
+  // open_ stay valid) and returns where it now lives.
+  Value* add(Value v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
     }
-  }
-  char peek() {
-    skip_space();
-    if (pos_ >= text_.size()) error("unexpected end of text");
-    return text_[pos_];
-  }
-  void expect(char c) {
-    if (peek() != c) error(std::string("expected '") + c + "'");
-    ++pos_;
-  }
-  bool consume_literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
+    Value& parent = *open_.back();
+    if (parent.is_array()) {
+      Array& items = parent.get_ref<Array&>();
+      items.push_back(std::move(v));
+      return &items.back();
+    }
+    // ordered_map is a vector of pairs: push_back appends even a name already present, where
+    // emplace would keep only one.
+    Object& members = parent.get_ref<Object&>();
+    members.push_back({std::move(key_), std::move(v)});
+    return &members.back().second;
   }
 
-  Value value(std::size_t depth) {
-    if (depth > max_depth_) error("nested too deeply");
-    const char c = peek();
-    if (c == '{') return object(depth);
-    if (c == '[') return array(depth);
-    if (c == '"') return Value(string());
-    if (consume_literal("true")) return Value(true);
-    if (consume_literal("false")) return Value(false);
-    if (consume_literal("null")) return Value();
-    if (c == '-' || (c >= '0' && c <= '9')) return Value(number());
-    error("unexpected character");
-  }
-
-  Value object(std::size_t depth) {
-    expect('{');
-    Object members;
-    if (peek() == '}') {
-      ++pos_;
-      return Value(std::move(members));
-    }
-    while (true) {
-      if (peek() != '"') error("expected a member name");
-      std::string key = string();
-      expect(':');
-      members.emplace_back(std::move(key), value(depth + 1));
-      const char c = peek();
-      ++pos_;
-      if (c == '}') break;
-      if (c != ',') error("expected ',' or '}'");
-    }
-    return Value(std::move(members));
-  }
-
-  Value array(std::size_t depth) {
-    expect('[');
-    Array items;
-    if (peek() == ']') {
-      ++pos_;
-      return Value(std::move(items));
-    }
-    while (true) {
-      items.push_back(value(depth + 1));
-      const char c = peek();
-      ++pos_;
-      if (c == ']') break;
-      if (c != ',') error("expected ',' or ']'");
-    }
-    return Value(std::move(items));
-  }
-
-  static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  std::uint32_t hex4() {
-    if (pos_ + 4 > text_.size()) error("truncated \\u escape");
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = text_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') {
-        v |= static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v |= static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        v |= static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        error("bad hex digit in \\u escape");
-      }
-    }
-    return v;
-  }
-
-  std::string string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (pos_ >= text_.size()) error("unterminated string");
-      const char c = text_[pos_++];
-      if (c == '"') break;
-      if (static_cast<unsigned char>(c) < 0x20) error("control character in string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= text_.size()) error("unterminated escape");
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          std::uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (!consume_literal("\\u")) error("unpaired surrogate");
-            const std::uint32_t low = hex4();
-            if (low < 0xDC00 || low > 0xDFFF) error("bad low surrogate");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            error("unpaired surrogate");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          error("unknown escape");
-      }
-    }
-    return out;
-  }
-
-  double number() {
-    const std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    auto digits = [&] {
-      const std::size_t from = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      if (pos_ == from) error("expected a digit");
-    };
-    if (pos_ < text_.size() && text_[pos_] == '0') {
-      ++pos_;
-    } else {
-      digits();
-    }
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
-      digits();
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      digits();
-    }
-    const std::string literal(text_.substr(start, pos_ - start));
-    const double v = std::strtod(literal.c_str(), nullptr);
-    if (!std::isfinite(v)) error("number out of range");
-    return v;
-  }
-
-  std::string_view text_;
   std::string_view source_;
-  std::size_t max_depth_;
-  std::size_t pos_ = 0;
+  Value root_;
+  std::vector<Value*> open_;
+  std::string key_;
 };
 
 [[noreturn]] void type_error(std::string_view what, const char* expected) {
@@ -230,74 +124,61 @@ class Parser {
 
 }  // namespace
 
-bool Value::as_bool(std::string_view what) const {
-  if (!is_bool()) type_error(what, "true or false");
-  return std::get<bool>(data_);
+Value parse(std::string_view text, std::string_view source, std::size_t max_depth) {
+  // nlohmann skips a UTF-8 byte order mark; JSON texts must not have one and ours never did.
+  if (text.starts_with("\xEF\xBB\xBF")) invalid(source, 0, "byte order mark");
+  check_depth(text, source, max_depth);
+  Builder builder(source);
+  // Builder throws on every error, so sax_parse's result needs no check.
+  (void)Value::sax_parse(text.begin(), text.end(), &builder);
+  return builder.take();
 }
-double Value::as_number(std::string_view what) const {
-  if (!is_number()) type_error(what, "a number");
-  return std::get<double>(data_);
+
+bool as_bool(const Value& value, std::string_view what) {
+  if (!value.is_boolean()) type_error(what, "true or false");
+  return value.get<bool>();
 }
-std::uint64_t Value::as_index(std::string_view what) const {
-  const double v = as_number(what);
+
+double as_number(const Value& value, std::string_view what) {
+  if (!value.is_number()) type_error(what, "a number");
+  return value.get<double>();
+}
+
+std::uint64_t as_index(const Value& value, std::string_view what) {
+  const double v = as_number(value, what);
   if (!(v >= 0.0 && v <= 9007199254740992.0 && std::floor(v) == v))
     type_error(what, "a non-negative integer");
   return static_cast<std::uint64_t>(v);
 }
-const std::string& Value::as_string(std::string_view what) const {
-  if (!is_string()) type_error(what, "a string");
-  return std::get<std::string>(data_);
+
+const std::string& as_string(const Value& value, std::string_view what) {
+  if (!value.is_string()) type_error(what, "a string");
+  return value.get_ref<const std::string&>();
 }
-const Array& Value::as_array(std::string_view what) const {
-  if (!is_array()) type_error(what, "an array");
-  return *std::get<std::shared_ptr<Array>>(data_);
+
+const Array& as_array(const Value& value, std::string_view what) {
+  if (!value.is_array()) type_error(what, "an array");
+  return value.get_ref<const Array&>();
 }
-const Object& Value::as_object(std::string_view what) const {
-  if (!is_object()) type_error(what, "an object");
-  return *std::get<std::shared_ptr<Object>>(data_);
+
+const Object& as_object(const Value& value, std::string_view what) {
+  if (!value.is_object()) type_error(what, "an object");
+  return value.get_ref<const Object&>();
 }
-const Value* Value::find(std::string_view key) const {
-  if (!is_object()) return nullptr;
-  for (const auto& [k, v] : *std::get<std::shared_ptr<Object>>(data_))
-    if (k == key) return &v;
+
+const Value* find(const Value& value, std::string_view key) {
+  if (!value.is_object()) return nullptr;
+  for (const auto& [name, member] : value.get_ref<const Object&>())
+    if (name == key) return &member;
   return nullptr;
 }
 
-Value parse(std::string_view text, std::string_view source, std::size_t max_depth) {
-  return Parser(text, source, max_depth).document();
-}
-
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static const char* hex = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[(c >> 4) & 0xF];
-          out += hex[c & 0xF];
-        } else {
-          out += c;
-        }
-    }
+std::string dump(const Value& value, std::string_view what, int indent) {
+  try {
+    return value.dump(indent);
+  } catch (const Value::type_error& e) {
+    fail(what, ": cannot be written as JSON: ", reason(e));
   }
-  return out + "\"";
 }
 
 }  // namespace seedrl::json

@@ -1,6 +1,5 @@
 #include "seedrl/io/metrics_logger.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -8,8 +7,9 @@
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/error.hpp"
-#include "seedrl/io/json.hpp"
 #include "seedrl/io/tensorboard.hpp"
+
+#include "json.hpp"
 
 namespace seedrl::io {
 
@@ -29,27 +29,16 @@ MetricsLogger::~MetricsLogger() {
 void MetricsLogger::write_run_info(const RunInfo& info) {
   if (info.empty() || logdir_.empty()) return;
   const std::string path = run_info_path();
-  RunInfo merged;
+  json::Value merged = json::Value::object();
   if (std::filesystem::exists(path)) {
+    // The first of duplicate names is the one readers see; a value that is not a string is kept
+    // as an empty string.
     const json::Value old = json::parse(read_file(path), path);
-    for (const auto& [key, value] : old.as_object(path))
-      merged.emplace_back(key, value.is_string() ? value.as_string(key) : std::string());
+    for (const auto& [key, value] : json::as_object(old, path))
+      if (!merged.contains(key)) merged[key] = value.is_string() ? value : json::Value("");
   }
-  for (const auto& [key, value] : info) {
-    auto same =
-        std::find_if(merged.begin(), merged.end(), [&](const auto& kv) { return kv.first == key; });
-    if (same != merged.end()) {
-      same->second = value;
-    } else {
-      merged.emplace_back(key, value);
-    }
-  }
-  std::string text = "{";
-  for (std::size_t i = 0; i < merged.size(); ++i)
-    text +=
-        (i ? ",\n " : "\n ") + json::quote(merged[i].first) + ": " + json::quote(merged[i].second);
-  text += "\n}\n";
-  write_file_atomically(path, text);
+  for (const auto& [key, value] : info) merged[key] = value;
+  write_file_atomically(path, json::dump(merged, path, 1) + "\n");
 }
 
 void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {

@@ -6,7 +6,8 @@
 
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
-#include "seedrl/io/json.hpp"
+
+#include "json.hpp"
 
 namespace seedrl::io {
 
@@ -42,9 +43,8 @@ std::string_view safetensors_dtype(DType dtype) {
 
 std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metadata& metadata) {
   std::set<std::string_view> names;
-  std::string header = "{";
+  json::Value members = json::Value::object();
   std::size_t offset = 0;
-  bool first = true;
   for (const NamedTensor& t : tensors) {
     SEEDRL_REQUIRE(!t.name.empty() && t.name != "__metadata__",
                    "safetensors: invalid tensor name '", t.name, "'");
@@ -52,37 +52,15 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
                    "'");
     SEEDRL_REQUIRE(t.tensor.defined() && t.tensor.device() == Device::cpu, "safetensors: tensor '",
                    t.name, "' must be a defined CPU tensor");
-    if (!first) header += ',';
-    first = false;
-    header += json::quote(t.name);
-    header += ":{\"dtype\":\"";
-    header += safetensors_dtype(t.tensor.dtype());
-    header += "\",\"shape\":[";
-    for (int i = 0; i < t.tensor.rank(); ++i) {
-      if (i) header += ',';
-      header += std::to_string(t.tensor.dim(i));
-    }
-    header += "],\"data_offsets\":[";
-    header += std::to_string(offset);
-    header += ',';
-    header += std::to_string(offset + t.tensor.bytes());
-    header += "]}";
+    json::Value shape = json::Value::array();
+    for (int i = 0; i < t.tensor.rank(); ++i) shape.push_back(t.tensor.dim(i));
+    members[t.name] = {{"dtype", std::string(safetensors_dtype(t.tensor.dtype()))},
+                       {"shape", std::move(shape)},
+                       {"data_offsets", {offset, offset + t.tensor.bytes()}}};
     offset += t.tensor.bytes();
   }
-  if (!metadata.empty()) {
-    if (!first) header += ',';
-    header += "\"__metadata__\":{";
-    bool first_key = true;
-    for (const auto& [k, v] : metadata) {
-      if (!first_key) header += ',';
-      header += json::quote(k);
-      header += ':';
-      header += json::quote(v);
-      first_key = false;
-    }
-    header += '}';
-  }
-  header += "}";
+  if (!metadata.empty()) members["__metadata__"] = metadata;
+  std::string header = json::dump(members, "safetensors header");
   while ((8 + header.size()) % 8 != 0) header += ' ';  // data starts 8-byte aligned
 
   ByteWriter out;
@@ -118,29 +96,27 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
   file.data_offset_ = 8 + static_cast<std::size_t>(header_size);
   const std::size_t data_size = file.bytes_.size() - file.data_offset_;
   const json::Value header = json::parse(std::string_view(file.bytes_).substr(8, header_size), src);
-  const json::Object& members = header.as_object(src + ": header");
-
-  for (const auto& [name, value] : members) {
+  for (const auto& [name, value] : json::as_object(header, src + ": header")) {
     if (name == "__metadata__") {
-      for (const auto& [k, v] : value.as_object(src + ": __metadata__")) {
-        file.metadata_[k] = v.as_string(src + ": metadata '" + k + "'");
+      for (const auto& [k, v] : json::as_object(value, src + ": __metadata__")) {
+        file.metadata_[k] = json::as_string(v, src + ": metadata '" + k + "'");
       }
       continue;
     }
     const std::string what = src + ": tensor '" + name + "'";
-    const json::Value* dtype = value.find("dtype");
-    const json::Value* shape = value.find("shape");
-    const json::Value* offsets = value.find("data_offsets");
+    const json::Value* dtype = json::find(value, "dtype");
+    const json::Value* shape = json::find(value, "shape");
+    const json::Value* offsets = json::find(value, "data_offsets");
     SEEDRL_REQUIRE(dtype && shape && offsets, what, " lacks dtype, shape or data_offsets");
     Entry e;
     e.name = name;
-    const std::string& dtype_name = dtype->as_string(what + " dtype");
+    const std::string& dtype_name = json::as_string(*dtype, what + " dtype");
     SEEDRL_REQUIRE(dtype_from_name(dtype_name, &e.dtype), what, " has dtype ", dtype_name,
                    ", which seedrl does not read (F32, U8, I32)");
     std::vector<std::int64_t> dims;
     std::uint64_t numel = 1;
-    for (const json::Value& d : shape->as_array(what + " shape")) {
-      const std::uint64_t n = d.as_index(what + " shape");
+    for (const json::Value& d : json::as_array(*shape, what + " shape")) {
+      const std::uint64_t n = json::as_index(d, what + " shape");
       SEEDRL_REQUIRE(n < (1ull << 40) && (n == 0 || numel <= (1ull << 40) / n), what,
                      " shape is too large");
       numel *= n;
@@ -149,10 +125,10 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
     SEEDRL_REQUIRE(dims.size() <= static_cast<std::size_t>(Shape::kMaxRank), what, " has rank ",
                    dims.size(), ", more than ", Shape::kMaxRank);
     e.shape = Shape(dims);
-    const json::Array& range = offsets->as_array(what + " data_offsets");
+    const json::Array& range = json::as_array(*offsets, what + " data_offsets");
     SEEDRL_REQUIRE(range.size() == 2, what, " data_offsets must hold two numbers");
-    e.begin = range[0].as_index(what + " data_offsets");
-    e.end = range[1].as_index(what + " data_offsets");
+    e.begin = json::as_index(range[0], what + " data_offsets");
+    e.end = json::as_index(range[1], what + " data_offsets");
     SEEDRL_REQUIRE(e.begin <= e.end && e.end <= data_size, what, " data [", e.begin, ", ", e.end,
                    ") lies outside the ", data_size, " bytes of data (truncated file?)");
     SEEDRL_REQUIRE(e.end - e.begin == numel * size_of(e.dtype), what, " holds ", e.end - e.begin,
