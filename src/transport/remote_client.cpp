@@ -163,9 +163,10 @@ struct RemoteClient::Impl {
       if (!frame_bytes && have >= protocol::kHeaderBytes) {
         const std::span<const std::uint8_t> bytes(receive_buffer.data() + rx_begin,
                                                   protocol::kHeaderBytes);
-        if (protocol::Fault f = protocol::decode_header(bytes, max_frame_bytes, header)) {
+        if (protocol::Verdict v = protocol::decode_header(bytes, max_frame_bytes, header);
+            !v.is_ok()) {
           return lost(Status::unavailable(
-              str_cat("bad frame from ", address.to_string(), ": ", f->message)));
+              str_cat("bad frame from ", address.to_string(), ": ", v.error().message)));
         }
         frame_bytes = std::size_t{header->length} + 4;
       }
@@ -203,9 +204,9 @@ struct RemoteClient::Impl {
 
   Status refused(std::span<const std::uint8_t> bytes) {
     protocol::ErrorFrame error;
-    if (protocol::Fault f = protocol::decode_error(bytes, &error)) {
+    if (protocol::Verdict v = protocol::decode_error(bytes, &error); !v.is_ok()) {
       return lost(Status::unavailable(
-          str_cat("bad ERROR frame from ", address.to_string(), ": ", f->message)));
+          str_cat("bad ERROR frame from ", address.to_string(), ": ", v.error().message)));
     }
     return lost(status_for(error));
   }
@@ -312,8 +313,8 @@ Status RemoteClient::connect(const ConnectRequest& request) {
         str_cat("the server answered HELLO with frame type ", static_cast<int>(header.type))));
   }
   protocol::Welcome welcome;
-  if (protocol::Fault f = protocol::decode_welcome(c.payload(at, header), &welcome)) {
-    return c.lost(Status::unavailable(str_cat("bad WELCOME: ", f->message)));
+  if (protocol::Verdict v = protocol::decode_welcome(c.payload(at, header), &welcome); !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad WELCOME: ", v.error().message)));
   }
   if (!(welcome.observation == request.observation_spec) ||
       welcome.num_actions != static_cast<std::uint32_t>(request.action_spec.num_actions)) {
@@ -360,8 +361,9 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                                               " with frame type ", static_cast<int>(header.type),
                                               ", sequence ", header.sequence)));
   }
-  if (protocol::Fault f = protocol::decode_actions(c.payload(at, header), c.num_actions, actions)) {
-    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", f->message)));
+  if (protocol::Verdict v = protocol::decode_actions(c.payload(at, header), c.num_actions, actions);
+      !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
   }
   return Status::ok();
 }

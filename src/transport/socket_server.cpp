@@ -39,7 +39,6 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using protocol::ErrorCode;
 using protocol::ErrorFrame;
-using protocol::Fault;
 using protocol::FrameType;
 
 namespace {
@@ -277,13 +276,14 @@ class Session final : public Shared::SessionBase,
     // the wrong size reach decode_step, whose message says what was wrong with it.
     const std::uint32_t limit =
         handshake ? kHandshakeFrameBytes : std::max(step_frame_bytes_, kHandshakeFrameBytes);
-    if (Fault f = protocol::decode_header(header_, limit, &frame_)) {
-      if (f->code == ErrorCode::frame_too_large) {
-        f->message += handshake ? " (before the handshake)"
-                                : str_cat(" (a STEP of this actor's observations is ",
-                                          step_frame_bytes_, " bytes)");
+    if (protocol::Verdict v = protocol::decode_header(header_, limit, &frame_); !v.is_ok()) {
+      ErrorFrame error = v.error();
+      if (error.code == ErrorCode::frame_too_large) {
+        error.message += handshake ? " (before the handshake)"
+                                   : str_cat(" (a STEP of this actor's observations is ",
+                                             step_frame_bytes_, " bytes)");
       }
-      fail(*f);
+      fail(error);
       return;
     }
     switch (frame_.type) {
@@ -359,7 +359,8 @@ class Session final : public Shared::SessionBase,
 
   void on_hello(std::span<const std::uint8_t> payload) {
     protocol::Hello hello;
-    if (Fault f = protocol::decode_hello(payload, &hello)) return fail(*f);
+    if (protocol::Verdict v = protocol::decode_hello(payload, &hello); !v.is_ok())
+      return fail(v.error());
     if (!protocol::tokens_equal(hello.token, shared_->options.token)) {
       return fail({ErrorCode::unauthorized, "wrong token"});
     }
@@ -427,8 +428,10 @@ class Session final : public Shared::SessionBase,
 
   void on_step(std::span<const std::uint8_t> payload) {
     protocol::StepView view;
-    if (Fault f = protocol::decode_step(payload, num_envs_, observation_bytes_, &view))
-      return fail(*f);
+    if (protocol::Verdict v = protocol::decode_step(payload, num_envs_, observation_bytes_, &view);
+        !v.is_ok()) {
+      return fail(v.error());
+    }
     for (std::uint32_t i = 0; i < num_envs_; ++i) rewards_[i] = view.reward(i);
     step_sequence_ = frame_.sequence;
     in_flight_ = true;

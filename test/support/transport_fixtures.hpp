@@ -215,7 +215,8 @@ class RawConnection {
     std::string header;
     if (!read_exact(protocol::kHeaderBytes, &header, timeout)) return false;
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(header.data());
-    if (protocol::decode_header({bytes, header.size()}, 1u << 30, &frame->header)) return false;
+    if (!protocol::decode_header({bytes, header.size()}, 1u << 30, &frame->header).is_ok())
+      return false;
     return read_exact(frame->header.payload_bytes(), &frame->payload, timeout);
   }
   /// Reads the ERROR frame that should come next; its code, or nullopt.
@@ -225,8 +226,9 @@ class RawConnection {
     if (!read_frame(&f, timeout) || f.header.type != protocol::FrameType::error)
       return std::nullopt;
     protocol::ErrorFrame e;
-    if (protocol::decode_error(
-            {reinterpret_cast<const std::uint8_t*>(f.payload.data()), f.payload.size()}, &e)) {
+    if (!protocol::decode_error(
+             {reinterpret_cast<const std::uint8_t*>(f.payload.data()), f.payload.size()}, &e)
+             .is_ok()) {
       return std::nullopt;
     }
     return e;
