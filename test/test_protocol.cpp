@@ -222,6 +222,7 @@ TEST_CASE("protocol: WELCOME and ERROR round trip; long messages are cut") {
   encode_error(frame, ErrorFrame{ErrorCode::internal, std::string(5000, 'm')});
   CHECK(decode_error(payload_of(frame, FrameType::error), &e).is_ok());
   CHECK(e.message.size() == kMaxMessageBytes);
+  CHECK(max_error_frame_bytes() == frame.size());
   CHECK(code_of(decode_error(bytes_of(Bytes{}.u16(1).u16(10).text("short").s), &e)) ==
         ErrorCode::malformed);
 }
@@ -235,9 +236,14 @@ TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the pa
   std::string frame;
   encode_step(frame, 42, rewards, flags, observations);
 
-  CHECK(step_prefix_bytes(3) == 24);  // 4 + 12 + 3 = 19, padded to 24
-  CHECK(step_prefix_bytes(1) == 16);  // 4 + 4 + 1 = 9, padded to 16
-  CHECK(step_prefix_bytes(4) == 24);  // 4 + 16 + 4 = 24
+  const StepLayout layout = step_layout(3, 5);
+  CHECK(layout.rewards_offset == 4);
+  CHECK(layout.flags_offset == 16);
+  CHECK(layout.observations_offset == 24);  // 4 + 12 + 3 = 19, padded to 24
+  CHECK(layout.payload_bytes == 39);
+  CHECK(layout.frame_bytes == frame.size());
+  CHECK(step_layout(1, 5).observations_offset == 16);  // 4 + 4 + 1 = 9, padded to 16
+  CHECK(step_layout(4, 5).observations_offset == 24);  // 4 + 16 + 4 = 24
   const std::string payload = Bytes{}
                                   .u32(3)
                                   .f32(1.5f)
@@ -306,6 +312,7 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
   const std::vector<std::int32_t> actions{0, 5, 2};
   encode_actions(frame, 7, actions);
   CHECK(frame.substr(kHeaderBytes) == Bytes{}.u32(3).u32(0).u32(5).u32(2).s);
+  CHECK(actions_frame_bytes(3) == frame.size());
   std::vector<std::int32_t> back(3, -1);
   CHECK(decode_actions(payload_of(frame, FrameType::actions), 6, back).is_ok());
   CHECK(back == actions);

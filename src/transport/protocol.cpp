@@ -281,6 +281,10 @@ Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
 
 // ---- ERROR ----
 
+std::size_t max_error_frame_bytes() {
+  return kHeaderBytes + 2 + 2 + kMaxMessageBytes;  // code, message length, message
+}
+
 void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence) {
   const std::size_t start = begin_frame(out, FrameType::error, sequence);
   const std::size_t message_bytes = std::min(error.message.size(), kMaxMessageBytes);
@@ -309,9 +313,15 @@ Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
 
 // ---- STEP ----
 
-std::size_t step_prefix_bytes(std::uint32_t num_envs) {
-  const std::size_t unpadded = 4 + 5 * std::size_t{num_envs};
-  return (unpadded + 7) / 8 * 8;
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes) {
+  StepLayout layout;
+  layout.rewards_offset = 4;  // after the u32 environment count
+  layout.flags_offset = layout.rewards_offset + 4 * std::size_t{num_envs};
+  // Zero padding after the flags puts the observations on a multiple of 8.
+  layout.observations_offset = (layout.flags_offset + num_envs + 7) / 8 * 8;
+  layout.payload_bytes = layout.observations_offset + std::uint64_t{num_envs} * observation_bytes;
+  layout.frame_bytes = kHeaderBytes + layout.payload_bytes;
+  return layout;
 }
 
 void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -323,13 +333,13 @@ void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<cons
   SEEDRL_REQUIRE(observation_bytes % rewards.size() == 0, "protocol: ", observation_bytes,
                  " observation bytes do not split into ", rewards.size(), " environments");
   const auto n = static_cast<std::uint32_t>(rewards.size());
-  const std::size_t prefix = step_prefix_bytes(n);
-  encode_header(out, FrameType::step, sequence, prefix + observation_bytes);
+  const StepLayout layout = step_layout(n, observation_bytes / n);
+  encode_header(out, FrameType::step, sequence, layout.payload_bytes);
   const std::size_t payload_start = out.size();
   put<std::uint32_t>(out, n);
   for (float r : rewards) put<float>(out, r);
   out.append(reinterpret_cast<const char*>(flags.data()), flags.size());
-  out.resize(payload_start + prefix, '\0');
+  out.resize(payload_start + layout.observations_offset, '\0');  // the zero padding
 }
 
 void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -351,19 +361,21 @@ Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_env
         ErrorCode::invalid_request,
         str_cat("STEP frame: ", n, " environments, but this actor connected with ", num_envs));
   }
-  const std::size_t prefix = step_prefix_bytes(n);
+  const StepLayout layout = step_layout(n, observation_bytes);
   const std::uint8_t* rewards = nullptr;
   const std::uint8_t* flags = nullptr;
   const std::uint8_t* padding = nullptr;
-  if (!in.take(4 * std::size_t{n}, &rewards)) return in.truncated("rewards");
+  // The cursor stands at layout.rewards_offset, after the count.
+  if (!in.take(layout.flags_offset - layout.rewards_offset, &rewards))
+    return in.truncated("rewards");
   if (!in.take(n, &flags)) return in.truncated("step flags");
-  const std::size_t padding_bytes = prefix - in.offset();
+  const std::size_t padding_bytes = layout.observations_offset - in.offset();
   if (!in.take(padding_bytes, &padding)) return in.truncated("padding");
   for (std::size_t i = 0; i < padding_bytes; ++i) {
     if (padding[i] != 0)
       return refuse(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
   }
-  const std::size_t expected = std::size_t{n} * observation_bytes;
+  const std::uint64_t expected = layout.payload_bytes - layout.observations_offset;
   if (in.remaining() != expected) {
     return refuse(ErrorCode::invalid_request,
                   str_cat("STEP frame: ", in.remaining(), " observation bytes; ", n,
@@ -372,7 +384,7 @@ Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_env
   out->num_envs = n;
   out->rewards = rewards;
   out->flags = flags;
-  out->observations = payload.data() + prefix;
+  out->observations = payload.data() + layout.observations_offset;
   for (std::uint32_t i = 0; i < n; ++i) {
     if ((flags[i] & ~step_flags::kAll) != 0) {
       return refuse(ErrorCode::malformed, str_cat("STEP frame: environment ", i,
@@ -387,6 +399,10 @@ Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_env
 }
 
 // ---- ACTIONS ----
+
+std::size_t actions_frame_bytes(std::uint32_t num_envs) {
+  return kHeaderBytes + 4 + 4 * std::size_t{num_envs};  // count, then one i32 per environment
+}
 
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions) {

@@ -168,7 +168,7 @@ struct RemoteClient::Impl {
           return lost(Status::unavailable(
               str_cat("bad frame from ", address.to_string(), ": ", v.error().message)));
         }
-        frame_bytes = std::size_t{header->length} + 4;
+        frame_bytes = header->frame_bytes();
       }
       if (frame_bytes && have >= *frame_bytes) {
         *payload_at = rx_begin + protocol::kHeaderBytes;
@@ -349,9 +349,9 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                     {observations.raw_data(), observations.bytes()}};
   if (Status s = c.send_all(parts, 2, deadline); !s.is_ok()) return c.lost(s);
 
-  const std::size_t answer_bytes = protocol::kHeaderBytes + 4 + 4 * n;
-  const auto limit = static_cast<std::uint32_t>(
-      std::max<std::size_t>(answer_bytes, protocol::kHeaderBytes + 4 + protocol::kMaxMessageBytes));
+  const std::size_t answer_bytes = protocol::actions_frame_bytes(c.num_envs);
+  const auto limit =
+      static_cast<std::uint32_t>(std::max(answer_bytes, protocol::max_error_frame_bytes()));
   protocol::FrameHeader header;
   std::size_t at = 0;
   if (Status s = c.receive_frame(answer_bytes, limit, deadline, &header, &at); !s.is_ok()) return s;

@@ -317,7 +317,7 @@ class Session final : public Shared::SessionBase,
     if (!finish_read(ec)) return;
     shared_->bytes_received += static_cast<std::int64_t>(n);
     if (ec) {
-      lost(ec, protocol::kHeaderBytes + n, protocol::kHeaderBytes + frame_.payload_bytes());
+      lost(ec, protocol::kHeaderBytes + n, frame_.frame_bytes());
       return;
     }
     const std::span<const std::uint8_t> payload(
@@ -369,13 +369,11 @@ class Session final : public Shared::SessionBase,
 
     const std::uint32_t n = hello.num_envs;
     const std::size_t observation_bytes = hello.observation.bytes();
-    const std::uint64_t step_payload =
-        protocol::step_prefix_bytes(n) + std::uint64_t{n} * observation_bytes;
-    if (protocol::kHeaderBytes + step_payload > shared_->options.max_frame_bytes) {
+    const protocol::StepLayout step = protocol::step_layout(n, observation_bytes);
+    if (step.frame_bytes > shared_->options.max_frame_bytes) {
       return fail({ErrorCode::invalid_request,
                    str_cat("a STEP of ", n, " observations of ", observation_bytes, " bytes needs ",
-                           protocol::kHeaderBytes + step_payload,
-                           "-byte frames; this server accepts at most ",
+                           step.frame_bytes, "-byte frames; this server accepts at most ",
                            shared_->options.max_frame_bytes, " (max_frame_bytes)")});
     }
     ConnectRequest request;
@@ -392,21 +390,20 @@ class Session final : public Shared::SessionBase,
     ++shared_->handshakes;
     num_envs_ = n;
     observation_bytes_ = observation_bytes;
-    step_frame_bytes_ = static_cast<std::uint32_t>(protocol::kHeaderBytes + step_payload);
+    step_frame_bytes_ = static_cast<std::uint32_t>(step.frame_bytes);
 
     // The step request lives as long as the session; its views point into buffer_, where every
     // STEP payload lands, so observations are copied only once more: into the inference batch.
-    const std::size_t prefix = protocol::step_prefix_bytes(n);
-    buffer_ = Tensor::empty({static_cast<std::int64_t>(step_payload)}, DType::u8);
+    buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
     auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
     rewards_.assign(n, 0.0f);
     actions_.assign(n, 0);
     request_.connection = connection_;
-    request_.observations =
-        Tensor::from_blob(bytes + prefix, hello.observation.shape.prepend({std::int64_t{n}}),
-                          hello.observation.dtype);
+    request_.observations = Tensor::from_blob(bytes + step.observations_offset,
+                                              hello.observation.shape.prepend({std::int64_t{n}}),
+                                              hello.observation.dtype);
     request_.rewards = rewards_;
-    request_.flags = std::span<const std::uint8_t>(bytes + 4 + 4 * std::size_t{n}, n);
+    request_.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
     request_.actions = actions_;
     request_.on_complete = [this](const Status& status) { on_step_complete(status); };
 

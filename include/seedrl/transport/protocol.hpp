@@ -100,6 +100,7 @@ struct FrameHeader {
   FrameType type = FrameType::hello;
   std::uint32_t sequence = 0;
   std::uint32_t payload_bytes() const { return length - 8; }
+  std::size_t frame_bytes() const { return std::size_t{length} + 4; }  ///< header and payload
 };
 
 struct Hello {
@@ -151,11 +152,23 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out);
 void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence = 0);
 Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);
 
+/// Bytes of the largest ERROR frame (a message of kMaxMessageBytes).
+std::size_t max_error_frame_bytes();
 void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence = 0);
 Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
 
-/// Bytes of a STEP payload before its observations (count, rewards, flags, padding to 8).
-std::size_t step_prefix_bytes(std::uint32_t num_envs);
+/// Where the fields of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
+/// of the payload, which is the frame's byte kHeaderBytes.
+struct StepLayout {
+  std::size_t rewards_offset = 0;       ///< num_envs little-endian f32, after the u32 count
+  std::size_t flags_offset = 0;         ///< num_envs step-flag bytes, then zero padding
+  std::size_t observations_offset = 0;  ///< a multiple of 8: the observations start aligned
+  std::uint64_t payload_bytes = 0;      ///< observations_offset + num_envs * observation_bytes
+  std::uint64_t frame_bytes = 0;        ///< kHeaderBytes + payload_bytes
+};
+/// The layout of a STEP of `num_envs` (1 to kMaxEnvs) observations of `observation_bytes` each
+/// (at most the 4 GiB a HELLO can describe, so no size overflows).
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes);
 /// Appends a STEP frame's header and payload up to its observations, which are to follow:
 /// `observation_bytes` in all (senders that write them from their own buffer avoid a copy).
 void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -168,6 +181,8 @@ void encode_step(std::string& out, std::uint32_t sequence, std::span<const float
 Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
                     std::size_t observation_bytes, StepView* out);
 
+/// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments.
+std::size_t actions_frame_bytes(std::uint32_t num_envs);
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions);
 /// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
