@@ -1,10 +1,11 @@
 // The wire codec: exact bytes of each frame (as docs/protocol.md lays them out), round trips, and
-// a Fault with the right code for every kind of bad input, including every truncation.
+// a refusing Verdict with the right code for every kind of bad input, including every truncation.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "seedrl/runtime/unroll.hpp"
@@ -21,8 +22,8 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
 // The payload of the single frame in `frame`, after checking its header.
 std::span<const std::uint8_t> payload_of(const std::string& frame, FrameType type) {
   FrameHeader h;
-  const Fault f = decode_header(bytes_of(frame), kDefaultMaxFrameBytes, &h);
-  REQUIRE_FALSE(f.has_value());
+  const Verdict v = decode_header(bytes_of(frame), kDefaultMaxFrameBytes, &h);
+  REQUIRE(v.is_ok());
   REQUIRE(h.type == type);
   REQUIRE(h.length + 4 == frame.size());
   return bytes_of(frame).subspan(kHeaderBytes);
@@ -56,19 +57,28 @@ Hello sample_hello() {
   return h;
 }
 
-ErrorCode code_of(const Fault& f) {
-  REQUIRE(f.has_value());
-  return f->code;
+ErrorCode code_of(const Verdict& v) {
+  REQUIRE_FALSE(v.is_ok());
+  return v.error().code;
 }
 
 }  // namespace
+
+TEST_CASE("protocol: a Verdict is ok or carries the ERROR frame to send, and is no bool") {
+  static_assert(!std::is_constructible_v<bool, Verdict>);
+  CHECK(Verdict::ok().is_ok());
+  const Verdict refused(ErrorFrame{ErrorCode::unauthorized, "wrong token"});
+  CHECK_FALSE(refused.is_ok());
+  CHECK(refused.error().code == ErrorCode::unauthorized);
+  CHECK(refused.error().message == "wrong token");
+}
 
 TEST_CASE("protocol: the header is length, version, type, reserved, sequence") {
   std::string out;
   encode_header(out, FrameType::step, 0xa1b2c3d4, 100);
   CHECK(out == Bytes{}.u32(108).u8(1).u8(4).u16(0).u32(0xa1b2c3d4).s);
   FrameHeader h;
-  CHECK_FALSE(decode_header(bytes_of(out), kDefaultMaxFrameBytes, &h).has_value());
+  CHECK(decode_header(bytes_of(out), kDefaultMaxFrameBytes, &h).is_ok());
   CHECK(h.length == 108);
   CHECK(h.payload_bytes() == 100);
   CHECK(h.version == protocol::kVersion);
@@ -85,13 +95,12 @@ TEST_CASE("protocol: a bad header gets the fault that names it") {
         ErrorCode::frame_too_large);
   CHECK(code_of(decode_header(bytes_of(header(5000, 1, 4, 0)), 5000, &h)) ==
         ErrorCode::frame_too_large);
-  CHECK_FALSE(
-      decode_header(bytes_of(header(4996, 1, 4, 0)), 5000, &h).has_value());  // exactly 5000 bytes
+  CHECK(decode_header(bytes_of(header(4996, 1, 4, 0)), 5000, &h).is_ok());  // exactly 5000 bytes
   CHECK(code_of(decode_header(bytes_of(header(7, 1, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  const Fault version = decode_header(bytes_of(header(8, 2, 4, 0)), kDefaultMaxFrameBytes, &h);
+  const Verdict version = decode_header(bytes_of(header(8, 2, 4, 0)), kDefaultMaxFrameBytes, &h);
   CHECK(code_of(version) == ErrorCode::unsupported_version);
-  CHECK(version->message.find("version 2") != std::string::npos);
+  CHECK(version.error().message.find("version 2") != std::string::npos);
   CHECK(code_of(decode_header(bytes_of(header(8, 1, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
   CHECK(code_of(decode_header(bytes_of(header(8, 1, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
@@ -128,7 +137,7 @@ TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
             payload);
 
   Hello back;
-  CHECK_FALSE(decode_hello(payload_of(frame, FrameType::hello), &back).has_value());
+  CHECK(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
   CHECK(back.token == hello.token);
   CHECK(back.run_id == hello.run_id);
   CHECK(back.num_envs == 3);
@@ -162,8 +171,7 @@ TEST_CASE("protocol: HELLO fields out of range are refused") {
     return b.u32(actions).s;
   };
   Hello h;
-  CHECK_FALSE(
-      decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 2)), &h).has_value());
+  CHECK(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 2)), &h).is_ok());
   CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL02", 3, 2, 0, 0, 1, 4, 2)), &h)) ==
         ErrorCode::malformed);
   CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 2000, 2, 0, 0, 1, 4, 2)), &h)) ==
@@ -185,8 +193,8 @@ TEST_CASE("protocol: HELLO fields out of range are refused") {
                              &h)) == ErrorCode::malformed);
   CHECK(code_of(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 0)), &h)) ==
         ErrorCode::malformed);
-  CHECK_FALSE(decode_hello(bytes_of(hello_payload("SEEDRL01", 0, 2, 0, 0, 0, 0, 2)), &h)
-                  .has_value());  // scalar obs
+  CHECK(decode_hello(bytes_of(hello_payload("SEEDRL01", 0, 2, 0, 0, 0, 0, 2)), &h)
+            .is_ok());  // scalar obs
   CHECK(h.observation.shape.rank() == 0);
 }
 
@@ -195,7 +203,7 @@ TEST_CASE("protocol: WELCOME and ERROR round trip; long messages are cut") {
   encode_welcome(frame, Welcome{TensorSpec{Shape{4}, DType::f32}, 2, 17, 1 << 20}, 3);
   CHECK(frame.substr(kHeaderBytes) == Bytes{}.u8(0).u8(1).u32(4).u32(2).u32(17).u32(1 << 20).s);
   Welcome w;
-  CHECK_FALSE(decode_welcome(payload_of(frame, FrameType::welcome), &w).has_value());
+  CHECK(decode_welcome(payload_of(frame, FrameType::welcome), &w).is_ok());
   CHECK(w.observation == TensorSpec{Shape{4}, DType::f32});
   CHECK(w.num_actions == 2);
   CHECK(w.first_slot == 17);
@@ -205,15 +213,16 @@ TEST_CASE("protocol: WELCOME and ERROR round trip; long messages are cut") {
   encode_error(frame, ErrorFrame{ErrorCode::unauthorized, "wrong token"});
   CHECK(frame.substr(kHeaderBytes) == Bytes{}.u16(3).u16(11).text("wrong token").s);
   ErrorFrame e;
-  CHECK_FALSE(decode_error(payload_of(frame, FrameType::error), &e).has_value());
+  CHECK(decode_error(payload_of(frame, FrameType::error), &e).is_ok());
   CHECK(e.code == ErrorCode::unauthorized);
   CHECK(e.message == "wrong token");
   CHECK(std::string(name(e.code)) == "unauthorized");
 
   frame.clear();
   encode_error(frame, ErrorFrame{ErrorCode::internal, std::string(5000, 'm')});
-  CHECK_FALSE(decode_error(payload_of(frame, FrameType::error), &e).has_value());
+  CHECK(decode_error(payload_of(frame, FrameType::error), &e).is_ok());
   CHECK(e.message.size() == kMaxMessageBytes);
+  CHECK(max_error_frame_bytes() == frame.size());
   CHECK(code_of(decode_error(bytes_of(Bytes{}.u16(1).u16(10).text("short").s), &e)) ==
         ErrorCode::malformed);
 }
@@ -227,9 +236,14 @@ TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the pa
   std::string frame;
   encode_step(frame, 42, rewards, flags, observations);
 
-  CHECK(step_prefix_bytes(3) == 24);  // 4 + 12 + 3 = 19, padded to 24
-  CHECK(step_prefix_bytes(1) == 16);  // 4 + 4 + 1 = 9, padded to 16
-  CHECK(step_prefix_bytes(4) == 24);  // 4 + 16 + 4 = 24
+  const StepLayout layout = step_layout(3, 5);
+  CHECK(layout.rewards_offset == 4);
+  CHECK(layout.flags_offset == 16);
+  CHECK(layout.observations_offset == 24);  // 4 + 12 + 3 = 19, padded to 24
+  CHECK(layout.payload_bytes == 39);
+  CHECK(layout.frame_bytes == frame.size());
+  CHECK(step_layout(1, 5).observations_offset == 16);  // 4 + 4 + 1 = 9, padded to 16
+  CHECK(step_layout(4, 5).observations_offset == 24);  // 4 + 16 + 4 = 24
   const std::string payload = Bytes{}
                                   .u32(3)
                                   .f32(1.5f)
@@ -249,7 +263,7 @@ TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the pa
   CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(1).u8(4).u16(0).u32(42).s);
 
   StepView view;
-  CHECK_FALSE(decode_step(payload_of(frame, FrameType::step), 3, 5, &view).has_value());
+  CHECK(decode_step(payload_of(frame, FrameType::step), 3, 5, &view).is_ok());
   CHECK(view.num_envs == 3);
   CHECK(view.reward(0) == 1.5f);
   CHECK(view.reward(1) == -2.0f);
@@ -268,7 +282,7 @@ TEST_CASE("protocol: a bad STEP is refused") {
     return frame.substr(kHeaderBytes);
   };
   StepView view;
-  CHECK_FALSE(decode_step(bytes_of(payload()), 2, 16, &view).has_value());
+  CHECK(decode_step(bytes_of(payload()), 2, 16, &view).is_ok());
   // Another environment count than the handshake's; an observation of the wrong size.
   CHECK(code_of(decode_step(bytes_of(payload()), 3, 16, &view)) == ErrorCode::invalid_request);
   CHECK(code_of(decode_step(bytes_of(payload()), 2, 15, &view)) == ErrorCode::invalid_request);
@@ -276,7 +290,7 @@ TEST_CASE("protocol: a bad STEP is refused") {
   // Every truncation.
   const std::string good = payload();
   for (std::size_t n = 0; n < good.size(); ++n)
-    CHECK(decode_step(bytes_of(good).first(n), 2, 16, &view).has_value());
+    CHECK_FALSE(decode_step(bytes_of(good).first(n), 2, 16, &view).is_ok());
   // Unknown flag bits, nonzero padding, a non-finite reward.
   flags[1] = 8;
   CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::malformed);
@@ -298,8 +312,9 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
   const std::vector<std::int32_t> actions{0, 5, 2};
   encode_actions(frame, 7, actions);
   CHECK(frame.substr(kHeaderBytes) == Bytes{}.u32(3).u32(0).u32(5).u32(2).s);
+  CHECK(actions_frame_bytes(3) == frame.size());
   std::vector<std::int32_t> back(3, -1);
-  CHECK_FALSE(decode_actions(payload_of(frame, FrameType::actions), 6, back).has_value());
+  CHECK(decode_actions(payload_of(frame, FrameType::actions), 6, back).is_ok());
   CHECK(back == actions);
   CHECK(code_of(decode_actions(payload_of(frame, FrameType::actions), 5, back)) ==
         ErrorCode::malformed);
@@ -311,7 +326,7 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
   CHECK(code_of(decode_actions(bytes_of(negative), 6, one)) == ErrorCode::malformed);
   const std::string good = frame.substr(kHeaderBytes);
   for (std::size_t n = 0; n < good.size(); ++n)
-    CHECK(decode_actions(bytes_of(good).first(n), 6, back).has_value());
+    CHECK_FALSE(decode_actions(bytes_of(good).first(n), 6, back).is_ok());
 
   frame.clear();
   encode_goodbye(frame, 4);

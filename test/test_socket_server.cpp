@@ -1,6 +1,6 @@
-// SocketServer and RemoteClient over real sockets on this machine: steps arrive intact, every
-// kind of bad frame is refused without disturbing a good actor, limits and timeouts, faults and
-// shutdown, Unix socket files. (Also run under ThreadSanitizer in CI.)
+// SocketServer over real sockets on this machine: steps arrive intact, every kind of bad frame is
+// refused without disturbing a good actor, limits and timeouts, faults and shutdown, Unix socket
+// files. (Also run under ThreadSanitizer in CI.) The client side is test_remote_client.cpp.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "seedrl/core/random.hpp"
-#include "seedrl/runtime/actor.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "support/runtime_fixtures.hpp"
@@ -25,52 +24,6 @@ using namespace std::chrono_literals;
 using protocol::ErrorCode;
 
 namespace {
-
-constexpr const char* kToken = "correct horse";
-
-SocketServerOptions server_options(std::string listen = "127.0.0.1:0") {
-  SocketServerOptions o;
-  o.listen = std::move(listen);
-  o.token = kToken;
-  o.shutdown_grace = 500ms;
-  return o;
-}
-
-RemoteClientOptions client_options(const SocketAddress& address, std::string token = kToken) {
-  RemoteClientOptions o;
-  o.address = address.to_string();
-  o.token = std::move(token);
-  o.connect_timeout = 5s;
-  o.step_timeout = 10s;
-  return o;
-}
-
-ConnectRequest request(std::int32_t envs, std::uint64_t run_id = 11) {
-  ConnectRequest r;
-  r.run_id = run_id;
-  r.num_envs = envs;
-  r.observation_spec = {{2}, DType::f32};
-  r.action_spec = {3};
-  return r;
-}
-
-// An actor's buffers: observations {value, 0} per environment.
-struct Buffers {
-  Tensor observations;
-  std::vector<float> rewards;
-  std::vector<std::uint8_t> flags;
-  std::vector<std::int32_t> actions;
-  explicit Buffers(std::int32_t envs)
-      : observations(Tensor::zeros({envs, 2})),
-        rewards(static_cast<std::size_t>(envs), 0.25f),
-        flags(static_cast<std::size_t>(envs), step_flags::kFirst),
-        actions(static_cast<std::size_t>(envs), -1) {}
-  Status step(RemoteClient& client, float value) {
-    for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
-      observations.data<float>()[2 * e] = value;
-    return client.step(observations, rewards, flags, actions);
-  }
-};
 
 std::string temp_socket_path(const char* name) {
   return (std::filesystem::temp_directory_path() /
@@ -96,10 +49,10 @@ TEST_CASE("SocketServer: a RemoteClient's steps arrive intact over TCP and a Uni
     SocketServer server(endpoint, server_options(listen));
     server.start();
     RemoteClient client(client_options(server.address()));
-    REQUIRE(client.connect(request(3)).is_ok());
+    REQUIRE(client.connect(connect_request(11, 3)).is_ok());
     CHECK(client.connected());
     CHECK(client.first_slot() == 0);
-    Buffers buffers(3);
+    ClientBuffers buffers(3);
     for (int value : {0, 1, 2, 4, 5}) {
       REQUIRE(buffers.step(client, static_cast<float>(value)).is_ok());
       CHECK(buffers.actions == std::vector<std::int32_t>(3, value % 3));
@@ -141,11 +94,11 @@ TEST_CASE(
   std::atomic<std::int64_t> good_steps{0}, bad_answers{0};
   std::thread good([&] {
     RemoteClient client(client_options(address));
-    if (!client.connect(request(2, 99)).is_ok()) {
+    if (!client.connect(connect_request(99, 2)).is_ok()) {
       ++bad_answers;
       return;
     }
-    Buffers buffers(2);
+    ClientBuffers buffers(2);
     for (int i = 0; !done; ++i) {
       const Status s = buffers.step(client, static_cast<float>(i % 7));
       if (!s.is_ok() || buffers.actions[0] != (i % 7) % 3 || buffers.actions[1] != (i % 7) % 3)
@@ -357,7 +310,7 @@ TEST_CASE("SocketServer: connections beyond max_connections are told to retry la
   CHECK(error->code == ErrorCode::unavailable);
   // The client maps it to unavailable: an Actor would retry after a back-off.
   RemoteClient client(client_options(server.address()));
-  CHECK(client.connect(request(1)).is_unavailable());
+  CHECK(client.connect(connect_request(11, 1)).is_unavailable());
 }
 
 TEST_CASE(
@@ -379,8 +332,8 @@ TEST_CASE(
   // The slots are usable again by a new actor.
   endpoint.hold(false);
   RemoteClient client(client_options(server.address()));
-  REQUIRE(client.connect(request(4)).is_ok());
-  Buffers buffers(4);
+  REQUIRE(client.connect(connect_request(11, 4)).is_ok());
+  ClientBuffers buffers(4);
   CHECK(buffers.step(client, 2.0f).is_ok());
   CHECK(buffers.actions[3] == 2);
 }
@@ -392,13 +345,13 @@ TEST_CASE("SocketServer: stop tells actors to retry (shutting down) or to stop (
     SocketServer server(endpoint, server_options());
     server.start();
     RemoteClient idle(client_options(server.address()));
-    REQUIRE(idle.connect(request(1, 1)).is_ok());
+    REQUIRE(idle.connect(connect_request(1, 1)).is_ok());
     RemoteClient busy(client_options(server.address()));
-    REQUIRE(busy.connect(request(1, 2)).is_ok());
+    REQUIRE(busy.connect(connect_request(2, 1)).is_ok());
     endpoint.hold(true);
     Status busy_status;
     std::thread stepping([&] {
-      Buffers buffers(1);
+      ClientBuffers buffers(1);
       busy_status = buffers.step(busy, 1.0f);
     });
     REQUIRE(endpoint.wait_for_held(1));
@@ -407,7 +360,7 @@ TEST_CASE("SocketServer: stop tells actors to retry (shutting down) or to stop (
     endpoint.release();  // the step in flight comes back during stop: its actor hears why, too
     stopping.join();
     stepping.join();
-    Buffers buffers(1);
+    ClientBuffers buffers(1);
     const Status idle_status = buffers.step(idle, 1.0f);
     if (reason == ErrorCode::finished) {
       CHECK(idle_status.is_closed());
@@ -420,7 +373,7 @@ TEST_CASE("SocketServer: stop tells actors to retry (shutting down) or to stop (
     CHECK(endpoint.free_slots() == 64);
     // A new connection finds nobody listening.
     RemoteClient late(client_options(server.address()));
-    CHECK(late.connect(request(1)).is_unavailable());
+    CHECK(late.connect(connect_request(11, 1)).is_unavailable());
   }
 }
 
@@ -443,58 +396,6 @@ TEST_CASE("SocketServer: stop does not wait past its grace for a step the endpoi
   CHECK(endpoint.free_slots() == 63);
   endpoint.stop();  // answers the step: the session frees its slot on this thread
   CHECK(endpoint.free_slots() == 64);
-}
-
-TEST_CASE("RemoteClient: refusals that retrying cannot fix, and ones it can") {
-  FakeEndpoint endpoint;
-  SocketServer server(endpoint, server_options());
-  server.start();
-  RemoteClient wrong_token(client_options(server.address(), "guess"));
-  const Status refused = wrong_token.connect(request(1));
-  CHECK(refused.is_invalid_argument());
-  CHECK(refused.message().find("unauthorized") != std::string::npos);
-  CHECK_FALSE(wrong_token.connected());
-
-  RemoteClient wrong_specs(client_options(server.address()));
-  ConnectRequest r = request(1);
-  r.action_spec = {5};
-  CHECK(wrong_specs.connect(r).is_invalid_argument());
-
-  const SocketAddress gone = server.address();
-  server.stop();
-  RemoteClient nobody(client_options(gone));
-  const auto start = std::chrono::steady_clock::now();
-  const Status s = nobody.connect(request(1));
-  CHECK(s.is_unavailable());
-  CHECK(s.message().find(gone.to_string()) != std::string::npos);
-  CHECK(seconds_since(start) < 4.0);
-  Buffers buffers(1);
-  CHECK(buffers.step(nobody, 0.0f).is_unavailable());  // not connected
-
-  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"no-port", "", 1s, 1s}), Error);
-  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"127.0.0.1:1", "", 0ms, 1s}), Error);
-}
-
-TEST_CASE("RemoteClient: interrupt() ends a step the server holds, and later connects") {
-  FakeEndpoint endpoint;
-  SocketServer server(endpoint, server_options());
-  server.start();
-  RemoteClient client(client_options(server.address()));
-  REQUIRE(client.connect(request(1)).is_ok());
-  endpoint.hold(true);
-  Status status;
-  std::thread stepping([&] {
-    Buffers buffers(1);
-    status = buffers.step(client, 1.0f);
-  });
-  REQUIRE(endpoint.wait_for_held(1));
-  const auto start = std::chrono::steady_clock::now();
-  client.interrupt();
-  stepping.join();
-  CHECK(seconds_since(start) < 2.0);
-  CHECK(status.is_closed());
-  CHECK(client.connect(request(1)).is_closed());
-  endpoint.release();
 }
 
 TEST_CASE(
@@ -556,89 +457,4 @@ TEST_CASE("SocketAddress: the forms it reads and the ones it refuses") {
     CHECK_THROWS_AS(SocketAddress::parse(bad), Error);
   }
   CHECK_THROWS_AS(SocketAddress::parse("unix:/" + std::string(200, 'x')), Error);
-}
-
-namespace {
-
-// Observations {t, 0}; episodes of 5 steps; the actions do not matter.
-class CountingEnv {
- public:
-  TensorSpec observation_spec() const { return {{2}, DType::f32}; }
-  ActionSpec action_spec() const { return {3}; }
-  void reset(const Tensor& observation) {
-    t_ = 0;
-    write(observation);
-  }
-  StepResult step(std::int32_t, const Tensor& observation) {
-    ++t_;
-    write(observation);
-    return {1.0f, t_ >= 5, false};
-  }
-
- private:
-  void write(const Tensor& observation) const {
-    observation.data<float>()[0] = static_cast<float>(t_);
-    observation.data<float>()[1] = 0.0f;
-  }
-  int t_ = 0;
-};
-static_assert(Environment<CountingEnv>);
-
-}  // namespace
-
-TEST_CASE(
-    "Actor over RemoteClient: finds a restarted server by itself, stops when training is "
-    "finished") {
-  FakeEndpoint endpoint;
-  auto server = std::make_unique<SocketServer>(endpoint, server_options());
-  server->start();
-  const SocketAddress address = server->address();
-  ActorOptions actor_options;
-  actor_options.initial_backoff = 20ms;
-  actor_options.max_backoff = 100ms;
-  Actor<CountingEnv, RemoteClient> actor(std::vector<CountingEnv>(2),
-                                         RemoteClient(client_options(address)), actor_options);
-  Status result;
-  std::thread running([&] { result = actor.run(); });
-  auto wait_for = [](auto condition) {
-    const auto start = std::chrono::steady_clock::now();
-    while (!condition() && seconds_since(start) < 20.0) std::this_thread::sleep_for(5ms);
-    return condition();
-  };
-  REQUIRE(wait_for([&] { return actor.stats().frames > 50; }));
-  const std::uint64_t first_run = actor.run_id();
-
-  server->stop(ErrorCode::shutting_down);
-  server.reset();
-  std::this_thread::sleep_for(200ms);  // the actor retries against a closed port meanwhile
-  server = std::make_unique<SocketServer>(endpoint, server_options(address.to_string()));
-  server->start();
-  const std::int64_t frames = actor.stats().frames;
-  REQUIRE(wait_for(
-      [&] { return actor.stats().connections >= 2 && actor.stats().frames > frames + 50; }));
-  CHECK(actor.run_id() != first_run);
-  CHECK(actor.stats().episodes > 10);
-
-  server->stop(ErrorCode::finished);
-  running.join();
-  CHECK(result.is_closed());
-  CHECK(result.message().find("training is over") != std::string::npos);
-}
-
-TEST_CASE("Actor over RemoteClient: stop() interrupts a step the server holds") {
-  FakeEndpoint endpoint;
-  SocketServer server(endpoint, server_options());
-  server.start();
-  Actor<CountingEnv, RemoteClient> actor(std::vector<CountingEnv>(1),
-                                         RemoteClient(client_options(server.address())));
-  endpoint.hold(true);
-  Status result = Status::internal("not run");
-  std::thread running([&] { result = actor.run(); });
-  REQUIRE(endpoint.wait_for_held(1));
-  const auto start = std::chrono::steady_clock::now();
-  actor.stop();
-  running.join();
-  CHECK(seconds_since(start) < 2.0);
-  CHECK(result.is_ok());
-  endpoint.release();
 }

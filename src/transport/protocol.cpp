@@ -1,5 +1,6 @@
 // The wire codec of docs/protocol.md. Encoders append to a std::string; decoders read through a
-// bounds-checked Cursor that never throws, so hostile bytes become a Fault and nothing else.
+// bounds-checked Cursor that never throws, so hostile bytes become a refusing Verdict and nothing
+// else.
 #include "seedrl/transport/protocol.hpp"
 
 #include <algorithm>
@@ -74,8 +75,8 @@ void put_spec(std::string& out, const TensorSpec& spec) {
   }
 }
 
-Fault fault(ErrorCode code, std::string message) {
-  return ErrorFrame{code, std::move(message)};
+Verdict refuse(ErrorCode code, std::string message) {
+  return Verdict(ErrorFrame{code, std::move(message)});
 }
 
 // Reads fixed-width little-endian fields; every read checks the remaining length first.
@@ -100,15 +101,15 @@ class Cursor {
   std::size_t remaining() const { return bytes_.size() - offset_; }
   std::size_t offset() const { return offset_; }
 
-  Fault truncated(const char* field) const {
-    return fault(ErrorCode::malformed,
-                 str_cat(what_, " frame: payload of ", bytes_.size(), " bytes ends before its ",
-                         field, " (offset ", offset_, ")"));
+  Verdict truncated(const char* field) const {
+    return refuse(ErrorCode::malformed,
+                  str_cat(what_, " frame: payload of ", bytes_.size(), " bytes ends before its ",
+                          field, " (offset ", offset_, ")"));
   }
-  Fault trailing() const {
-    return fault(ErrorCode::malformed,
-                 str_cat(what_, " frame: ", remaining(),
-                         " unexpected bytes after the last field (offset ", offset_, ")"));
+  Verdict trailing() const {
+    return refuse(ErrorCode::malformed,
+                  str_cat(what_, " frame: ", remaining(),
+                          " unexpected bytes after the last field (offset ", offset_, ")"));
   }
 
  private:
@@ -117,16 +118,16 @@ class Cursor {
   const char* what_;
 };
 
-Fault get_spec(Cursor& in, TensorSpec* spec) {
+Verdict get_spec(Cursor& in, TensorSpec* spec) {
   std::uint8_t dtype = 0, rank = 0;
   if (!in.get(&dtype) || !in.get(&rank)) return in.truncated("observation spec");
   if (dtype > static_cast<std::uint8_t>(DType::i32)) {
-    return fault(ErrorCode::malformed,
-                 str_cat("observation spec: unknown dtype code ", int{dtype}));
+    return refuse(ErrorCode::malformed,
+                  str_cat("observation spec: unknown dtype code ", int{dtype}));
   }
   if (rank > Shape::kMaxRank) {
-    return fault(ErrorCode::malformed, str_cat("observation spec: rank ", int{rank},
-                                               " exceeds the maximum of ", Shape::kMaxRank));
+    return refuse(ErrorCode::malformed, str_cat("observation spec: rank ", int{rank},
+                                                " exceeds the maximum of ", Shape::kMaxRank));
   }
   std::int64_t dims[Shape::kMaxRank];
   std::uint64_t bytes = size_of(static_cast<DType>(dtype));
@@ -134,17 +135,17 @@ Fault get_spec(Cursor& in, TensorSpec* spec) {
     std::uint32_t d = 0;
     if (!in.get(&d)) return in.truncated("observation dimensions");
     if (d == 0 || d > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
-      return fault(ErrorCode::malformed, str_cat("observation spec: dimension ", i, " is ", d));
+      return refuse(ErrorCode::malformed, str_cat("observation spec: dimension ", i, " is ", d));
     }
     bytes *= d;
     if (bytes > kMaxObservationBytes) {
-      return fault(ErrorCode::malformed, "observation spec: an observation of more than 4 GiB");
+      return refuse(ErrorCode::malformed, "observation spec: an observation of more than 4 GiB");
     }
     dims[i] = d;
   }
   spec->dtype = static_cast<DType>(dtype);
   spec->shape = Shape(std::span<const std::int64_t>(dims, rank));
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 std::uint32_t checked_u32(std::size_t value, const char* what) {
@@ -166,8 +167,8 @@ void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
   put<std::uint32_t>(out, sequence);
 }
 
-Fault decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame_bytes,
-                    FrameHeader* out) {
+Verdict decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame_bytes,
+                      FrameHeader* out) {
   Cursor in(bytes, "frame header");
   std::uint8_t type = 0;
   std::uint16_t reserved = 0;
@@ -176,29 +177,29 @@ Fault decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame
     return in.truncated("12-byte header");
   }
   if (out->length < 8) {
-    return fault(ErrorCode::malformed,
-                 str_cat("frame header: length field ", out->length, " is below the minimum of 8"));
+    return refuse(ErrorCode::malformed, str_cat("frame header: length field ", out->length,
+                                                " is below the minimum of 8"));
   }
   if (std::uint64_t{out->length} + 4 > max_frame_bytes) {
-    return fault(ErrorCode::frame_too_large,
-                 str_cat("frame header: a frame of ", std::uint64_t{out->length} + 4,
-                         " bytes exceeds this server's limit of ", max_frame_bytes));
+    return refuse(ErrorCode::frame_too_large,
+                  str_cat("frame header: a frame of ", std::uint64_t{out->length} + 4,
+                          " bytes exceeds this server's limit of ", max_frame_bytes));
   }
   if (out->version != kVersion) {
-    return fault(ErrorCode::unsupported_version,
-                 str_cat("frame header: protocol version ", int{out->version},
-                         "; this server speaks version ", int{kVersion}));
+    return refuse(ErrorCode::unsupported_version,
+                  str_cat("frame header: protocol version ", int{out->version},
+                          "; this server speaks version ", int{kVersion}));
   }
   if (type < static_cast<std::uint8_t>(FrameType::hello) ||
       type > static_cast<std::uint8_t>(FrameType::goodbye)) {
-    return fault(ErrorCode::malformed, str_cat("frame header: unknown frame type ", int{type}));
+    return refuse(ErrorCode::malformed, str_cat("frame header: unknown frame type ", int{type}));
   }
   out->type = static_cast<FrameType>(type);
   if (reserved != 0) {
-    return fault(ErrorCode::malformed,
-                 str_cat("frame header: reserved field is ", reserved, ", not 0"));
+    return refuse(ErrorCode::malformed,
+                  str_cat("frame header: reserved field is ", reserved, ", not 0"));
   }
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- HELLO ----
@@ -218,19 +219,19 @@ void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence) 
   patch_length(out, start);
 }
 
-Fault decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
+Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
   Cursor in(payload, "HELLO");
   const std::uint8_t* magic = nullptr;
   if (!in.take(kMagic.size(), &magic)) return in.truncated("magic");
   if (std::memcmp(magic, kMagic.data(), kMagic.size()) != 0) {
-    return fault(ErrorCode::malformed, "HELLO frame: wrong magic (not a seedrl actor)");
+    return refuse(ErrorCode::malformed, "HELLO frame: wrong magic (not a seedrl actor)");
   }
   std::uint16_t token_bytes = 0;
   const std::uint8_t* token = nullptr;
   if (!in.get(&token_bytes)) return in.truncated("token length");
   if (token_bytes > kMaxTokenBytes) {
-    return fault(ErrorCode::malformed, str_cat("HELLO frame: a token of ", token_bytes,
-                                               " bytes (at most ", kMaxTokenBytes, ")"));
+    return refuse(ErrorCode::malformed, str_cat("HELLO frame: a token of ", token_bytes,
+                                                " bytes (at most ", kMaxTokenBytes, ")"));
   }
   if (!in.take(token_bytes, &token)) return in.truncated("token");
   out->token.assign(reinterpret_cast<const char*>(token), token_bytes);
@@ -239,22 +240,22 @@ Fault decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
     return in.truncated("run id, environment count and evaluation flag");
   }
   if (out->num_envs == 0 || out->num_envs > kMaxEnvs) {
-    return fault(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_envs,
-                                               " environments (must be 1 to ", kMaxEnvs, ")"));
+    return refuse(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_envs,
+                                                " environments (must be 1 to ", kMaxEnvs, ")"));
   }
   if (evaluation > 1) {
-    return fault(ErrorCode::malformed,
-                 str_cat("HELLO frame: evaluation flag ", int{evaluation}, " is not 0 or 1"));
+    return refuse(ErrorCode::malformed,
+                  str_cat("HELLO frame: evaluation flag ", int{evaluation}, " is not 0 or 1"));
   }
   out->evaluation = evaluation == 1;
-  if (Fault f = get_spec(in, &out->observation)) return f;
+  if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
   if (!in.get(&out->num_actions)) return in.truncated("action count");
   if (out->num_actions == 0 ||
       out->num_actions > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
-    return fault(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_actions, " actions"));
+    return refuse(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_actions, " actions"));
   }
   if (in.remaining() != 0) return in.trailing();
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- WELCOME ----
@@ -268,17 +269,21 @@ void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequ
   patch_length(out, start);
 }
 
-Fault decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
+Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
   Cursor in(payload, "WELCOME");
-  if (Fault f = get_spec(in, &out->observation)) return f;
+  if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
   if (!in.get(&out->num_actions) || !in.get(&out->first_slot) || !in.get(&out->max_frame_bytes)) {
     return in.truncated("action count, first slot and frame limit");
   }
   if (in.remaining() != 0) return in.trailing();
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- ERROR ----
+
+std::size_t max_error_frame_bytes() {
+  return kHeaderBytes + 2 + 2 + kMaxMessageBytes;  // code, message length, message
+}
 
 void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence) {
   const std::size_t start = begin_frame(out, FrameType::error, sequence);
@@ -289,28 +294,34 @@ void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t seque
   patch_length(out, start);
 }
 
-Fault decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
+Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
   Cursor in(payload, "ERROR");
   std::uint16_t code = 0, message_bytes = 0;
   const std::uint8_t* message = nullptr;
   if (!in.get(&code) || !in.get(&message_bytes)) return in.truncated("code and message length");
   if (message_bytes > kMaxMessageBytes) {
-    return fault(ErrorCode::malformed,
-                 str_cat("ERROR frame: a message of ", message_bytes, " bytes"));
+    return refuse(ErrorCode::malformed,
+                  str_cat("ERROR frame: a message of ", message_bytes, " bytes"));
   }
   if (!in.take(message_bytes, &message)) return in.truncated("message");
   if (in.remaining() != 0) return in.trailing();
   // Codes this version does not know stay as they are: the message still says what happened.
   out->code = static_cast<ErrorCode>(code);
   out->message.assign(reinterpret_cast<const char*>(message), message_bytes);
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- STEP ----
 
-std::size_t step_prefix_bytes(std::uint32_t num_envs) {
-  const std::size_t unpadded = 4 + 5 * std::size_t{num_envs};
-  return (unpadded + 7) / 8 * 8;
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes) {
+  StepLayout layout;
+  layout.rewards_offset = 4;  // after the u32 environment count
+  layout.flags_offset = layout.rewards_offset + 4 * std::size_t{num_envs};
+  // Zero padding after the flags puts the observations on a multiple of 8.
+  layout.observations_offset = (layout.flags_offset + num_envs + 7) / 8 * 8;
+  layout.payload_bytes = layout.observations_offset + std::uint64_t{num_envs} * observation_bytes;
+  layout.frame_bytes = kHeaderBytes + layout.payload_bytes;
+  return layout;
 }
 
 void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -322,13 +333,13 @@ void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<cons
   SEEDRL_REQUIRE(observation_bytes % rewards.size() == 0, "protocol: ", observation_bytes,
                  " observation bytes do not split into ", rewards.size(), " environments");
   const auto n = static_cast<std::uint32_t>(rewards.size());
-  const std::size_t prefix = step_prefix_bytes(n);
-  encode_header(out, FrameType::step, sequence, prefix + observation_bytes);
+  const StepLayout layout = step_layout(n, observation_bytes / n);
+  encode_header(out, FrameType::step, sequence, layout.payload_bytes);
   const std::size_t payload_start = out.size();
   put<std::uint32_t>(out, n);
   for (float r : rewards) put<float>(out, r);
   out.append(reinterpret_cast<const char*>(flags.data()), flags.size());
-  out.resize(payload_start + prefix, '\0');
+  out.resize(payload_start + layout.observations_offset, '\0');  // the zero padding
 }
 
 void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -337,55 +348,61 @@ void encode_step(std::string& out, std::uint32_t sequence, std::span<const float
   out.append(reinterpret_cast<const char*>(observations.data()), observations.size());
 }
 
-Fault decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
-                  std::size_t observation_bytes, StepView* out) {
+Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
+                    std::size_t observation_bytes, StepView* out) {
   Cursor in(payload, "STEP");
   std::uint32_t n = 0;
   if (!in.get(&n)) return in.truncated("environment count");
   if (n == 0 || n > kMaxEnvs)
-    return fault(ErrorCode::malformed,
-                 str_cat("STEP frame: ", n, " environments (1 to ", kMaxEnvs, ")"));
+    return refuse(ErrorCode::malformed,
+                  str_cat("STEP frame: ", n, " environments (1 to ", kMaxEnvs, ")"));
   if (n != num_envs) {
-    return fault(
+    return refuse(
         ErrorCode::invalid_request,
         str_cat("STEP frame: ", n, " environments, but this actor connected with ", num_envs));
   }
-  const std::size_t prefix = step_prefix_bytes(n);
+  const StepLayout layout = step_layout(n, observation_bytes);
   const std::uint8_t* rewards = nullptr;
   const std::uint8_t* flags = nullptr;
   const std::uint8_t* padding = nullptr;
-  if (!in.take(4 * std::size_t{n}, &rewards)) return in.truncated("rewards");
+  // The cursor stands at layout.rewards_offset, after the count.
+  if (!in.take(layout.flags_offset - layout.rewards_offset, &rewards))
+    return in.truncated("rewards");
   if (!in.take(n, &flags)) return in.truncated("step flags");
-  const std::size_t padding_bytes = prefix - in.offset();
+  const std::size_t padding_bytes = layout.observations_offset - in.offset();
   if (!in.take(padding_bytes, &padding)) return in.truncated("padding");
   for (std::size_t i = 0; i < padding_bytes; ++i) {
     if (padding[i] != 0)
-      return fault(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
+      return refuse(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
   }
-  const std::size_t expected = std::size_t{n} * observation_bytes;
+  const std::uint64_t expected = layout.payload_bytes - layout.observations_offset;
   if (in.remaining() != expected) {
-    return fault(ErrorCode::invalid_request,
-                 str_cat("STEP frame: ", in.remaining(), " observation bytes; ", n,
-                         " observations of ", observation_bytes, " bytes need ", expected));
+    return refuse(ErrorCode::invalid_request,
+                  str_cat("STEP frame: ", in.remaining(), " observation bytes; ", n,
+                          " observations of ", observation_bytes, " bytes need ", expected));
   }
   out->num_envs = n;
   out->rewards = rewards;
   out->flags = flags;
-  out->observations = payload.data() + prefix;
+  out->observations = payload.data() + layout.observations_offset;
   for (std::uint32_t i = 0; i < n; ++i) {
     if ((flags[i] & ~step_flags::kAll) != 0) {
-      return fault(ErrorCode::malformed, str_cat("STEP frame: environment ", i,
-                                                 " has unknown flag bits ", int{flags[i]}));
+      return refuse(ErrorCode::malformed, str_cat("STEP frame: environment ", i,
+                                                  " has unknown flag bits ", int{flags[i]}));
     }
     if (!std::isfinite(out->reward(i))) {
-      return fault(ErrorCode::invalid_request,
-                   str_cat("STEP frame: environment ", i, " has a non-finite reward"));
+      return refuse(ErrorCode::invalid_request,
+                    str_cat("STEP frame: environment ", i, " has a non-finite reward"));
     }
   }
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- ACTIONS ----
+
+std::size_t actions_frame_bytes(std::uint32_t num_envs) {
+  return kHeaderBytes + 4 + 4 * std::size_t{num_envs};  // count, then one i32 per environment
+}
 
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions) {
@@ -395,26 +412,26 @@ void encode_actions(std::string& out, std::uint32_t sequence,
   patch_length(out, start);
 }
 
-Fault decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
-                     std::span<std::int32_t> actions) {
+Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
+                       std::span<std::int32_t> actions) {
   Cursor in(payload, "ACTIONS");
   std::uint32_t n = 0;
   if (!in.get(&n)) return in.truncated("action count");
   if (n != actions.size()) {
-    return fault(ErrorCode::malformed,
-                 str_cat("ACTIONS frame: ", n, " actions for ", actions.size(), " environments"));
+    return refuse(ErrorCode::malformed,
+                  str_cat("ACTIONS frame: ", n, " actions for ", actions.size(), " environments"));
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     std::int32_t a = 0;
     if (!in.get(&a)) return in.truncated("actions");
     if (a < 0 || static_cast<std::uint32_t>(a) >= num_actions) {
-      return fault(ErrorCode::malformed, str_cat("ACTIONS frame: action ", a, " for environment ",
-                                                 i, " is outside [0, ", num_actions, ")"));
+      return refuse(ErrorCode::malformed, str_cat("ACTIONS frame: action ", a, " for environment ",
+                                                  i, " is outside [0, ", num_actions, ")"));
     }
     actions[i] = a;
   }
   if (in.remaining() != 0) return in.trailing();
-  return std::nullopt;
+  return Verdict::ok();
 }
 
 // ---- GOODBYE ----

@@ -163,11 +163,12 @@ struct RemoteClient::Impl {
       if (!frame_bytes && have >= protocol::kHeaderBytes) {
         const std::span<const std::uint8_t> bytes(receive_buffer.data() + rx_begin,
                                                   protocol::kHeaderBytes);
-        if (protocol::Fault f = protocol::decode_header(bytes, max_frame_bytes, header)) {
+        if (protocol::Verdict v = protocol::decode_header(bytes, max_frame_bytes, header);
+            !v.is_ok()) {
           return lost(Status::unavailable(
-              str_cat("bad frame from ", address.to_string(), ": ", f->message)));
+              str_cat("bad frame from ", address.to_string(), ": ", v.error().message)));
         }
-        frame_bytes = std::size_t{header->length} + 4;
+        frame_bytes = header->frame_bytes();
       }
       if (frame_bytes && have >= *frame_bytes) {
         *payload_at = rx_begin + protocol::kHeaderBytes;
@@ -203,9 +204,9 @@ struct RemoteClient::Impl {
 
   Status refused(std::span<const std::uint8_t> bytes) {
     protocol::ErrorFrame error;
-    if (protocol::Fault f = protocol::decode_error(bytes, &error)) {
+    if (protocol::Verdict v = protocol::decode_error(bytes, &error); !v.is_ok()) {
       return lost(Status::unavailable(
-          str_cat("bad ERROR frame from ", address.to_string(), ": ", f->message)));
+          str_cat("bad ERROR frame from ", address.to_string(), ": ", v.error().message)));
     }
     return lost(status_for(error));
   }
@@ -312,8 +313,8 @@ Status RemoteClient::connect(const ConnectRequest& request) {
         str_cat("the server answered HELLO with frame type ", static_cast<int>(header.type))));
   }
   protocol::Welcome welcome;
-  if (protocol::Fault f = protocol::decode_welcome(c.payload(at, header), &welcome)) {
-    return c.lost(Status::unavailable(str_cat("bad WELCOME: ", f->message)));
+  if (protocol::Verdict v = protocol::decode_welcome(c.payload(at, header), &welcome); !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad WELCOME: ", v.error().message)));
   }
   if (!(welcome.observation == request.observation_spec) ||
       welcome.num_actions != static_cast<std::uint32_t>(request.action_spec.num_actions)) {
@@ -348,9 +349,9 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                     {observations.raw_data(), observations.bytes()}};
   if (Status s = c.send_all(parts, 2, deadline); !s.is_ok()) return c.lost(s);
 
-  const std::size_t answer_bytes = protocol::kHeaderBytes + 4 + 4 * n;
-  const auto limit = static_cast<std::uint32_t>(
-      std::max<std::size_t>(answer_bytes, protocol::kHeaderBytes + 4 + protocol::kMaxMessageBytes));
+  const std::size_t answer_bytes = protocol::actions_frame_bytes(c.num_envs);
+  const auto limit =
+      static_cast<std::uint32_t>(std::max(answer_bytes, protocol::max_error_frame_bytes()));
   protocol::FrameHeader header;
   std::size_t at = 0;
   if (Status s = c.receive_frame(answer_bytes, limit, deadline, &header, &at); !s.is_ok()) return s;
@@ -360,8 +361,9 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                                               " with frame type ", static_cast<int>(header.type),
                                               ", sequence ", header.sequence)));
   }
-  if (protocol::Fault f = protocol::decode_actions(c.payload(at, header), c.num_actions, actions)) {
-    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", f->message)));
+  if (protocol::Verdict v = protocol::decode_actions(c.payload(at, header), c.num_actions, actions);
+      !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
   }
   return Status::ok();
 }

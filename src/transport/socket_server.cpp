@@ -1,65 +1,36 @@
-// SocketServer: Asio sessions that turn protocol frames into InferenceEndpoint calls.
+// SocketServer: listening, accepting, and stopping; the connections themselves are
+// SocketSessions (socket_session.hpp), and what the two share is SocketServer::Shared
+// (server_shared.hpp).
 //
-// Each connection is a Session on a strand of its own. Its life:
+//   start(): bind, listen ─▶ accept loop (an I/O thread) ─▶ one SocketSession per connection,
+//            on a strand of its own ─▶ sweep timer: deadlines of every session
+//   stop():  close the acceptors ─▶ every session hears why ─▶ up to shutdown_grace for steps in
+//            flight ─▶ force_close the rest ─▶ join the I/O threads ─▶ late completions run here
 //
-//   handshake ──HELLO ok──▶ ready ⇄ (STEP: in flight until the endpoint answers) ──▶ closing ─▶
-//   closed
-//        └────────────── any bad frame, idle timeout, shutdown ──────────────────────▶ closing
-//
-// closing: the ERROR frame (if any) is written, the write side shut down, and input drained
-// briefly so the peer reads the ERROR before the connection goes (closing a socket with unread
-// input would reset it and could destroy the ERROR in flight).
-//
-// A session with a step in flight is kept alive by the request's completion (in_flight_self_),
-// which may arrive after the I/O threads have stopped: then it frees the slots on the endpoint's
-// thread instead of posting (Shared::post refuses once io_done is set).
+// Thread-safety: as socket_server.hpp says, every member may be called from any thread; the first
+// stop() does the work and later ones return at once. The accept loop and the sweep run on the
+// I/O threads and reach sessions only by posting to their strands.
 #include "seedrl/transport/socket_server.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <unordered_map>
-#include <vector>
+#include <type_traits>
 
-#include "asio.hpp"
 #include "seedrl/core/error.hpp"
-#include "seedrl/core/tensor.hpp"
+#include "server_shared.hpp"
+#include "socket_session.hpp"
 
 namespace seedrl {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
 using protocol::ErrorCode;
-using protocol::ErrorFrame;
-using protocol::Fault;
-using protocol::FrameType;
-
-namespace {
-
-// Before the handshake a peer is unauthenticated: its frames may not exceed this.
-constexpr std::uint32_t kHandshakeFrameBytes = protocol::kMinMaxFrameBytes;
-// How long a closing session drains its peer's input before it closes regardless.
-constexpr std::chrono::milliseconds kDrainTime{1000};
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double seconds(std::chrono::milliseconds ms) {
-  return static_cast<double>(ms.count()) / 1000.0;
-}
-
-}  // namespace
+using transport_detail::now_ns;
+using transport_detail::SocketSession;
 
 void SocketServerOptions::validate() const {
   (void)SocketAddress::parse(listen);
@@ -78,485 +49,7 @@ void SocketServerOptions::validate() const {
                  "SocketServerOptions: io_threads must be 1 to 256, got ", io_threads);
 }
 
-// What every session shares with the server. Owned jointly by the server and its sessions, so
-// a session whose step is still in flight after stop() can finish on its own.
-struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared> {
-  class SessionBase;
-  using Strand = asio::strand<asio::io_context::executor_type>;
-
-  Shared(InferenceEndpoint& endpoint_, SocketServerOptions options_)
-      : endpoint(endpoint_), options(std::move(options_)), sweep_timer(io) {}
-
-  InferenceEndpoint& endpoint;
-  const SocketServerOptions options;
-  SocketAddress address;
-  asio::io_context io;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::optional<asio::ip::tcp::acceptor> tcp_acceptor;
-  std::optional<asio::local::stream_protocol::acceptor> unix_acceptor;
-  asio::steady_timer sweep_timer;
-  std::vector<std::thread> threads;
-  bool started = false;
-
-  std::mutex post_mutex;
-  bool io_done = false;  // the I/O threads are gone: handlers are no longer posted
-
-  std::atomic<bool> stopping{false};
-  std::atomic<ErrorCode> stop_reason{ErrorCode::shutting_down};
-
-  mutable std::mutex sessions_mutex;
-  std::condition_variable sessions_changed;
-  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions;
-  std::uint64_t next_session = 0;
-
-  std::atomic<std::int64_t> accepted{0}, handshakes{0}, refused{0}, steps{0}, bytes_received{0},
-      bytes_sent{0};
-
-  void log(const std::string& line) const {
-    if (options.log) options.log(line);
-  }
-
-  /// Queues `handler` on `strand`; false once the I/O threads are gone.
-  template <class Handler>
-  bool post(const Strand& strand, Handler&& handler) {
-    std::lock_guard lock(post_mutex);
-    if (io_done) return false;
-    asio::post(strand, std::forward<Handler>(handler));
-    return true;
-  }
-
-  ErrorCode code_for(const Status& status) const {
-    switch (status.code()) {
-      case Status::Code::invalid_argument:
-        return ErrorCode::invalid_request;
-      case Status::Code::unavailable:
-      case Status::Code::deadline_exceeded:
-        return ErrorCode::unavailable;
-      case Status::Code::closed:
-        return stopping ? stop_reason.load() : ErrorCode::shutting_down;
-      case Status::Code::ok:
-      case Status::Code::internal:
-        break;
-    }
-    return ErrorCode::internal;
-  }
-
-  void forget(std::uint64_t id) {
-    {
-      std::lock_guard lock(sessions_mutex);
-      sessions.erase(id);
-    }
-    sessions_changed.notify_all();
-  }
-
-  std::vector<std::shared_ptr<SessionBase>> live_sessions() {
-    std::vector<std::shared_ptr<SessionBase>> out;
-    std::lock_guard lock(sessions_mutex);
-    for (auto& [id, weak] : sessions)
-      if (auto s = weak.lock()) out.push_back(std::move(s));
-    return out;
-  }
-
-  template <class Protocol>
-  void accept(typename Protocol::acceptor& acceptor);
-  void arm_sweep();
-};
-
-// The strand-bound operations stop() and the sweep timer use, whatever the socket type.
-class SocketServer::Shared::SessionBase {
- public:
-  SessionBase(std::shared_ptr<Shared> shared, Strand strand)
-      : shared_(std::move(shared)), strand_(std::move(strand)) {}
-  virtual ~SessionBase() = default;
-  const Strand& strand() const { return strand_; }
-  virtual void shutdown(ErrorCode reason) = 0;  ///< tell the peer why and close
-  virtual void sweep(std::int64_t now) = 0;     ///< close if idle or draining too long
-  virtual void force_close() = 0;               ///< close now, whatever the state
-
- protected:
-  // Declared first, so destroyed last: the strand and the socket belong to shared_->io.
-  std::shared_ptr<Shared> shared_;
-  Strand strand_;
-};
-
 namespace {
-
-using Shared = SocketServer::Shared;
-
-template <class Protocol>
-class Session final : public Shared::SessionBase,
-                      public std::enable_shared_from_this<Session<Protocol>> {
- public:
-  using Socket = typename Protocol::socket;
-
-  Session(std::shared_ptr<Shared> shared, Shared::Strand strand, Socket socket, std::uint64_t id,
-          std::string peer)
-      : SessionBase(std::move(shared), std::move(strand)),
-        socket_(std::move(socket)),
-        id_(id),
-        peer_(std::move(peer)) {}
-
-  void start(bool over_limit) {
-    if (over_limit) {
-      fail(
-          {ErrorCode::unavailable, str_cat("connection limit of ", shared_->options.max_connections,
-                                           " reached; retry later")});
-      return;
-    }
-    read_header();
-  }
-
-  void shutdown(ErrorCode reason) override {
-    if (state_ == State::closing || state_ == State::closed) return;
-    if (in_flight_) {  // answered once the step comes back
-      shutdown_reason_ = reason;
-      return;
-    }
-    fail({reason, reason == ErrorCode::finished ? "training is over"
-                                                : "the learner is shutting down; retry later"});
-  }
-
-  void sweep(std::int64_t now) override {
-    if (state_ == State::closed) return;
-    if (state_ == State::closing) {
-      if (now - closing_since_ > std::chrono::nanoseconds(kDrainTime).count()) close_now();
-      return;
-    }
-    if (!reading_ || in_flight_) return;
-    const bool handshake = state_ == State::handshake;
-    const std::chrono::milliseconds limit =
-        handshake ? shared_->options.handshake_timeout : shared_->options.idle_timeout;
-    if (now - last_activity_ > std::chrono::nanoseconds(limit).count()) {
-      fail({ErrorCode::idle_timeout,
-            handshake ? str_cat("no HELLO within ", seconds(limit), " s of connecting")
-                      : str_cat("no frame for ", seconds(limit), " s")});
-    }
-  }
-
-  void force_close() override { close_now(); }
-
- private:
-  enum class State { handshake, ready, closing, closed };
-
-  std::shared_ptr<Session> self() { return this->shared_from_this(); }
-
-  // ---- Reading ----
-
-  void read_header() {
-    start_read();
-    asio::async_read(
-        socket_, asio::buffer(header_),
-        [self = self()](const error_code& ec, std::size_t n) { self->on_header(ec, n); });
-  }
-
-  void start_read() {
-    reading_ = true;
-    last_activity_ = now_ns();
-  }
-
-  // Returns true when the read completion is to be handled as a frame.
-  bool finish_read(const error_code& ec) {
-    reading_ = false;
-    if (state_ == State::closed) return false;
-    if (state_ == State::closing) {
-      ec ? close_now() : drain();
-      return false;
-    }
-    return true;
-  }
-
-  void on_header(const error_code& ec, std::size_t n) {
-    if (!finish_read(ec)) return;
-    shared_->bytes_received += static_cast<std::int64_t>(n);
-    if (ec) {
-      lost(ec, n, protocol::kHeaderBytes);  // n < 12
-      return;
-    }
-    const bool handshake = state_ == State::handshake;
-    // After the handshake a frame is a STEP of known size (or small); a little slack lets a STEP of
-    // the wrong size reach decode_step, whose message says what was wrong with it.
-    const std::uint32_t limit =
-        handshake ? kHandshakeFrameBytes : std::max(step_frame_bytes_, kHandshakeFrameBytes);
-    if (Fault f = protocol::decode_header(header_, limit, &frame_)) {
-      if (f->code == ErrorCode::frame_too_large) {
-        f->message += handshake ? " (before the handshake)"
-                                : str_cat(" (a STEP of this actor's observations is ",
-                                          step_frame_bytes_, " bytes)");
-      }
-      fail(*f);
-      return;
-    }
-    switch (frame_.type) {
-      case FrameType::hello:
-        if (!handshake)
-          return fail({ErrorCode::invalid_request, "a second HELLO on a connected session"});
-        break;
-      case FrameType::step:
-        if (handshake)
-          return fail({ErrorCode::invalid_request, "STEP before the handshake (send HELLO first)"});
-        break;
-      case FrameType::goodbye:
-        if (frame_.payload_bytes() != 0)
-          return fail({ErrorCode::malformed, "GOODBYE with a payload"});
-        break;
-      default:
-        return fail({ErrorCode::malformed, str_cat("frame type ", static_cast<int>(frame_.type),
-                                                   " is sent by servers, not actors")});
-    }
-    const std::size_t payload = frame_.payload_bytes();
-    if (payload == 0) return on_payload({}, 0);
-    if (buffer_.bytes() < payload)
-      buffer_ = Tensor::empty({static_cast<std::int64_t>(payload)}, DType::u8);
-    start_read();
-    asio::async_read(
-        socket_, asio::buffer(buffer_.raw_data(), payload),
-        [self = self()](const error_code& e, std::size_t got) { self->on_payload(e, got); });
-  }
-
-  void on_payload(const error_code& ec, std::size_t n) {
-    if (!finish_read(ec)) return;
-    shared_->bytes_received += static_cast<std::int64_t>(n);
-    if (ec) {
-      lost(ec, protocol::kHeaderBytes + n, protocol::kHeaderBytes + frame_.payload_bytes());
-      return;
-    }
-    const std::span<const std::uint8_t> payload(
-        static_cast<const std::uint8_t*>(buffer_.raw_data()), frame_.payload_bytes());
-    try {
-      switch (frame_.type) {
-        case FrameType::hello:
-          return on_hello(payload);
-        case FrameType::step:
-          return on_step(payload);
-        case FrameType::goodbye:
-          shared_->log(str_cat(peer_, ": said goodbye"));
-          return close_now();
-        default:
-          return fail({ErrorCode::internal, "unexpected frame type"});
-      }
-    } catch (const std::exception& e) {  // a broken invariant here must not take the server down
-      fail({ErrorCode::internal, e.what()});
-    }
-  }
-
-  // The peer closed or the connection broke after `got` of a frame's `wanted` bytes. Mid-frame, a
-  // peer that only shut down its sending side can still read why its frame was refused.
-  void lost(const error_code& ec, std::size_t got, std::size_t wanted) {
-    if (ec == asio::error::eof && got > 0 && got < wanted) {
-      fail({ErrorCode::malformed, str_cat("truncated frame: the connection closed after ", got,
-                                          " of ", wanted, " bytes")});
-      return;
-    }
-    if (ec != asio::error::operation_aborted) {
-      shared_->log(str_cat(peer_, ": connection lost",
-                           ec == asio::error::eof ? " (closed without GOODBYE)" : "",
-                           ec == asio::error::eof ? "" : str_cat(": ", ec.message())));
-    }
-    close_now();
-  }
-
-  // ---- Handshake ----
-
-  void on_hello(std::span<const std::uint8_t> payload) {
-    protocol::Hello hello;
-    if (Fault f = protocol::decode_hello(payload, &hello)) return fail(*f);
-    if (!protocol::tokens_equal(hello.token, shared_->options.token)) {
-      return fail({ErrorCode::unauthorized, "wrong token"});
-    }
-    if (shared_->stopping)
-      return fail({shared_->stop_reason.load(), "the learner is shutting down; retry later"});
-
-    const std::uint32_t n = hello.num_envs;
-    const std::size_t observation_bytes = hello.observation.bytes();
-    const std::uint64_t step_payload =
-        protocol::step_prefix_bytes(n) + std::uint64_t{n} * observation_bytes;
-    if (protocol::kHeaderBytes + step_payload > shared_->options.max_frame_bytes) {
-      return fail({ErrorCode::invalid_request,
-                   str_cat("a STEP of ", n, " observations of ", observation_bytes, " bytes needs ",
-                           protocol::kHeaderBytes + step_payload,
-                           "-byte frames; this server accepts at most ",
-                           shared_->options.max_frame_bytes, " (max_frame_bytes)")});
-    }
-    ConnectRequest request;
-    request.run_id = hello.run_id;
-    request.num_envs = static_cast<std::int32_t>(n);
-    request.evaluation = hello.evaluation;
-    request.observation_spec = hello.observation;
-    request.action_spec = ActionSpec{static_cast<std::int32_t>(hello.num_actions)};
-    if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
-      connection_ = {};
-      return fail({shared_->code_for(s), s.message()});
-    }
-    state_ = State::ready;
-    ++shared_->handshakes;
-    num_envs_ = n;
-    observation_bytes_ = observation_bytes;
-    step_frame_bytes_ = static_cast<std::uint32_t>(protocol::kHeaderBytes + step_payload);
-
-    // The step request lives as long as the session; its views point into buffer_, where every
-    // STEP payload lands, so observations are copied only once more: into the inference batch.
-    const std::size_t prefix = protocol::step_prefix_bytes(n);
-    buffer_ = Tensor::empty({static_cast<std::int64_t>(step_payload)}, DType::u8);
-    auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
-    rewards_.assign(n, 0.0f);
-    actions_.assign(n, 0);
-    request_.connection = connection_;
-    request_.observations =
-        Tensor::from_blob(bytes + prefix, hello.observation.shape.prepend({std::int64_t{n}}),
-                          hello.observation.dtype);
-    request_.rewards = rewards_;
-    request_.flags = std::span<const std::uint8_t>(bytes + 4 + 4 * std::size_t{n}, n);
-    request_.actions = actions_;
-    request_.on_complete = [this](const Status& status) { on_step_complete(status); };
-
-    shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",
-                         n == 1 ? "" : "s", hello.evaluation ? " (evaluation)" : "", ", slots [",
-                         connection_.first_slot, ", ",
-                         connection_.first_slot + connection_.num_envs, ")"));
-    protocol::Welcome welcome;
-    welcome.observation = shared_->endpoint.observation_spec();
-    welcome.num_actions = static_cast<std::uint32_t>(shared_->endpoint.action_spec().num_actions);
-    welcome.first_slot = static_cast<std::uint32_t>(connection_.first_slot);
-    welcome.max_frame_bytes = shared_->options.max_frame_bytes;
-    protocol::encode_welcome(next_write_, welcome, frame_.sequence);
-    flush();
-    read_header();
-  }
-
-  // ---- Steps ----
-
-  void on_step(std::span<const std::uint8_t> payload) {
-    protocol::StepView view;
-    if (Fault f = protocol::decode_step(payload, num_envs_, observation_bytes_, &view))
-      return fail(*f);
-    for (std::uint32_t i = 0; i < num_envs_; ++i) rewards_[i] = view.reward(i);
-    step_sequence_ = frame_.sequence;
-    in_flight_ = true;
-    in_flight_self_ = self();
-    shared_->endpoint.submit(request_);
-  }
-
-  // Any thread: the endpoint's answer.
-  void on_step_complete(const Status& status) {
-    std::shared_ptr<Session> keep = std::move(in_flight_self_);
-    if (!shared_->post(strand_, [keep, status] { keep->on_step_done(status); }))
-      keep->on_step_done(status);
-  }
-
-  // On the strand, or on the endpoint's thread once the I/O threads are gone (then the socket
-  // is already closed and only the slots remain to be freed).
-  void on_step_done(const Status& status) {
-    in_flight_ = false;
-    if (state_ == State::closed) return release_slots();
-    if (shutdown_reason_) return shutdown(*shutdown_reason_);
-    if (!status.is_ok()) return fail({shared_->code_for(status), status.message()});
-    ++shared_->steps;
-    protocol::encode_actions(next_write_, step_sequence_, actions_);
-    flush();
-    read_header();
-  }
-
-  // ---- Writing: one write in flight; frames queued behind it ----
-
-  void flush() {
-    if (writing_ || next_write_.empty()) return;
-    std::swap(writing_buffer_, next_write_);
-    next_write_.clear();
-    writing_ = true;
-    asio::async_write(
-        socket_, asio::buffer(writing_buffer_),
-        [self = self()](const error_code& ec, std::size_t n) { self->on_written(ec, n); });
-  }
-
-  void on_written(const error_code& ec, std::size_t n) {
-    writing_ = false;
-    shared_->bytes_sent += static_cast<std::int64_t>(n);
-    if (state_ == State::closed) return;
-    if (ec) {
-      if (state_ != State::closing)
-        shared_->log(str_cat(peer_, ": connection lost while sending: ", ec.message()));
-      return close_now();
-    }
-    flush();
-    if (!writing_ && state_ == State::closing) finish_sending();
-  }
-
-  // ---- Closing ----
-
-  void fail(const ErrorFrame& error) {
-    if (state_ == State::closing || state_ == State::closed) return;
-    const bool shutdown = error.code == protocol::ErrorCode::finished ||
-                          error.code == protocol::ErrorCode::shutting_down;
-    if (!shutdown) ++shared_->refused;
-    shared_->log(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
-                         "): ", error.message));
-    protocol::encode_error(next_write_, error, frame_.sequence);
-    state_ = State::closing;
-    closing_since_ = now_ns();
-    release_slots();
-    flush();
-    if (!writing_) finish_sending();
-  }
-
-  void finish_sending() {
-    error_code ignored;
-    socket_.shutdown(Socket::shutdown_send, ignored);
-    if (!reading_) drain();
-  }
-
-  void drain() {
-    reading_ = true;
-    socket_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = self()](const error_code& ec, std::size_t n) {
-                              self->shared_->bytes_received += static_cast<std::int64_t>(n);
-                              self->finish_read(ec);
-                            });
-  }
-
-  void close_now() {
-    if (state_ == State::closed) return;
-    state_ = State::closed;
-    error_code ignored;
-    socket_.close(ignored);
-    release_slots();
-    shared_->forget(id_);
-  }
-
-  // The endpoint forbids disconnecting while a step is in flight: then on_step_done does it.
-  void release_slots() {
-    if (in_flight_ || !connection_.connected()) return;
-    shared_->endpoint.disconnect(connection_);
-    connection_ = {};
-  }
-
-  Socket socket_;
-  const std::uint64_t id_;
-  const std::string peer_;
-
-  State state_ = State::handshake;
-  bool reading_ = false;
-  bool writing_ = false;
-  bool in_flight_ = false;
-  std::optional<ErrorCode> shutdown_reason_;
-  std::int64_t last_activity_ = now_ns();
-  std::int64_t closing_since_ = 0;
-
-  std::array<std::uint8_t, protocol::kHeaderBytes> header_{};
-  protocol::FrameHeader frame_;
-  Tensor buffer_;  // payloads; 64-byte aligned, so STEP observations are 8-byte aligned
-  std::array<std::uint8_t, 4096> drain_buffer_{};
-  std::string writing_buffer_, next_write_;
-
-  Connection connection_;
-  std::uint32_t num_envs_ = 0;
-  std::size_t observation_bytes_ = 0;
-  std::uint32_t step_frame_bytes_ = protocol::kHeaderBytes;
-  std::uint32_t step_sequence_ = 0;
-  std::vector<float> rewards_;
-  std::vector<std::int32_t> actions_;
-  StepRequest request_;
-  std::shared_ptr<Session> in_flight_self_;
-};
 
 std::string peer_name(const asio::ip::tcp::socket& socket, std::uint64_t id) {
   error_code ec;
@@ -573,36 +66,37 @@ std::string peer_name(const asio::local::stream_protocol::socket&, std::uint64_t
 template <class Protocol>
 void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
   auto strand = asio::make_strand(io);
-  acceptor.async_accept(
-      strand, [this, &acceptor, strand](const error_code& ec, typename Protocol::socket socket) {
-        if (ec == asio::error::operation_aborted || stopping) return;
-        if (ec) {  // e.g. out of file descriptors: say so, keep accepting
-          log(str_cat("accept failed: ", ec.message()));
-          accept<Protocol>(acceptor);
-          return;
-        }
-        if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
-          error_code ignored;
-          socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-        }
-        bool over_limit = false;
-        std::uint64_t id = 0;
-        {
-          std::lock_guard lock(sessions_mutex);
-          over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
-          id = ++next_session;
-        }
-        ++accepted;
-        std::string peer = peer_name(socket, id);
-        auto session = std::make_shared<Session<Protocol>>(shared_from_this(), strand,
-                                                           std::move(socket), id, std::move(peer));
-        {
-          std::lock_guard lock(sessions_mutex);
-          sessions.emplace(id, session);
-        }
-        asio::post(strand, [session, over_limit] { session->start(over_limit); });
-        accept<Protocol>(acceptor);
-      });
+  acceptor.async_accept(strand, [this, &acceptor, strand](const error_code& ec,
+                                                          typename Protocol::socket socket) {
+    if (ec == asio::error::operation_aborted || stopping) return;
+    if (ec) {  // e.g. out of file descriptors: say so, keep accepting
+      log(str_cat("accept failed: ", ec.message()));
+      accept<Protocol>(acceptor);
+      return;
+    }
+    if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+      error_code ignored;
+      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+    bool over_limit = false;
+    std::uint64_t id = 0;
+    {
+      std::lock_guard lock(sessions_mutex);
+      over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
+      id = ++next_session;
+    }
+    ++accepted;
+    std::string peer = peer_name(socket, id);
+    // One session type for TCP and Unix connections: Asio's generic stream socket.
+    auto session = std::make_shared<SocketSession>(
+        shared_from_this(), strand, SocketSession::Socket(std::move(socket)), id, std::move(peer));
+    {
+      std::lock_guard lock(sessions_mutex);
+      sessions.emplace(id, session);
+    }
+    asio::post(strand, [session, over_limit] { session->start(over_limit); });
+    accept<Protocol>(acceptor);
+  });
 }
 
 // ---- SocketServer ----

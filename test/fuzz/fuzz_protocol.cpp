@@ -1,7 +1,7 @@
 // libFuzzer target for the wire codec (src/transport/protocol.cpp): whatever bytes a peer sends,
-// the decoders return a Fault or a value and never read outside the buffer, crash, hang or
-// allocate without bound; and whatever they accept encodes back to the same bytes (so the
-// server and the client cannot disagree about a frame).
+// the decoders return a refusing Verdict or a value and never read outside the buffer, crash, hang
+// or allocate without bound; and whatever they accept encodes back to the same bytes (so the server
+// and the client cannot disagree about a frame).
 //
 // The input is read as a stream of frames, as a session reads a socket: a header, then its
 // payload decoded by the decoder of its type. STEP and ACTIONS need the session's sizes; they
@@ -46,21 +46,21 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
   switch (header.type) {
     case FrameType::hello: {
       protocol::Hello hello;
-      if (protocol::decode_hello(payload, &hello)) return;
+      if (!protocol::decode_hello(payload, &hello).is_ok()) return;
       protocol::encode_hello(again, hello, header.sequence);
       expect_same_payload(again, payload, "HELLO does not round-trip");
       return;
     }
     case FrameType::welcome: {
       protocol::Welcome welcome;
-      if (protocol::decode_welcome(payload, &welcome)) return;
+      if (!protocol::decode_welcome(payload, &welcome).is_ok()) return;
       protocol::encode_welcome(again, welcome, header.sequence);
       expect_same_payload(again, payload, "WELCOME does not round-trip");
       return;
     }
     case FrameType::error: {
       protocol::ErrorFrame error;
-      if (protocol::decode_error(payload, &error)) return;
+      if (!protocol::decode_error(payload, &error).is_ok()) return;
       protocol::encode_error(again, error, header.sequence);
       expect_same_payload(again, payload, "ERROR does not round-trip");
       return;
@@ -69,7 +69,7 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
       const std::uint32_t num_envs = header.sequence & 0xffu;
       const std::size_t observation_bytes = (header.sequence >> 8) & 0xfffu;
       protocol::StepView view;
-      if (protocol::decode_step(payload, num_envs, observation_bytes, &view)) return;
+      if (!protocol::decode_step(payload, num_envs, observation_bytes, &view).is_ok()) return;
       if (view.num_envs != num_envs) fail("STEP: wrong environment count");
       std::vector<float> rewards(num_envs);
       for (std::uint32_t i = 0; i < num_envs; ++i) rewards[i] = view.reward(i);
@@ -86,7 +86,7 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
       const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;
       const std::size_t num_envs = (header.sequence >> 8) & 0xffu;
       std::vector<std::int32_t> actions(num_envs);
-      if (protocol::decode_actions(payload, num_actions, actions)) return;
+      if (!protocol::decode_actions(payload, num_actions, actions).is_ok()) return;
       for (std::int32_t a : actions)
         if (a < 0 || a >= static_cast<std::int32_t>(num_actions)) fail("ACTIONS: out of range");
       protocol::encode_actions(again, header.sequence, actions);
@@ -107,7 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   constexpr std::uint32_t kMaxFrameBytes = 1u << 16;
   while (rest.size() >= protocol::kHeaderBytes) {
     protocol::FrameHeader header;
-    if (protocol::decode_header(rest.first(protocol::kHeaderBytes), kMaxFrameBytes, &header))
+    if (!protocol::decode_header(rest.first(protocol::kHeaderBytes), kMaxFrameBytes, &header)
+             .is_ok())
       return 0;  // a session answers with ERROR and closes
     if (header.length < 8 || protocol::kHeaderBytes + header.payload_bytes() > kMaxFrameBytes)
       fail("decode_header accepted a bad length");

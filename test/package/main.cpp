@@ -35,7 +35,7 @@ int main() {
                            reinterpret_cast<const std::uint8_t*>(frame.data()), frame.size())
                            .subspan(seedrl::protocol::kHeaderBytes);
   const bool transport_ok = address.port == 8686 &&
-                            !seedrl::protocol::decode_error(payload, &decoded) &&
+                            seedrl::protocol::decode_error(payload, &decoded).is_ok() &&
                             decoded.message == "done";
   std::printf("transport: %s\n", transport_ok ? "ok" : "broken");
   return last < first * 0.1 && transport_ok ? 0 : 1;

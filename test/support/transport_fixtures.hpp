@@ -1,5 +1,5 @@
-// Helpers for the transport tests: a scriptable InferenceEndpoint and a raw socket that speaks
-// bytes (well-formed or not) to a SocketServer.
+// Helpers for the transport tests: a scriptable InferenceEndpoint, a raw socket that speaks bytes
+// (well-formed or not) to a SocketServer, and the settings and buffers of a well-behaved actor.
 #pragma once
 
 #include <netinet/in.h>
@@ -23,7 +23,9 @@
 #include "seedrl/runtime/inference_endpoint.hpp"
 #include "seedrl/runtime/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
+#include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_address.hpp"
+#include "seedrl/transport/socket_server.hpp"
 
 namespace seedrl::test {
 
@@ -215,7 +217,8 @@ class RawConnection {
     std::string header;
     if (!read_exact(protocol::kHeaderBytes, &header, timeout)) return false;
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(header.data());
-    if (protocol::decode_header({bytes, header.size()}, 1u << 30, &frame->header)) return false;
+    if (!protocol::decode_header({bytes, header.size()}, 1u << 30, &frame->header).is_ok())
+      return false;
     return read_exact(frame->header.payload_bytes(), &frame->payload, timeout);
   }
   /// Reads the ERROR frame that should come next; its code, or nullopt.
@@ -225,8 +228,9 @@ class RawConnection {
     if (!read_frame(&f, timeout) || f.header.type != protocol::FrameType::error)
       return std::nullopt;
     protocol::ErrorFrame e;
-    if (protocol::decode_error(
-            {reinterpret_cast<const std::uint8_t*>(f.payload.data()), f.payload.size()}, &e)) {
+    if (!protocol::decode_error(
+             {reinterpret_cast<const std::uint8_t*>(f.payload.data()), f.payload.size()}, &e)
+             .is_ok()) {
       return std::nullopt;
     }
     return e;
@@ -284,5 +288,46 @@ inline std::string step_frame(std::uint32_t envs, float value, std::uint32_t seq
       {reinterpret_cast<const std::uint8_t*>(obs.data()), obs.size() * sizeof(float)});
   return out;
 }
+
+/// The token the test servers expect.
+inline constexpr const char* kToken = "correct horse";
+
+/// A server on a free port (or `listen`) that expects kToken.
+inline SocketServerOptions server_options(std::string listen = "127.0.0.1:0") {
+  SocketServerOptions o;
+  o.listen = std::move(listen);
+  o.token = kToken;
+  o.shutdown_grace = std::chrono::milliseconds(500);
+  return o;
+}
+
+/// A client of `address` with generous time limits.
+inline RemoteClientOptions client_options(const SocketAddress& address,
+                                          std::string token = kToken) {
+  RemoteClientOptions o;
+  o.address = address.to_string();
+  o.token = std::move(token);
+  o.connect_timeout = std::chrono::seconds(5);
+  o.step_timeout = std::chrono::seconds(10);
+  return o;
+}
+
+/// A remote actor's buffers: observations {value, 0} per environment.
+struct ClientBuffers {
+  Tensor observations;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> flags;
+  std::vector<std::int32_t> actions;
+  explicit ClientBuffers(std::int32_t envs)
+      : observations(Tensor::zeros({envs, 2})),
+        rewards(static_cast<std::size_t>(envs), 0.25f),
+        flags(static_cast<std::size_t>(envs), step_flags::kFirst),
+        actions(static_cast<std::size_t>(envs), -1) {}
+  Status step(RemoteClient& client, float value) {
+    for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
+      observations.data<float>()[2 * e] = value;
+    return client.step(observations, rewards, flags, actions);
+  }
+};
 
 }  // namespace seedrl::test

@@ -12,17 +12,21 @@
 //   GOODBYE                                 ─▶
 //
 // The codec is independent of any socket library. Decoders validate everything against the
-// bytes they are given and return a Fault, the ERROR frame to answer with, naming the problem:
-// hostile input is expected and never read out of bounds.
+// bytes they are given and return a Verdict: ok, or the ERROR frame to answer with, naming the
+// problem. Hostile input is expected and never read out of bounds; decoders never throw.
+//
+// Thread-safety: free functions on caller-owned values; any thread.
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/status.hpp"
@@ -66,9 +70,27 @@ struct ErrorFrame {
   std::string message;
 };
 
-/// The frame to send back when a decoder refuses its input: the code and a readable message.
-/// Decoders return std::nullopt for good input.
-using Fault = std::optional<ErrorFrame>;
+/// What a decoder found: ok, or the ERROR frame to answer with (a code and a message naming the
+/// problem). Reads like seedrl::Status: ask is_ok(); nothing converts to bool.
+///
+///   if (protocol::Verdict v = protocol::decode_hello(payload, &hello); !v.is_ok())
+///     return refuse(v.error());
+class [[nodiscard]] Verdict {
+ public:
+  static Verdict ok() { return Verdict(); }
+  explicit Verdict(ErrorFrame error) : error_(std::move(error)) {}
+
+  bool is_ok() const { return !error_.has_value(); }
+  /// The ERROR frame to send; only for a verdict that is not ok.
+  const ErrorFrame& error() const {
+    assert(error_.has_value());
+    return *error_;
+  }
+
+ private:
+  Verdict() = default;
+  std::optional<ErrorFrame> error_;
+};
 
 const char* name(ErrorCode code);
 
@@ -78,6 +100,7 @@ struct FrameHeader {
   FrameType type = FrameType::hello;
   std::uint32_t sequence = 0;
   std::uint32_t payload_bytes() const { return length - 8; }
+  std::size_t frame_bytes() const { return std::size_t{length} + 4; }  ///< header and payload
 };
 
 struct Hello {
@@ -117,23 +140,35 @@ void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
                    std::size_t payload_bytes);
 /// Decodes and checks the kHeaderBytes at `bytes`: 8 <= length, kHeaderBytes + payload <=
 /// max_frame_bytes (frame_too_large), the version (unsupported_version), a known type and zero
-/// reserved bits (malformed). `out` is filled as far as it could be read, also on a fault.
-[[nodiscard]] Fault decode_header(std::span<const std::uint8_t> bytes,
-                                  std::uint32_t max_frame_bytes, FrameHeader* out);
+/// reserved bits (malformed). `out` is filled as far as it could be read, also on a refusal.
+Verdict decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame_bytes,
+                      FrameHeader* out);
 
 // ---- Payloads (encode_* append a whole frame; decode_* read a payload) ----
 
 void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence = 0);
-[[nodiscard]] Fault decode_hello(std::span<const std::uint8_t> payload, Hello* out);
+Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out);
 
 void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence = 0);
-[[nodiscard]] Fault decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);
+Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);
 
+/// Bytes of the largest ERROR frame (a message of kMaxMessageBytes).
+std::size_t max_error_frame_bytes();
 void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence = 0);
-[[nodiscard]] Fault decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
+Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
 
-/// Bytes of a STEP payload before its observations (count, rewards, flags, padding to 8).
-std::size_t step_prefix_bytes(std::uint32_t num_envs);
+/// Where the fields of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
+/// of the payload, which is the frame's byte kHeaderBytes.
+struct StepLayout {
+  std::size_t rewards_offset = 0;       ///< num_envs little-endian f32, after the u32 count
+  std::size_t flags_offset = 0;         ///< num_envs step-flag bytes, then zero padding
+  std::size_t observations_offset = 0;  ///< a multiple of 8: the observations start aligned
+  std::uint64_t payload_bytes = 0;      ///< observations_offset + num_envs * observation_bytes
+  std::uint64_t frame_bytes = 0;        ///< kHeaderBytes + payload_bytes
+};
+/// The layout of a STEP of `num_envs` (1 to kMaxEnvs) observations of `observation_bytes` each
+/// (at most the 4 GiB a HELLO can describe, so no size overflows).
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes);
 /// Appends a STEP frame's header and payload up to its observations, which are to follow:
 /// `observation_bytes` in all (senders that write them from their own buffer avoid a copy).
 void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
@@ -143,14 +178,16 @@ void encode_step(std::string& out, std::uint32_t sequence, std::span<const float
                  std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations);
 /// Checks a STEP payload: exactly num_envs environments of observation_bytes each, valid flags,
 /// finite rewards, zero padding.
-[[nodiscard]] Fault decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
-                                std::size_t observation_bytes, StepView* out);
+Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
+                    std::size_t observation_bytes, StepView* out);
 
+/// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments.
+std::size_t actions_frame_bytes(std::uint32_t num_envs);
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions);
 /// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
-[[nodiscard]] Fault decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
-                                   std::span<std::int32_t> actions);
+Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
+                       std::span<std::int32_t> actions);
 
 void encode_goodbye(std::string& out, std::uint32_t sequence = 0);
 

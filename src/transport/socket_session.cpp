@@ -1,0 +1,390 @@
+// SocketSession: the phases and transitions of socket_session.hpp, one handler at a time on the
+// session's strand.
+#include "socket_session.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "seedrl/core/error.hpp"
+
+namespace seedrl::transport_detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using protocol::ErrorCode;
+using protocol::ErrorFrame;
+using protocol::FrameType;
+
+namespace {
+
+// Before the handshake a peer is unauthenticated: its frames may not exceed this.
+constexpr std::uint32_t kHandshakeFrameBytes = protocol::kMinMaxFrameBytes;
+// How long a closing session drains its peer's input before it closes regardless.
+constexpr std::chrono::milliseconds kDrainTime{1000};
+
+std::int64_t nanoseconds(std::chrono::milliseconds ms) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(ms).count();
+}
+
+double seconds(std::chrono::milliseconds ms) {
+  return static_cast<double>(ms.count()) / 1000.0;
+}
+
+ErrorFrame shutdown_error(ErrorCode reason) {
+  return {reason, reason == ErrorCode::finished ? "training is over"
+                                                : "the learner is shutting down; retry later"};
+}
+
+}  // namespace
+
+SocketSession::SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand,
+                             Socket socket, std::uint64_t id, std::string peer)
+    : shared_(std::move(shared)),
+      strand_(std::move(strand)),
+      socket_(std::move(socket)),
+      id_(id),
+      peer_(std::move(peer)) {}
+
+void SocketSession::start(bool over_limit) {
+  if (over_limit) {
+    fail({ErrorCode::unavailable, str_cat("connection limit of ", shared_->options.max_connections,
+                                          " reached; retry later")});
+    return;
+  }
+  read_header();
+}
+
+void SocketSession::shutdown(ErrorCode reason) {
+  switch (phase_) {
+    case Phase::awaiting_hello:
+    case Phase::ready:
+      return fail(shutdown_error(reason));
+    case Phase::stepping:
+    case Phase::shutdown_after_step:  // answered once the step comes back
+      shutdown_reason_ = reason;
+      phase_ = Phase::shutdown_after_step;
+      return;
+    case Phase::sending_error:
+    case Phase::draining:
+    case Phase::closed:
+      return;
+  }
+}
+
+void SocketSession::sweep(std::int64_t now) {
+  if (now <= deadline_ns_) return;
+  if (closing_phase()) return close_now();
+  if (!reading_phase()) return;  // stepping: the endpoint decides how long a step takes
+  const bool handshake = phase_ == Phase::awaiting_hello;
+  const std::chrono::milliseconds limit =
+      handshake ? shared_->options.handshake_timeout : shared_->options.idle_timeout;
+  fail({ErrorCode::idle_timeout,
+        handshake ? str_cat("no HELLO within ", seconds(limit), " s of connecting")
+                  : str_cat("no frame for ", seconds(limit), " s")});
+}
+
+// ---- Reading ----
+
+void SocketSession::read_header() {
+  start_frame_read();
+  asio::async_read(
+      socket_, asio::buffer(header_),
+      [self = self()](const error_code& ec, std::size_t n) { self->on_header(ec, n); });
+}
+
+void SocketSession::start_frame_read() {
+  read_pending_ = true;
+  deadline_ns_ =
+      now_ns() + nanoseconds(phase_ == Phase::awaiting_hello ? shared_->options.handshake_timeout
+                                                             : shared_->options.idle_timeout);
+}
+
+// The read side's completion. True when it is a frame to handle; while closing, input is
+// discarded until it ends.
+bool SocketSession::finish_read(const error_code& ec) {
+  read_pending_ = false;
+  if (phase_ == Phase::closed) return false;
+  if (closing_phase()) {
+    ec ? close_now() : drain();
+    return false;
+  }
+  return true;
+}
+
+void SocketSession::on_header(const error_code& ec, std::size_t n) {
+  if (!finish_read(ec)) return;
+  shared_->bytes_received += static_cast<std::int64_t>(n);
+  if (ec) {
+    lost(ec, n, protocol::kHeaderBytes);  // n < 12
+    return;
+  }
+  const bool handshake = phase_ == Phase::awaiting_hello;
+  // After the handshake a frame is a STEP of known size (or small); a little slack lets a STEP of
+  // the wrong size reach decode_step, whose message says what was wrong with it.
+  const std::uint32_t limit =
+      handshake ? kHandshakeFrameBytes : std::max(step_frame_bytes_, kHandshakeFrameBytes);
+  if (protocol::Verdict v = protocol::decode_header(header_, limit, &frame_); !v.is_ok()) {
+    ErrorFrame error = v.error();
+    if (error.code == ErrorCode::frame_too_large) {
+      error.message += handshake ? " (before the handshake)"
+                                 : str_cat(" (a STEP of this actor's observations is ",
+                                           step_frame_bytes_, " bytes)");
+    }
+    return fail(error);
+  }
+  switch (frame_.type) {
+    case FrameType::hello:
+      if (!handshake)
+        return fail({ErrorCode::invalid_request, "a second HELLO on a connected session"});
+      break;
+    case FrameType::step:
+      if (handshake)
+        return fail({ErrorCode::invalid_request, "STEP before the handshake (send HELLO first)"});
+      break;
+    case FrameType::goodbye:
+      if (frame_.payload_bytes() != 0)
+        return fail({ErrorCode::malformed, "GOODBYE with a payload"});
+      break;
+    default:
+      return fail({ErrorCode::malformed, str_cat("frame type ", static_cast<int>(frame_.type),
+                                                 " is sent by servers, not actors")});
+  }
+  const std::size_t payload = frame_.payload_bytes();
+  if (payload == 0) return on_payload({}, 0);
+  if (buffer_.bytes() < payload)
+    buffer_ = Tensor::empty({static_cast<std::int64_t>(payload)}, DType::u8);
+  start_frame_read();
+  asio::async_read(
+      socket_, asio::buffer(buffer_.raw_data(), payload),
+      [self = self()](const error_code& e, std::size_t got) { self->on_payload(e, got); });
+}
+
+void SocketSession::on_payload(const error_code& ec, std::size_t n) {
+  if (!finish_read(ec)) return;
+  shared_->bytes_received += static_cast<std::int64_t>(n);
+  if (ec) {
+    lost(ec, protocol::kHeaderBytes + n, frame_.frame_bytes());
+    return;
+  }
+  const std::span<const std::uint8_t> payload(static_cast<const std::uint8_t*>(buffer_.raw_data()),
+                                              frame_.payload_bytes());
+  try {
+    switch (frame_.type) {
+      case FrameType::hello:
+        return on_hello(payload);
+      case FrameType::step:
+        return on_step(payload);
+      case FrameType::goodbye:
+        shared_->log(str_cat(peer_, ": said goodbye"));
+        return close_now();
+      default:
+        return fail({ErrorCode::internal, "unexpected frame type"});
+    }
+  } catch (const std::exception& e) {  // a broken invariant here must not take the server down
+    fail({ErrorCode::internal, e.what()});
+  }
+}
+
+// The peer closed or the connection broke after `got` of a frame's `wanted` bytes. Mid-frame, a
+// peer that only shut down its sending side can still read why its frame was refused.
+void SocketSession::lost(const error_code& ec, std::size_t got, std::size_t wanted) {
+  if (ec == asio::error::eof && got > 0 && got < wanted) {
+    fail({ErrorCode::malformed,
+          str_cat("truncated frame: the connection closed after ", got, " of ", wanted, " bytes")});
+    return;
+  }
+  if (ec != asio::error::operation_aborted) {
+    shared_->log(str_cat(peer_, ": connection lost",
+                         ec == asio::error::eof ? " (closed without GOODBYE)" : "",
+                         ec == asio::error::eof ? "" : str_cat(": ", ec.message())));
+  }
+  close_now();
+}
+
+// ---- Handshake ----
+
+void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
+  protocol::Hello hello;
+  if (protocol::Verdict v = protocol::decode_hello(payload, &hello); !v.is_ok())
+    return fail(v.error());
+  if (!protocol::tokens_equal(hello.token, shared_->options.token)) {
+    return fail({ErrorCode::unauthorized, "wrong token"});
+  }
+  if (shared_->stopping)
+    return fail({shared_->stop_reason.load(), "the learner is shutting down; retry later"});
+
+  const std::uint32_t n = hello.num_envs;
+  const std::size_t observation_bytes = hello.observation.bytes();
+  const protocol::StepLayout step = protocol::step_layout(n, observation_bytes);
+  if (step.frame_bytes > shared_->options.max_frame_bytes) {
+    return fail({ErrorCode::invalid_request,
+                 str_cat("a STEP of ", n, " observations of ", observation_bytes, " bytes needs ",
+                         step.frame_bytes, "-byte frames; this server accepts at most ",
+                         shared_->options.max_frame_bytes, " (max_frame_bytes)")});
+  }
+  ConnectRequest request;
+  request.run_id = hello.run_id;
+  request.num_envs = static_cast<std::int32_t>(n);
+  request.evaluation = hello.evaluation;
+  request.observation_spec = hello.observation;
+  request.action_spec = ActionSpec{static_cast<std::int32_t>(hello.num_actions)};
+  if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
+    connection_ = {};
+    return fail({shared_->code_for(s), s.message()});
+  }
+  phase_ = Phase::ready;
+  ++shared_->handshakes;
+  num_envs_ = n;
+  observation_bytes_ = observation_bytes;
+  step_frame_bytes_ = static_cast<std::uint32_t>(step.frame_bytes);
+
+  // The step request lives as long as the session; its views point into buffer_, where every
+  // STEP payload lands, so observations are copied only once more: into the inference batch.
+  buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
+  auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
+  rewards_.assign(n, 0.0f);
+  actions_.assign(n, 0);
+  request_.connection = connection_;
+  request_.observations = Tensor::from_blob(bytes + step.observations_offset,
+                                            hello.observation.shape.prepend({std::int64_t{n}}),
+                                            hello.observation.dtype);
+  request_.rewards = rewards_;
+  request_.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
+  request_.actions = actions_;
+  request_.on_complete = [this](const Status& status) { on_step_complete(status); };
+
+  shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",
+                       n == 1 ? "" : "s", hello.evaluation ? " (evaluation)" : "", ", slots [",
+                       connection_.first_slot, ", ", connection_.first_slot + connection_.num_envs,
+                       ")"));
+  protocol::Welcome welcome;
+  welcome.observation = shared_->endpoint.observation_spec();
+  welcome.num_actions = static_cast<std::uint32_t>(shared_->endpoint.action_spec().num_actions);
+  welcome.first_slot = static_cast<std::uint32_t>(connection_.first_slot);
+  welcome.max_frame_bytes = shared_->options.max_frame_bytes;
+  protocol::encode_welcome(next_write_, welcome, frame_.sequence);
+  flush();
+  read_header();
+}
+
+// ---- Steps ----
+
+void SocketSession::on_step(std::span<const std::uint8_t> payload) {
+  protocol::StepView view;
+  if (protocol::Verdict v = protocol::decode_step(payload, num_envs_, observation_bytes_, &view);
+      !v.is_ok()) {
+    return fail(v.error());
+  }
+  for (std::uint32_t i = 0; i < num_envs_; ++i) rewards_[i] = view.reward(i);
+  step_sequence_ = frame_.sequence;
+  phase_ = Phase::stepping;
+  step_state_ = StepRequestState::submitted;
+  submitted_self_ = self();
+  shared_->endpoint.submit(request_);
+}
+
+// Any thread: the endpoint's answer (possibly from inside submit()).
+void SocketSession::on_step_complete(const Status& status) {
+  std::shared_ptr<SocketSession> keep = std::move(submitted_self_);
+  if (!shared_->post(strand_, [keep, status] { keep->on_step_done(status); }))
+    keep->on_step_done(status);
+}
+
+// On the strand, or on the endpoint's thread once the I/O threads are gone (then the socket
+// is already closed and only the slots remain to be freed).
+void SocketSession::on_step_done(const Status& status) {
+  step_state_ = StepRequestState::idle;
+  switch (phase_) {
+    case Phase::stepping:
+      if (!status.is_ok()) return fail({shared_->code_for(status), status.message()});
+      ++shared_->steps;
+      protocol::encode_actions(next_write_, step_sequence_, actions_);
+      phase_ = Phase::ready;
+      flush();
+      read_header();
+      return;
+    case Phase::shutdown_after_step:
+      return fail(shutdown_error(shutdown_reason_));
+    case Phase::awaiting_hello:  // not reached: a step is only submitted from ready
+    case Phase::ready:
+    case Phase::sending_error:
+    case Phase::draining:
+    case Phase::closed:
+      return release_slots();
+  }
+}
+
+// ---- Writing: one write in flight; frames queued behind it ----
+
+void SocketSession::flush() {
+  if (write_pending_ || next_write_.empty()) return;
+  std::swap(writing_buffer_, next_write_);
+  next_write_.clear();
+  write_pending_ = true;
+  asio::async_write(
+      socket_, asio::buffer(writing_buffer_),
+      [self = self()](const error_code& ec, std::size_t n) { self->on_written(ec, n); });
+}
+
+void SocketSession::on_written(const error_code& ec, std::size_t n) {
+  write_pending_ = false;
+  shared_->bytes_sent += static_cast<std::int64_t>(n);
+  if (phase_ == Phase::closed) return;
+  if (ec) {
+    if (!closing_phase())
+      shared_->log(str_cat(peer_, ": connection lost while sending: ", ec.message()));
+    return close_now();
+  }
+  flush();
+  if (!write_pending_ && phase_ == Phase::sending_error) finish_sending();
+}
+
+// ---- Closing ----
+
+void SocketSession::fail(const ErrorFrame& error) {
+  if (closing_phase() || phase_ == Phase::closed) return;
+  const bool shutdown = error.code == ErrorCode::finished || error.code == ErrorCode::shutting_down;
+  if (!shutdown) ++shared_->refused;
+  shared_->log(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
+                       "): ", error.message));
+  protocol::encode_error(next_write_, error, frame_.sequence);
+  phase_ = Phase::sending_error;
+  deadline_ns_ = now_ns() + nanoseconds(kDrainTime);
+  release_slots();
+  flush();  // on_written moves on to draining once the ERROR is out
+}
+
+void SocketSession::finish_sending() {
+  error_code ignored;
+  socket_.shutdown(Socket::shutdown_send, ignored);
+  phase_ = Phase::draining;
+  if (!read_pending_) drain();
+}
+
+void SocketSession::drain() {
+  read_pending_ = true;
+  socket_.async_read_some(asio::buffer(drain_buffer_),
+                          [self = self()](const error_code& ec, std::size_t n) {
+                            self->shared_->bytes_received += static_cast<std::int64_t>(n);
+                            self->finish_read(ec);
+                          });
+}
+
+void SocketSession::close_now() {
+  if (phase_ == Phase::closed) return;
+  phase_ = Phase::closed;
+  error_code ignored;
+  socket_.close(ignored);
+  release_slots();
+  shared_->forget(id_);
+}
+
+// The endpoint forbids disconnecting while it has a step: then on_step_done does it.
+void SocketSession::release_slots() {
+  if (step_state_ == StepRequestState::submitted || !connection_.connected()) return;
+  shared_->endpoint.disconnect(connection_);
+  connection_ = {};
+}
+
+}  // namespace seedrl::transport_detail
