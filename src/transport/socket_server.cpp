@@ -90,9 +90,17 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
     // One session type for TCP and Unix connections: Asio's generic stream socket.
     auto session = std::make_shared<SocketSession>(
         shared_from_this(), strand, SocketSession::Socket(std::move(socket)), id, std::move(peer));
+    bool registered = false;
     {
+      // Checked under the lock that stop() takes to list the sessions: a connection accepted
+      // while stop() runs is either in its list or closed here, never left open (its pending
+      // read would keep the I/O threads from returning).
       std::lock_guard lock(sessions_mutex);
-      sessions.emplace(id, session);
+      if (!stopping) registered = sessions.emplace(id, session).second;
+    }
+    if (!registered) {
+      session->force_close();
+      return;
     }
     asio::post(strand, [session, over_limit] { session->start(over_limit); });
     accept<Protocol>(acceptor);
