@@ -1,20 +1,22 @@
 // InferenceServer<Agent, Backend>: SEED RL's central, batched inference.
 //
-//   actors ──submit()──▶ RequestBatcher ──▶ inference thread (process):
+//   actors ──submit()──▶ RequestBatcher ──▶ inference thread, process(batch) in five phases:
 //                          a batch is up to max_batch frames, every connected environment's
 //                          frame, or what arrived within batch_timeout of the oldest request (a
 //                          half-full batch is served; seed_rl's batcher would wait forever)
-//                          copy observations once into the batch tensor
-//                          forward under SharedParameters::read() (learner's values)
-//                          Agent::select_actions, new recurrent state per slot
-//                          UnrollStore::append ──full unroll──▶ BoundedQueue ──▶ learner
-//          ◀──actions──────  (a full queue blocks here: back-pressure to the actors)
+//            gather   copy observations once into the batch tensor, slots' recurrent state in
+//            forward  the network under SharedParameters::read() (the learner's values)
+//            select   Agent::select_actions
+//            scatter  actions to the requests, new recurrent state to the slots
+//            record   episode figures; UnrollStore::append ──full unroll──▶ UnrollQueue ──▶
+//                     learner (a full queue blocks here: back-pressure to the actors)
+//          ◀──actions──────
 //
 // Slots: every environment of a connected actor has a slot holding its recurrent state, its
-// partial unroll and its episode accumulators. Each connection owns its slots: a step must present
-// the connection id they were given to. A step from another connection than the one a slot served
-// last restarts the slot (zero state, partial unroll dropped): every (re)connect of an actor is a
-// new connection. Evaluation slots act greedily and produce no unrolls.
+// partial unroll and its episode accumulators. Each connection owns its slots (SlotTable): a step
+// must present the connection id they were given to. A step from another connection than the one a
+// slot served last restarts the slot (zero state, partial unroll dropped): every (re)connect of an
+// actor is a new connection. Evaluation slots act greedily and produce no unrolls.
 //
 // Thread-safety: connect/submit/step/disconnect from any number of threads; one internal
 // inference thread (start()/stop()). A peer's bad request is answered with
@@ -44,6 +46,7 @@
 #include "seedrl/runtime/inference_endpoint.hpp"
 #include "seedrl/runtime/request_batcher.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/slot_table.hpp"
 #include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
@@ -100,17 +103,16 @@ class InferenceServer final : public InferenceEndpoint {
         unrolls_(unrolls),
         observation_spec_(observation_spec),
         action_spec_(action_spec),
-        options_(options),
+        options_((options.validate(), options)),
         network_(agent.network_config()),
         store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options)),
-        owner_(static_cast<std::size_t>(options.max_slots), 0),
+        table_(options.max_slots),
         slots_(static_cast<std::size_t>(options.max_slots)),
         rng_(options.seed),
         batcher_(options.max_batch, options.batch_timeout,
                  [this](std::span<StepRequest* const> batch, std::int64_t frames) {
                    process(batch, frames);
                  }) {
-    options.validate();
     SEEDRL_REQUIRE(observation_spec.shape == agent.network_config().observation_shape,
                    "InferenceServer: observations ", observation_spec.to_string(),
                    " do not match the network's observation shape ",
@@ -119,10 +121,9 @@ class InferenceServer final : public InferenceEndpoint {
                    "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
                    agent.network_config().num_actions);
     network_.parameters().alias_values(parameters.store());
-    const std::int64_t state_size = agent.network_config().lstm_size;
-    if (state_size > 0) {
-      state_table_ = {Tensor::zeros({options.max_slots, state_size}),
-                      Tensor::zeros({options.max_slots, state_size})};
+    if (state_size() > 0) {
+      state_table_ = {Tensor::zeros({options.max_slots, state_size()}),
+                      Tensor::zeros({options.max_slots, state_size()})};
     }
   }
 
@@ -155,8 +156,6 @@ class InferenceServer final : public InferenceEndpoint {
   UnrollSpec unroll_spec() const { return store_.spec(); }
 
   Status connect(const ConnectRequest& request, Connection* connection) override {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return Status::closed("inference server stopped");
     if (!(request.observation_spec == observation_spec_)) {
       return Status::invalid_argument(
           str_cat("actor observations are ", request.observation_spec.to_string(),
@@ -171,39 +170,20 @@ class InferenceServer final : public InferenceEndpoint {
       return Status::invalid_argument(str_cat(
           "num_envs ", request.num_envs, " must be in [1, max_batch = ", options_.max_batch, "]"));
     }
-    const std::int32_t n = request.num_envs;
-    std::int32_t first = request.first_slot;
-    if (first >= 0) {
-      if (first + n > options_.max_slots) {
-        return Status::invalid_argument(
-            str_cat("slots [", first, ", ", first + n, ") exceed max_slots ", options_.max_slots));
-      }
-      for (std::int32_t s = first; s < first + n; ++s) {
-        if (owner_[static_cast<std::size_t>(s)] != 0)
-          return Status::invalid_argument(str_cat("slot ", s, " is in use"));
-      }
-    } else {
-      first = find_free_range(n);
-      if (first < 0)
-        return Status::unavailable(
-            str_cat("no ", n, " free slots (max_slots ", options_.max_slots, ")"));
-    }
-    const std::uint64_t id = ++last_connection_id_;
-    for (std::int32_t s = first; s < first + n; ++s) owner_[static_cast<std::size_t>(s)] = id;
-    connected_frames_ += n;
-    batcher_.set_connected_frames(connected_frames_);
-    *connection = Connection{first, n, request.run_id, request.evaluation, id};
-    return Status::ok();
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Status::closed("inference server stopped");
+    const Status status = table_.connect(request, connection);
+    if (status.is_ok()) batcher_.set_connected_frames(table_.occupied());
+    return status;
   }
 
   void submit(StepRequest& request) override {
-    Status refused = validate(request.connection, request.observations, request.rewards,
-                              request.flags, request.actions);
+    Status refused = validate(request);
     if (refused.is_ok()) {
       std::lock_guard lock(mutex_);
       if (stopping_) {
         refused = Status::closed("inference server stopped");
-      } else if (!owns_slots(request.connection)) {
+      } else if (!table_.owns(request.connection)) {
         refused =
             Status::invalid_argument("step on slots this connection does not hold (disconnected?)");
       }
@@ -217,15 +197,8 @@ class InferenceServer final : public InferenceEndpoint {
 
   void disconnect(const Connection& connection) override {
     std::lock_guard lock(mutex_);
-    for (std::int32_t s = connection.first_slot; s < connection.first_slot + connection.num_envs;
-         ++s) {
-      if (s >= 0 && s < options_.max_slots && connection.id != 0 &&
-          owner_[static_cast<std::size_t>(s)] == connection.id) {
-        owner_[static_cast<std::size_t>(s)] = 0;
-        --connected_frames_;
-      }
-    }
-    batcher_.set_connected_frames(connected_frames_);  // the others may now make a full batch
+    table_.disconnect(connection);
+    batcher_.set_connected_frames(table_.occupied());  // the others may now make a full batch
   }
 
   EpisodeStats& episodes() { return episodes_; }
@@ -236,131 +209,134 @@ class InferenceServer final : public InferenceEndpoint {
   InferenceServerStats stats() const { return batcher_.stats(); }
 
  private:
-  // The batcher thread's view of a slot.
+  // The inference thread's view of a slot.
   struct SlotState {
     std::uint64_t connection = 0;  // the connection id the slot served last
     double episode_return = 0.0;
     std::int64_t episode_length = 0;
   };
 
-  Status validate(const Connection& c, const Tensor& observations, std::span<const float> rewards,
-                  std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) const {
+  std::int64_t state_size() const { return agent_.network_config().lstm_size; }
+
+  // A step's shapes and values, before it may reach the batch.
+  Status validate(const StepRequest& r) const {
+    const Connection& c = r.connection;
     if (!c.connected() || c.first_slot + c.num_envs > options_.max_slots)
       return Status::invalid_argument("step on an unconnected actor");
     const auto n = static_cast<std::size_t>(c.num_envs);
     const Shape expected = observation_spec_.shape.prepend({c.num_envs});
-    if (!observations.defined() || observations.shape() != expected ||
-        observations.dtype() != observation_spec_.dtype || observations.device() != Device::cpu) {
-      return Status::invalid_argument(
-          str_cat("observations must be ", name(observation_spec_.dtype), expected, ", got ",
-                  observations.defined()
-                      ? std::string(name(observations.dtype())) + observations.shape().to_string()
-                      : "nothing"));
+    const Tensor& obs = r.observations;
+    if (!obs.defined() || obs.shape() != expected || obs.dtype() != observation_spec_.dtype ||
+        obs.device() != Device::cpu) {
+      return Status::invalid_argument(str_cat(
+          "observations must be ", name(observation_spec_.dtype), expected, ", got ",
+          obs.defined() ? std::string(name(obs.dtype())) + obs.shape().to_string() : "nothing"));
     }
-    if (rewards.size() != n || flags.size() != n || actions.size() != n) {
+    if (r.rewards.size() != n || r.flags.size() != n || r.actions.size() != n) {
       return Status::invalid_argument(
           str_cat("rewards, flags and actions must have ", n, " entries"));
     }
     for (std::size_t e = 0; e < n; ++e) {
-      if (!std::isfinite(rewards[e]))
+      if (!std::isfinite(r.rewards[e]))
         return Status::invalid_argument(str_cat("environment ", e, ": reward is not finite"));
-      if (!valid_step_flags(flags[e])) {
+      if (!valid_step_flags(r.flags[e])) {
         return Status::invalid_argument(
-            str_cat("environment ", e, ": invalid step flags ", int(flags[e])));
+            str_cat("environment ", e, ": invalid step flags ", int(r.flags[e])));
       }
     }
     return Status::ok();
   }
 
-  // Caller holds mutex_.
-  bool owns_slots(const Connection& c) const {
-    for (std::int32_t s = c.first_slot; s < c.first_slot + c.num_envs; ++s) {
-      if (owner_[static_cast<std::size_t>(s)] != c.id || c.id == 0) return false;
-    }
-    return true;
-  }
-
-  std::int32_t find_free_range(std::int32_t n) const {
-    std::int32_t run = 0;
-    for (std::int32_t s = 0; s < options_.max_slots; ++s) {
-      run = owner_[static_cast<std::size_t>(s)] != 0 ? 0 : run + 1;
-      if (run == n) return s - n + 1;
-    }
-    return -1;
-  }
-
+  // One batch of requests holding `frames` environments, in the phases of the top comment.
   void process(std::span<StepRequest* const> batch, std::int64_t frames) {
-    const std::int64_t state_size = agent_.network_config().lstm_size;
-    const Tensor observations = observation_buffer_.view(
-        observation_spec_.shape.prepend({1, frames}), observation_spec_.dtype);
-    const Tensor resets = reset_buffer_.view({1, frames}, DType::u8);
+    gather(batch, frames);
+    forward();
+    agent_.select_actions(*outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+    scatter(batch);
+    record(batch);
+  }
+
+  // One copy of each request's observations into the batch; the slots' recurrent state; a slot
+  // serving a new connection restarts.
+  void gather(std::span<StepRequest* const> batch, std::int64_t frames) {
+    observations_ = observation_buffer_.view(observation_spec_.shape.prepend({1, frames}),
+                                             observation_spec_.dtype);
+    resets_ = reset_buffer_.view({1, frames}, DType::u8);
+    state_in_ = {};
+    if (state_size() > 0) {
+      state_in_ = {state_h_buffer_.view({frames, state_size()}),
+                   state_c_buffer_.view({frames, state_size()})};
+    }
     frame_slots_.resize(static_cast<std::size_t>(frames));
     frame_evaluation_.resize(static_cast<std::size_t>(frames));
     frame_actions_.resize(static_cast<std::size_t>(frames));
-    nn::LstmState state_in;
-    if (state_size > 0) {
-      state_in = {state_h_buffer_.view({frames, state_size}),
-                  state_c_buffer_.view({frames, state_size})};
-    }
-
-    // Gather: one copy of each request's observations into the batch.
     std::int64_t row = 0;
     for (const StepRequest* r : batch) {
-      const std::int32_t n = r->connection.num_envs;
-      std::memcpy(observations[0][row].raw_data(), r->observations.raw_data(),
+      std::memcpy(observations_[0][row].raw_data(), r->observations.raw_data(),
                   r->observations.bytes());
-      for (std::int32_t e = 0; e < n; ++e, ++row) {
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const std::int32_t slot = r->connection.first_slot + e;
-        SlotState& s = slots_[static_cast<std::size_t>(slot)];
-        if (s.connection != r->connection.id) restart_slot(slot, r->connection.id);
-        resets.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
+        if (slots_[static_cast<std::size_t>(slot)].connection != r->connection.id)
+          restart_slot(slot, r->connection.id);
+        resets_.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
         frame_slots_[static_cast<std::size_t>(row)] = slot;
         frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
-        if (state_size > 0) {
-          state_in.h[row].copy_from(state_table_.h[slot]);
-          state_in.c[row].copy_from(state_table_.c[slot]);
+        if (state_size() > 0) {
+          state_in_.h[row].copy_from(state_table_.h[slot]);
+          state_in_.c[row].copy_from(state_table_.c[slot]);
         }
       }
     }
+  }
 
-    // One copy of the batch to the backend's device (none on the CPU); outputs come back to
-    // the host before the parameters are released, so a GPU has finished reading them.
-    std::int32_t version = 0;
-    const nn::NetworkOutputs* outputs = nullptr;
-    {
-      auto guard = parameters_.read();
-      version = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
-      outputs = &host_outputs_(
-          network_.forward(device_observations_(observations), device_state_(state_in), resets));
-    }
-    agent_.select_actions(*outputs, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+  // The network on the batch, under the learner's current parameters (and their version). One
+  // copy of the batch to the backend's device (none on the CPU); outputs come back to the host
+  // before the parameters are released, so a GPU has finished reading them.
+  void forward() {
+    auto guard = parameters_.read();
+    version_ = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
+    outputs_ = &host_outputs_(
+        network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+  }
 
-    row = 0;
+  // Actions to the requests, the new recurrent state to the slots.
+  void scatter(std::span<StepRequest* const> batch) {
+    std::int64_t row = 0;
     for (StepRequest* r : batch) {
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
+        r->actions[static_cast<std::size_t>(e)] = frame_actions_[static_cast<std::size_t>(row)];
+        if (state_size() > 0) {
+          const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
+          state_table_.h[slot].copy_from(outputs_->final_state.h[row]);
+          state_table_.c[slot].copy_from(outputs_->final_state.c[row]);
+        }
+      }
+    }
+  }
+
+  // Episode figures of every slot; the training slots' steps to their unrolls.
+  void record(std::span<StepRequest* const> batch) {
+    std::int64_t row = 0;
+    for (const StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const auto i = static_cast<std::size_t>(row);
         const std::int32_t slot = frame_slots_[i];
         const std::uint8_t flags = r->flags[static_cast<std::size_t>(e)];
         const float reward = r->rewards[static_cast<std::size_t>(e)];
-        r->actions[static_cast<std::size_t>(e)] = frame_actions_[i];
-        if (state_size > 0) {
-          state_table_.h[slot].copy_from(outputs->final_state.h[row]);
-          state_table_.c[slot].copy_from(outputs->final_state.c[row]);
-        }
         account_episode(slots_[static_cast<std::size_t>(slot)], flags, reward,
                         r->connection.evaluation);
         if (r->connection.evaluation) continue;
         UnrollStep step;
-        step.observation = observations[0][row];
+        step.observation = observations_[0][row];
         step.reward = reward;
         step.flags = flags;
         step.action = frame_actions_[i];
         if constexpr (A::kStoresLogits)
-          step.logits = outputs->logits[0][row].template data<float>();
-        step.policy_version = version;
-        if (state_size > 0) {
-          step.state_h = state_in.h[row].template data<float>();
-          step.state_c = state_in.c[row].template data<float>();
+          step.logits = outputs_->logits[0][row].template data<float>();
+        step.policy_version = version_;
+        if (state_size() > 0) {
+          step.state_h = state_in_.h[row].template data<float>();
+          step.state_c = state_in_.c[row].template data<float>();
         }
         if (std::unique_ptr<Unroll> unroll = store_.append(slot, step))
           unrolls_.push(std::move(unroll));
@@ -396,22 +372,27 @@ class InferenceServer final : public InferenceEndpoint {
   const A agent_;  // a copy: the caller's agent may be a temporary
   SharedParameters& parameters_;
   UnrollQueue& unrolls_;
-  TensorSpec observation_spec_;
-  ActionSpec action_spec_;
-  InferenceServerOptions options_;
+  const TensorSpec observation_spec_;
+  const ActionSpec action_spec_;
+  const InferenceServerOptions options_;
   nn::Network<B> network_;
   UnrollStore store_;
 
   // Guarded by mutex_.
   mutable std::mutex mutex_;
-  std::int64_t connected_frames_ = 0;  // environments of connected actors
-  std::vector<std::uint64_t> owner_;   // connection id holding each slot, 0: free
-  std::uint64_t last_connection_id_ = 0;
+  SlotTable table_;
   bool stopping_ = false;
 
-  // Inference thread only.
+  // Inference thread only: the slots' state and the batch being processed.
   std::vector<SlotState> slots_;
   nn::LstmState state_table_;
+  Tensor observations_, resets_;
+  nn::LstmState state_in_;
+  const nn::NetworkOutputs* outputs_ = nullptr;
+  std::int32_t version_ = 0;
+  std::vector<std::int32_t> frame_slots_;
+  std::vector<std::uint8_t> frame_evaluation_;
+  std::vector<std::int32_t> frame_actions_;
   // The batch is assembled on the host (in memory page-locked for a GPU backend, which gets one
   // copy per batch); the recurrent state table stays on the host too.
   ScratchBuffer observation_buffer_ = ScratchBuffer::pinned(B::device),
@@ -421,9 +402,6 @@ class InferenceServer final : public InferenceEndpoint {
   StagingBuffer device_observations_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};
-  std::vector<std::int32_t> frame_slots_;
-  std::vector<std::uint8_t> frame_evaluation_;
-  std::vector<std::int32_t> frame_actions_;
   Rng rng_;
 
   EpisodeStats episodes_;

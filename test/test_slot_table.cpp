@@ -1,0 +1,62 @@
+// SlotTable: slot ranges per connection, ids the table issues, and what a stale or forged
+// connection may do (nothing).
+#include <doctest/doctest.h>
+
+#include "seedrl/runtime/slot_table.hpp"
+
+using namespace seedrl;
+
+namespace {
+
+ConnectRequest wanting(std::int32_t envs, std::int32_t first_slot = -1) {
+  ConnectRequest r;
+  r.run_id = 42;
+  r.num_envs = envs;
+  r.first_slot = first_slot;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("SlotTable: fixed and free ranges, slots in use, a full table") {
+  SlotTable table(6);
+  Connection a, b, c;
+  REQUIRE(table.connect(wanting(2, 1), &a).is_ok());
+  CHECK(a.first_slot == 1);
+  CHECK(a.num_envs == 2);
+  CHECK(a.run_id == 42);
+  CHECK(a.id != 0);
+  CHECK(table.connect(wanting(2, 2), &b).is_invalid_argument());  // slot 2 is a's
+  CHECK(table.connect(wanting(2, 5), &b).is_invalid_argument());  // past max_slots
+  REQUIRE(table.connect(wanting(3), &b).is_ok());                 // the first free run of 3
+  CHECK(b.first_slot == 3);
+  CHECK(b.id != a.id);
+  CHECK(table.occupied() == 5);
+  CHECK(table.connect(wanting(2), &c).is_unavailable());  // only slot 0 is free
+  REQUIRE(table.connect(wanting(1), &c).is_ok());
+  CHECK(c.first_slot == 0);
+}
+
+TEST_CASE("SlotTable: only the connection that holds the slots may use or free them") {
+  SlotTable table(4);
+  Connection a, b;
+  REQUIRE(table.connect(wanting(2, 0), &a).is_ok());
+  CHECK(table.owns(a));
+  Connection forged = a;
+  forged.id += 100;
+  CHECK_FALSE(table.owns(forged));
+  CHECK(table.disconnect(forged) == 0);  // frees nothing
+  Connection wider = a;
+  wider.num_envs = 3;
+  CHECK_FALSE(table.owns(wider));  // slot 2 is not a's
+  CHECK_FALSE(table.owns(Connection{}));
+
+  CHECK(table.disconnect(a) == 2);
+  CHECK(table.occupied() == 0);
+  CHECK_FALSE(table.owns(a));  // stale after disconnect
+  REQUIRE(table.connect(wanting(2, 0), &b).is_ok());
+  CHECK(b.id != a.id);       // ids are never reused: a stale receipt never matches again
+  CHECK_FALSE(table.owns(a));
+  CHECK(table.disconnect(a) == 0);
+  CHECK(table.owns(b));
+}
