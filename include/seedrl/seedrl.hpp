@@ -19,6 +19,7 @@
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 
+#include "seedrl/math/categorical.hpp"
 #include "seedrl/math/softmax.hpp"
 
 #include "seedrl/nn/backend.hpp"

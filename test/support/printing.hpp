@@ -12,7 +12,7 @@ namespace doctest {
 template <class T>
 struct StringMaker<std::optional<T>> {
   static String convert(const std::optional<T>& value) {
-    return value ? StringMaker<T>::convert(*value) : String("none");
+    return value ? toString(*value) : String("none");
   }
 };
 

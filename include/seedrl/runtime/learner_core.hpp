@@ -162,6 +162,25 @@ class LearnerCore {
     return make_transitions(batch_, first, steps, max_abs_reward, steps_);
   }
 
+  /// Backpropagates a policy-value loss over the first T steps of the batch (the last of its
+  /// T + 1 steps only bootstraps, so its gradients are 0): grad_logits [T B, A] (row t B + b),
+  /// grad_values [T, B]. The gradients go to the backend's device once.
+  void backward_policy_value(const RowMatrixXf& grad_logits, const Eigen::ArrayXXf& grad_values) {
+    const std::int64_t steps = grad_values.rows(), batch = grad_values.cols(),
+                       actions = grad_logits.cols();
+    const Tensor logits = grad_logits_.view({steps + 1, batch, actions});
+    const Tensor values = grad_values_.view({steps + 1, batch});
+    logits.fill_zero();
+    values.fill_zero();
+    logits.reshape({(steps + 1) * batch, actions}).template matrix<float>().topRows(steps * batch) =
+        grad_logits;
+    for (std::int64_t t = 0; t < steps; ++t)
+      for (std::int64_t b = 0; b < batch; ++b)
+        values.data<float>()[t * batch + b] = grad_values(t, b);
+    network_.backward(
+        {.logits = device_grad_logits_(logits), .values = device_grad_values_(values)});
+  }
+
   /// The end of every learner step, once the gradients are in network().parameters(): unless
   /// `finite` is false or a value or the gradient norm is not finite (then the step is skipped
   /// and counted), clip the gradients to max_grad_norm (0: only measure), take an optimizer step
@@ -224,10 +243,11 @@ class LearnerCore {
   std::atomic<std::int64_t> steps_{0}, skipped_{0};  // read by reporting threads
 
   UnrollBatch batch_;
-  ScratchBuffer resets_;
+  ScratchBuffer resets_, grad_logits_, grad_values_;
   // The batch goes to the backend's device once (no copies on the CPU backend).
   StagingBuffer observations_{B::device}, actions_{B::device}, rewards_{B::device},
-      flags_{B::device}, logits_{B::device};
+      flags_{B::device}, logits_{B::device}, device_grad_logits_{B::device},
+      device_grad_values_{B::device};
   StateStaging state_{B::device};
 };
 

@@ -101,6 +101,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
       SEEDRL_REQUIRE(u != nullptr && matches(*u, this->spec()),
                      "Learner<R2D2Agent>: a sequence does not have the learner's layout");
     const Eigen::ArrayXf priorities = sequence_priorities_of(sequences);
+    std::int64_t inserted = 0;
     for (std::size_t j = 0; j < sequences.size(); ++j) {
       const double priority = priorities(static_cast<Eigen::Index>(j));
       if (!std::isfinite(priority)) {
@@ -108,8 +109,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
         continue;
       }
       replay_.insert(std::move(*sequences[j]), std::max(priority, kMinPriority));
+      ++inserted;
     }
-    limiter_.inserted(static_cast<std::int64_t>(sequences.size()));
+    limiter_.inserted(inserted);
     sequences.clear();
   }
 

@@ -4,7 +4,6 @@
 // included at the end of this header: including it is enough to train the agent).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -12,6 +11,7 @@
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/math/categorical.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/runtime/agent.hpp"
 
@@ -50,30 +50,9 @@ class VTraceAgent {
   void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
                       Rng& rng) const {
-    const auto logits =
-        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>();
-    const Eigen::Index num_actions = logits.cols();
-    for (Eigen::Index i = 0; i < logits.rows(); ++i) {
-      Eigen::Index best = 0;
-      const float max_logit = logits.row(i).maxCoeff(&best);
-      if (evaluation[static_cast<std::size_t>(i)]) {
-        actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(best);
-        continue;
-      }
-      double total = 0.0;
-      for (Eigen::Index a = 0; a < num_actions; ++a)
-        total += std::exp(static_cast<double>(logits(i, a) - max_logit));
-      double u = rng.uniform() * total;
-      Eigen::Index chosen = num_actions - 1;
-      for (Eigen::Index a = 0; a < num_actions; ++a) {
-        u -= std::exp(static_cast<double>(logits(i, a) - max_logit));
-        if (u < 0.0) {
-          chosen = a;
-          break;
-        }
-      }
-      actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(chosen);
-    }
+    math::sample_categorical(
+        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
+        evaluation, actions, rng);
   }
 
  private:

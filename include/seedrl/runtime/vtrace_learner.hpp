@@ -107,19 +107,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     const ActorCriticLoss loss =
         actor_critic_loss(target_logits, tr.actions, v.values, targets, o.loss, &tr.mask);
 
-    // Gradients of the loss w.r.t. the outputs of all T + 1 steps (the last only bootstraps).
-    const Tensor grad_logits = grad_logits_buffer_.view({length, batch, num_actions});
-    const Tensor grad_values = grad_values_buffer_.view({length, batch});
-    grad_logits.fill_zero();
-    grad_values.fill_zero();
-    grad_logits.reshape({length * batch, num_actions})
-        .template matrix<float>()
-        .topRows(steps * batch) = loss.grad_logits;
-    for (std::int64_t t = 0; t < steps; ++t)
-      for (std::int64_t b = 0; b < batch; ++b)
-        grad_values.data<float>()[t * batch + b] = loss.grad_values(t, b);
-    this->network().backward(
-        {.logits = device_grad_logits_(grad_logits), .values = device_grad_values_(grad_values)});
+    this->backward_policy_value(loss.grad_logits, loss.grad_values);
     return finish(loss, tr);
   }
 
@@ -157,10 +145,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
   UnrollQueue& unrolls_;
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
-  ScratchBuffer grad_logits_buffer_, grad_values_buffer_;
-  // The host loss's gradients go to the device (no copies on the CPU); the device loss writes
-  // its own.
-  StagingBuffer device_grad_logits_{B::device}, device_grad_values_{B::device};
+  // The device loss writes its gradients there.
   ScratchBuffer device_grad_logits_buffer_{B::device}, device_grad_values_buffer_{B::device};
   HostOutputs host_outputs_{B::device};
 };

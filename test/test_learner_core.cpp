@@ -1,0 +1,221 @@
+// What every learner shares (runtime/learner_core.hpp): the transitions it trains on, the
+// metrics it reports, and steps that are skipped, not applied, when something is not finite.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
+#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/runtime_fixtures.hpp"
+
+using namespace seedrl;
+using namespace seedrl::test;
+
+namespace {
+
+constexpr std::uint8_t F = step_flags::kFirst, T = step_flags::kTerminated,
+                       U = step_flags::kTruncated;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// What to put into step `step` of every unroll.
+struct Poison {
+  std::int64_t step = -1;
+  float observation = 0.0f;  ///< observation entry 0 (when not 0)
+  float reward = 0.0f;       ///< the step's reward (when not 0)
+};
+
+// Unrolls of a 2-float observation, 3 actions, T + 1 steps, from a store as inference builds
+// them, with `poison` in one step.
+std::vector<std::unique_ptr<Unroll>> unrolls(const UnrollSpec& spec, int count, std::uint64_t seed,
+                                             Poison poison = {}) {
+  Rng rng(seed);
+  UnrollStore store(count, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  Tensor obs = Tensor::empty({2});
+  float logits[3] = {0.1f, -0.2f, 0.3f};
+  std::vector<float> state(static_cast<std::size_t>(std::max<std::int64_t>(spec.state_size, 1)));
+  for (std::int64_t t = 0; t < spec.length; ++t)
+    for (int slot = 0; slot < count; ++slot) {
+      const bool poisoned = t == poison.step;
+      obs.data<float>()[0] = poisoned && poison.observation != 0.0f
+                                 ? poison.observation
+                                 : static_cast<float>(rng.uniform(-1, 1));
+      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
+      UnrollStep s;
+      s.observation = obs;
+      s.reward =
+          poisoned && poison.reward != 0.0f ? poison.reward : static_cast<float>(rng.uniform(0, 1));
+      s.flags = t == 0 ? F : 0;
+      s.action = static_cast<std::int32_t>(rng.below(3));
+      s.logits = spec.store_logits ? logits : nullptr;
+      s.state_h = spec.state_size > 0 ? state.data() : nullptr;
+      s.state_c = s.state_h;
+      if (auto u = store.append(slot, s)) out.push_back(std::move(u));
+    }
+  return out;
+}
+
+std::vector<float> values_of(nn::ParameterStore& store) {
+  const float* v = store.values().data<float>();
+  return {v, v + store.values().numel()};
+}
+
+}  // namespace
+
+TEST_CASE("make_transitions: rewards of the next step, terminations, boundaries and the lag") {
+  // Column 0 runs on; column 1 terminates at step 2 (x_2 is terminal); column 2 is truncated at
+  // step 2. Step t's reward arrives at t + 1; versions lag `version` by t + b.
+  const std::vector<std::vector<std::uint8_t>> columns{{F, 0, 0, 0}, {F, 0, T, F}, {F, 0, U, F}};
+  UnrollBatch batch;
+  batch.flags = Tensor::zeros({4, 3}, DType::u8);
+  batch.rewards = Tensor::zeros({4, 3});
+  batch.actions = Tensor::zeros({4, 3}, DType::i32);
+  batch.policy_versions = Tensor::zeros({4, 3}, DType::i32);
+  for (std::int64_t t = 0; t < 4; ++t)
+    for (std::int64_t b = 0; b < 3; ++b) {
+      batch.flags.data<std::uint8_t>()[t * 3 + b] =
+          columns[static_cast<std::size_t>(b)][static_cast<std::size_t>(t)];
+      batch.rewards.data<float>()[t * 3 + b] = static_cast<float>(10 * t + b);
+      batch.actions.data<std::int32_t>()[t * 3 + b] = static_cast<std::int32_t>((t + b) % 3);
+      batch.policy_versions.data<std::int32_t>()[t * 3 + b] = static_cast<std::int32_t>(10 - t - b);
+    }
+  const Transitions tr = make_transitions(batch, 0, 3, 15.0f, 10);
+  CHECK(tr.rewards(0, 0) == 10.0f);
+  CHECK(tr.rewards(1, 1) == 15.0f);  // 21 clipped to 15
+  CHECK(tr.actions(1, 2) == 0);
+  CHECK(tr.dones(0, 0) == 0.0f);
+  CHECK(tr.dones(1, 1) == 1.0f);  // arrives in the terminal x_2
+  CHECK(tr.dones(1, 2) == 0.0f);  // arrives in a truncated (non-terminal) x_2
+  for (int b : {1, 2}) {          // step 2 is a boundary (x_2 ended its episode)
+    CHECK(tr.mask(2, b) == 0.0f);
+    CHECK(tr.dones(2, b) == 1.0f);
+    CHECK(tr.rewards(2, b) == 0.0f);
+  }
+  CHECK(tr.count == 9 - 2);
+  // Lag t + b over the 7 transitions: column 0 (0 + 1 + 2), columns 1 and 2 (1 + 2) and (2 + 3).
+  CHECK(tr.policy_lag == doctest::Approx((3.0 + 3.0 + 5.0) / 7.0));
+
+  const Transitions window = make_transitions(batch, 1, 2, 0.0f, 10);  // a burn-in of 1
+  CHECK(window.rewards(0, 0) == 20.0f);
+  CHECK(window.mask(1, 1) == 0.0f);
+  CHECK_THROWS_WITH_AS(make_transitions(batch, 1, 3, 0.0f, 10),
+                       doctest::Contains("steps [1, 4) need 5 of the batch's 4"), Error);
+}
+
+TEST_CASE("MetricsAccumulator: means, latest values, and nothing measured is NaN") {
+  static constexpr MetricInfo loss{"loss", Reduce::mean, "loss"}, rate{"rate", Reduce::last};
+  MetricsAccumulator acc({loss, rate});
+  MetricList step;
+  step.add(loss, 2.0);
+  step.add(rate, 0.1);
+  acc.add(step);
+  MetricList skipped;  // a skipped step: its loss is not finite and does not count
+  skipped.add(loss, kNaN);
+  skipped.add(rate, 0.05);
+  acc.add(skipped);
+  MetricList third;
+  third.add(loss, 4.0);
+  third.add(rate, kNaN);
+  acc.add(third);
+  std::vector<Metric> summary = acc.take();
+  REQUIRE(summary.size() == 2);
+  CHECK(summary[0].info.name == "loss");
+  CHECK(summary[0].value == 3.0);
+  CHECK(summary[1].value == 0.05);
+  summary = acc.take();  // nothing since: the mean is unmeasured, the latest stays
+  CHECK(std::isnan(summary[0].value));
+  CHECK(summary[1].value == 0.05);
+
+  MetricList other;
+  other.add({"other"}, 1.0);
+  other.add(rate, 1.0);
+  CHECK_THROWS_WITH_AS(acc.add(other), doctest::Contains("metric 0 is 'other'"), Error);
+  CHECK_THROWS_WITH_AS(step["missing"], doctest::Contains("no metric named 'missing'"), Error);
+}
+
+TEST_CASE("V-trace learner: a batch that makes the loss or the gradient non-finite is skipped") {
+  const VTraceAgent agent = tiny_agent();
+  InferenceServerOptions server;
+  server.unroll_length = 4;
+  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+  UnrollQueue queue(8);
+  Learner<VTraceAgent, Backend> learner(agent, spec, queue);
+  const std::vector<float> before = values_of(learner.network().parameters());
+
+  // A finite but enormous reward: the value loss overflows to infinity.
+  const Poison huge_reward{2, 0.0f, std::numeric_limits<float>::max()};
+  const LearnerStepStats overflow = learner.train_on(unrolls(spec, 2, 1, huge_reward));
+  CHECK(overflow.skipped);
+  CHECK(overflow.step == 0);
+  CHECK_FALSE(std::isfinite(overflow.metrics["total_loss"]));
+  CHECK(overflow.metrics["skipped_steps"] == 1.0);
+  CHECK(learner.steps() == 0);
+  CHECK(learner.skipped_steps() == 1);
+  CHECK(learner.parameters().version() == 0);
+  CHECK(values_of(learner.network().parameters()) == before);  // nothing applied
+
+  // A NaN observation: the ReLUs may hide it from the loss, not from the first layer's gradient.
+  const LearnerStepStats nan_gradient = learner.train_on(unrolls(spec, 2, 2, {1, kNaN, 0.0f}));
+  CHECK(nan_gradient.skipped);
+  CHECK_FALSE(std::isfinite(nan_gradient.metrics["grad_norm"]));
+  CHECK(values_of(learner.network().parameters()) == before);
+
+  // The run goes on: the next good batch trains as usual.
+  const LearnerStepStats good = learner.train_on(unrolls(spec, 2, 3));
+  CHECK_FALSE(good.skipped);
+  CHECK(good.step == 1);
+  CHECK(good.metrics["skipped_steps"] == 2.0);
+  CHECK(values_of(learner.network().parameters()) != before);
+}
+
+TEST_CASE("R2D2 learner: sequences without a finite priority are dropped, such steps skipped") {
+  R2D2AgentOptions o;
+  o.network = nn::NetworkConfig::mlp(2, 3, {8});  // no LSTM: it would saturate what follows
+  o.network.policy_value_heads = false;
+  o.network.q_head = true;
+  o.n_step = 1;  // every step bootstraps from the next one's Q
+  o.batch_size = 2;
+  o.replay_capacity = 16;
+  o.min_replay_size = 2;
+  const R2D2Agent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = 3;
+  server.burn_in = 1;
+  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+  UnrollQueue queue(8);
+  Learner<R2D2Agent, Backend> learner(agent, spec, queue);
+
+  // An observation of 1e36 makes its step's Q about as large, and h^-1 of that (about 1000 times
+  // more: the bootstrap of the step before) overflows: the priority is not finite. Such a sequence
+  // is dropped and counted; the others go in.
+  const Poison enormous{2, 1e36f, 0.0f};
+  auto good = unrolls(spec, 3, 1);
+  auto bad = unrolls(spec, 1, 2, enormous);
+  REQUIRE_FALSE(std::isfinite(learner.sequence_priorities_of(bad)(0)));
+  std::vector<std::unique_ptr<Unroll>> incoming;
+  for (auto& u : good) incoming.push_back(std::move(u));
+  incoming.push_back(std::move(bad[0]));
+  learner.insert(incoming);
+  CHECK(learner.replay().size() == 3);
+  CHECK(learner.dropped() == 1);
+  CHECK(learner.inserted() == 3);
+  const LearnerStepStats trained = learner.train_on_sample();
+  CHECK_FALSE(trained.skipped);
+  CHECK(learner.steps() == 1);
+
+  // Such a sequence already in the replay (say, prioritised by an older network): the step that
+  // samples it is skipped, and its priority and the parameters stay as they were.
+  Learner<R2D2Agent, Backend> other(agent, spec, queue);
+  auto poisoned = unrolls(spec, 1, 3, enormous);
+  const std::uint64_t index = other.replay().insert(std::move(*poisoned[0]), 0.5);
+  const std::vector<float> before = values_of(other.network().parameters());
+  const LearnerStepStats stats = other.train_on_sample();
+  CHECK(stats.skipped);
+  CHECK_FALSE(std::isfinite(stats.metrics["loss"]));
+  CHECK(other.skipped_steps() == 1);
+  CHECK(other.replay().priority(index) == 0.5);
+  CHECK(values_of(other.network().parameters()) == before);
+}
