@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -372,5 +373,9 @@ class Network {
   std::int64_t steps_ = 0, batch_ = 0;
   NetworkOutputs outputs_;
 };
+
+// Compiled once, in the library (src/nn/cpu_instantiations.cpp): a program using the CPU backend
+// does not instantiate it again (and compiles faster).
+extern template class Network<cpu::Backend>;
 
 }  // namespace seedrl::nn

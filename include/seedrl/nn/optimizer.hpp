@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/parameter.hpp"
@@ -200,5 +201,12 @@ std::unique_ptr<Optimizer> make_optimizer(ParameterStore& store, const Optimizer
   }
   fail("make_optimizer: unknown optimizer kind ", static_cast<int>(config.kind));
 }
+
+// Compiled once, in the library (src/nn/cpu_instantiations.cpp).
+extern template class Adam<cpu::Backend>;
+extern template class RmsProp<cpu::Backend>;
+extern template class Sgd<cpu::Backend>;
+extern template std::unique_ptr<Optimizer> make_optimizer<cpu::Backend>(ParameterStore&,
+                                                                        const OptimizerConfig&);
 
 }  // namespace seedrl::nn

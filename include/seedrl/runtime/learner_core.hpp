@@ -251,4 +251,7 @@ class LearnerCore {
   StateStaging state_{B::device};
 };
 
+// Compiled once, in the library (src/nn/cpu_instantiations.cpp).
+extern template class LearnerCore<cpu::Backend>;
+
 }  // namespace seedrl

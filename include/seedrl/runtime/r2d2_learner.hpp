@@ -35,8 +35,10 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/replay/rate_limiter.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner_core.hpp"
 #include "seedrl/runtime/staging.hpp"
+#include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/unroll_codec.hpp"
 
 namespace seedrl {
@@ -250,7 +252,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // evaluate() with the targets, TD errors, priorities and gradient computed on the device;
   // only the TD errors and priorities (a few hundred floats) come back.
   R2D2Loss evaluate_on_device(const nn::NetworkOutputs& target, const nn::NetworkOutputs& online,
-                              std::span<const float> weights, bool gradients) {
+                              std::span<const float> weights,
+                              bool gradients) requires kLossOnDevice {
     const R2D2AgentOptions& o = agent_.options();
     const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
                        steps = window - 1, batch = this->batch().flags.dim(1);
@@ -303,5 +306,13 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
       device_priority_buffer_{B::device};
   HostOutputs host_target_{B::device}, host_online_{B::device};
 };
+
+// The R2D2 runtime on the CPU backend is compiled once, in the library
+// (src/runtime/r2d2_learner.cpp): programs that train R2D2Agent on the CPU do not instantiate it
+// again.
+extern template class ReplayBuffer<Unroll>;
+extern template class Learner<R2D2Agent, cpu::Backend>;
+extern template class InferenceServer<R2D2Agent, cpu::Backend>;
+extern template class TrainingSession<R2D2Agent, cpu::Backend>;
 
 }  // namespace seedrl

@@ -20,8 +20,10 @@
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner_core.hpp"
 #include "seedrl/runtime/staging.hpp"
+#include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/transitions.hpp"
 
 namespace seedrl {
@@ -35,17 +37,7 @@ struct VTraceInputs {
   Eigen::ArrayXf bootstrap;   ///< V(x_T)
 };
 
-inline VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float discount) {
-  const Eigen::Index steps = tr.mask.rows(), batch = tr.mask.cols();
-  const Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
-      all_values(values, steps + 1, batch);
-  VTraceInputs in;
-  in.values = all_values.topRows(steps);
-  in.bootstrap = all_values.row(steps).transpose();
-  in.rewards = (tr.mask > 0.0f).select(tr.rewards, in.values);
-  in.discounts = discount * (1.0f - tr.dones);
-  return in;
-}
+VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float discount);
 
 template <nn::Backend B>
 class Learner<VTraceAgent, B> final : public LearnerCore<B> {
@@ -126,7 +118,8 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   }
 
   // The step with V-trace and the loss on the backend's device.
-  LearnerStepStats train_on_device(const typename Core::NetworkInputs& in, const Transitions& tr) {
+  LearnerStepStats train_on_device(const typename Core::NetworkInputs& in,
+                                   const Transitions& tr) requires kLossOnDevice {
     const VTraceAgentOptions& o = agent_.options();
     const auto fields = this->device_fields();
     const nn::NetworkOutputs& out =
@@ -149,5 +142,12 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   ScratchBuffer device_grad_logits_buffer_{B::device}, device_grad_values_buffer_{B::device};
   HostOutputs host_outputs_{B::device};
 };
+
+// The V-trace runtime on the CPU backend is compiled once, in the library
+// (src/runtime/vtrace_learner.cpp): programs that train VTraceAgent on the CPU do not instantiate
+// it again.
+extern template class Learner<VTraceAgent, cpu::Backend>;
+extern template class InferenceServer<VTraceAgent, cpu::Backend>;
+extern template class TrainingSession<VTraceAgent, cpu::Backend>;
 
 }  // namespace seedrl
