@@ -201,9 +201,9 @@ class Actor {
   std::atomic<std::uint64_t> run_id_{0};
 
   mutable Mutex stats_mutex_;
-  std::int64_t frames_ SEEDRL_GUARDED_BY(stats_mutex_) = 0,
-                       episodes_ SEEDRL_GUARDED_BY(stats_mutex_) = 0,
-                       connections_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::int64_t frames_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::int64_t episodes_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::int64_t connections_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
   std::deque<double> recent_returns_ SEEDRL_GUARDED_BY(stats_mutex_);
 };
 

@@ -126,10 +126,11 @@ class EpisodeStats {
 
   std::size_t window_;
   mutable Mutex mutex_;
-  std::deque<Episode> training_ SEEDRL_GUARDED_BY(mutex_),
-      evaluation_ SEEDRL_GUARDED_BY(mutex_), fresh_ SEEDRL_GUARDED_BY(mutex_);
-  std::int64_t training_count_ SEEDRL_GUARDED_BY(mutex_) = 0, evaluation_count_
-                                                              SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::deque<Episode> training_ SEEDRL_GUARDED_BY(mutex_);
+  std::deque<Episode> evaluation_ SEEDRL_GUARDED_BY(mutex_);
+  std::deque<Episode> fresh_ SEEDRL_GUARDED_BY(mutex_);  // completed since the last drain_new()
+  std::int64_t training_count_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::int64_t evaluation_count_ SEEDRL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace seedrl
