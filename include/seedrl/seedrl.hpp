@@ -18,6 +18,7 @@
 #include "seedrl/core/storage.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 
 #include "seedrl/math/categorical.hpp"
 #include "seedrl/math/softmax.hpp"

@@ -9,13 +9,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "asio.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "seedrl/transport/socket_address.hpp"
 
@@ -66,9 +66,10 @@ struct RemoteClient::Impl {
   std::optional<asio::ip::tcp::socket> tcp;
   std::optional<asio::local::stream_protocol::socket> local;
 
-  std::mutex fd_mutex;  // fd and interrupted, shared with interrupt()
-  int fd = -1;
-  bool interrupted = false;
+  // interrupt() may come from any thread; everything else is the owning thread's.
+  Mutex fd_mutex;
+  int fd SEEDRL_GUARDED_BY(fd_mutex) = -1;  // written only by the owning thread
+  bool interrupted SEEDRL_GUARDED_BY(fd_mutex) = false;
 
   std::uint32_t sequence = 0;
   std::uint32_t num_envs = 0;
@@ -79,14 +80,18 @@ struct RemoteClient::Impl {
   std::vector<std::uint8_t> receive_buffer;  // [rx_begin, rx_end) holds bytes not yet consumed
   std::size_t rx_begin = 0, rx_end = 0;
 
-  bool is_interrupted() {
-    std::lock_guard lock(fd_mutex);
+  // The socket, for the owning thread. It is the only thread that writes fd, so its reads need
+  // no lock; the analysis cannot express "written under the lock, read by the writer without".
+  int owned_fd() const SEEDRL_NO_THREAD_SAFETY_ANALYSIS { return fd; }
+
+  bool is_interrupted() SEEDRL_EXCLUDES(fd_mutex) {
+    MutexLock lock(fd_mutex);
     return interrupted;
   }
 
-  void close() {
+  void close() SEEDRL_EXCLUDES(fd_mutex) {
     {
-      std::lock_guard lock(fd_mutex);
+      MutexLock lock(fd_mutex);
       fd = -1;
     }
     error_code ignored;
@@ -114,7 +119,7 @@ struct RemoteClient::Impl {
   // Waits until the socket is ready for `events`; fails on timeout or interrupt.
   Status wait(short events, Clock::time_point deadline, const char* doing) {
     while (true) {
-      pollfd p{fd, events, 0};
+      pollfd p{owned_fd(), events, 0};
       const int ready = ::poll(&p, 1, remaining_ms(deadline));
       if (ready > 0) return Status::ok();
       if (ready < 0 && errno == EINTR) continue;
@@ -128,7 +133,7 @@ struct RemoteClient::Impl {
       msghdr message{};
       message.msg_iov = parts;
       message.msg_iovlen = static_cast<std::size_t>(count);
-      const ssize_t sent = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      const ssize_t sent = ::sendmsg(owned_fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (sent < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -184,8 +189,8 @@ struct RemoteClient::Impl {
       }
       if (receive_buffer.size() < rx_begin + want) receive_buffer.resize(rx_begin + want);
       if (Status s = wait(POLLIN, deadline, "waiting for the server"); !s.is_ok()) return lost(s);
-      const ssize_t got =
-          ::recv(fd, receive_buffer.data() + rx_end, rx_begin + want - rx_end, MSG_DONTWAIT);
+      const ssize_t got = ::recv(owned_fd(), receive_buffer.data() + rx_end,
+                                 rx_begin + want - rx_end, MSG_DONTWAIT);
       if (got > 0) {
         rx_end += static_cast<std::size_t>(got);
       } else if (got == 0) {
@@ -212,7 +217,7 @@ struct RemoteClient::Impl {
   }
 
   // Resolves and connects within connect_timeout; interrupt() stops the wait.
-  Status open_socket(Clock::time_point deadline) {
+  Status open_socket(Clock::time_point deadline) SEEDRL_EXCLUDES(fd_mutex) {
     io.restart();
     if (is_interrupted()) return Status::closed("interrupted");
     error_code result = asio::error::would_block;
@@ -256,7 +261,7 @@ struct RemoteClient::Impl {
       error_code ignored;
       tcp->set_option(asio::ip::tcp::no_delay(true), ignored);
     }
-    std::lock_guard lock(fd_mutex);
+    MutexLock lock(fd_mutex);
     if (interrupted) {
       fd = -1;
       return Status::closed("interrupted");
@@ -373,7 +378,8 @@ void RemoteClient::disconnect() {
   if (!connected()) return;
   std::string goodbye;
   protocol::encode_goodbye(goodbye, ++c.sequence);
-  (void)::send(c.fd, goodbye.data(), goodbye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort
+  (void)::send(c.owned_fd(), goodbye.data(), goodbye.size(),
+               MSG_NOSIGNAL | MSG_DONTWAIT);  // best effort
   c.close();
 }
 
@@ -381,7 +387,7 @@ void RemoteClient::interrupt() {
   if (!impl_) return;
   Impl& c = *impl_;
   {
-    std::lock_guard lock(c.fd_mutex);
+    MutexLock lock(c.fd_mutex);
     c.interrupted = true;
     if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);  // wakes a poll or recv in progress
   }
@@ -389,7 +395,7 @@ void RemoteClient::interrupt() {
 }
 
 bool RemoteClient::connected() const {
-  return impl_ && impl_->fd >= 0;
+  return impl_ && impl_->owned_fd() >= 0;
 }
 
 std::int32_t RemoteClient::first_slot() const {

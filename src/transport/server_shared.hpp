@@ -5,18 +5,15 @@
 // step is still with the endpoint after stop() can finish on its own (socket_session.hpp).
 //
 // Thread-safety: `endpoint`, `options` and, once start() has returned, `address` are read by any
-// thread; `sessions` and `next_session` are guarded by sessions_mutex, `io_done` by post_mutex;
-// `stopping`, `stop_reason` and the counters are atomics. The acceptors, the sweep timer, `work`,
-// `threads` and `started` belong to start() and stop() (and, between them, to handlers on the I/O
-// threads).
+// thread; the members guarded by a mutex say which (SEEDRL_GUARDED_BY); `stopping`, `stop_reason`
+// and the counters are atomics. The acceptors, the sweep timer, `work`, `threads` and `started`
+// belong to start() and stop() (and, between them, to handlers on the I/O threads).
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +22,7 @@
 #include <vector>
 
 #include "asio.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/transport/socket_server.hpp"
 
 namespace seedrl {
@@ -57,16 +55,17 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   std::vector<std::thread> threads;
   bool started = false;
 
-  std::mutex post_mutex;
-  bool io_done = false;  // the I/O threads are gone: handlers are no longer posted
+  Mutex post_mutex;
+  bool io_done SEEDRL_GUARDED_BY(post_mutex) = false;  // the I/O threads are gone: no more posts
 
   std::atomic<bool> stopping{false};
   std::atomic<protocol::ErrorCode> stop_reason{protocol::ErrorCode::shutting_down};
 
-  mutable std::mutex sessions_mutex;
-  std::condition_variable sessions_changed;
-  std::unordered_map<std::uint64_t, std::weak_ptr<transport_detail::SocketSession>> sessions;
-  std::uint64_t next_session = 0;
+  mutable Mutex sessions_mutex;
+  CondVar sessions_changed;
+  std::unordered_map<std::uint64_t, std::weak_ptr<transport_detail::SocketSession>> sessions
+      SEEDRL_GUARDED_BY(sessions_mutex);
+  std::uint64_t next_session SEEDRL_GUARDED_BY(sessions_mutex) = 0;
 
   std::atomic<std::int64_t> accepted{0}, handshakes{0}, refused{0}, steps{0}, bytes_received{0},
       bytes_sent{0};
@@ -77,8 +76,8 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
 
   /// Queues `handler` on `strand`; false once the I/O threads are gone.
   template <class Handler>
-  bool post(const Strand& strand, Handler&& handler) {
-    std::lock_guard lock(post_mutex);
+  bool post(const Strand& strand, Handler&& handler) SEEDRL_EXCLUDES(post_mutex) {
+    MutexLock lock(post_mutex);
     if (io_done) return false;
     boost::asio::post(strand, std::forward<Handler>(handler));
     return true;
@@ -104,17 +103,18 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
 
   /// A session that closed: it no longer counts against max_connections, and stop() stops
   /// waiting for it.
-  void forget(std::uint64_t id) {
+  void forget(std::uint64_t id) SEEDRL_EXCLUDES(sessions_mutex) {
     {
-      std::lock_guard lock(sessions_mutex);
+      MutexLock lock(sessions_mutex);
       sessions.erase(id);
     }
     sessions_changed.notify_all();
   }
 
-  std::vector<std::shared_ptr<transport_detail::SocketSession>> live_sessions() {
+  std::vector<std::shared_ptr<transport_detail::SocketSession>> live_sessions()
+      SEEDRL_EXCLUDES(sessions_mutex) {
     std::vector<std::shared_ptr<transport_detail::SocketSession>> out;
-    std::lock_guard lock(sessions_mutex);
+    MutexLock lock(sessions_mutex);
     for (auto& [id, weak] : sessions)
       if (auto s = weak.lock()) out.push_back(std::move(s));
     return out;

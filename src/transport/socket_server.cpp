@@ -81,7 +81,7 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
     bool over_limit = false;
     std::uint64_t id = 0;
     {
-      std::lock_guard lock(sessions_mutex);
+      MutexLock lock(sessions_mutex);
       over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
       id = ++next_session;
     }
@@ -95,7 +95,7 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
       // Checked under the lock that stop() takes to list the sessions: a connection accepted
       // while stop() runs is either in its list or closed here, never left open (its pending
       // read would keep the I/O threads from returning).
-      std::lock_guard lock(sessions_mutex);
+      MutexLock lock(sessions_mutex);
       if (!stopping) registered = sessions.emplace(id, session).second;
     }
     if (!registered) {
@@ -224,8 +224,11 @@ void SocketServer::stop(ErrorCode reason) {
   }
   // 2. Give them shutdown_grace to finish.
   {
-    std::unique_lock lock(s.sessions_mutex);
-    s.sessions_changed.wait_for(lock, s.options.shutdown_grace, [&] { return s.sessions.empty(); });
+    const auto deadline = deadline_after(s.options.shutdown_grace);
+    MutexLock lock(s.sessions_mutex);
+    while (!s.sessions.empty()) {
+      if (s.sessions_changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+    }
   }
   // 3. Close the rest; the I/O threads return once nothing is left to do.
   for (auto& session : s.live_sessions()) {
@@ -236,7 +239,7 @@ void SocketServer::stop(ErrorCode reason) {
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
   {
-    std::lock_guard lock(s.post_mutex);
+    MutexLock lock(s.post_mutex);
     s.io_done = true;
   }
   // Completions posted between the threads' return and io_done run here (they only free slots).
@@ -260,7 +263,7 @@ SocketServerStats SocketServer::stats() const {
   out.bytes_received = s.bytes_received;
   out.bytes_sent = s.bytes_sent;
   {
-    std::lock_guard lock(s.sessions_mutex);
+    MutexLock lock(s.sessions_mutex);
     out.active = static_cast<std::int64_t>(s.sessions.size());
   }
   return out;

@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +29,7 @@
 #include "seedrl/core/crc32c.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/replay/item_codec.hpp"
 #include "seedrl/replay/sum_tree.hpp"
 
@@ -61,33 +61,33 @@ class ReplayBuffer {
   };
 
   ReplayBuffer(std::size_t capacity, const ReplayOptions& options = {}, std::uint64_t seed = 0)
-      : options_(options), tree_(capacity), slots_(capacity), rng_(seed) {
+      : options_(options), capacity_(capacity), tree_(capacity), slots_(capacity), rng_(seed) {
     options.validate();
   }
   ReplayBuffer(const ReplayBuffer&) = delete;
   ReplayBuffer& operator=(const ReplayBuffer&) = delete;
 
-  std::size_t capacity() const { return slots_.size(); }
+  std::size_t capacity() const { return capacity_; }
   const ReplayOptions& options() const { return options_; }
-  std::size_t size() const {
-    std::lock_guard lock(mutex_);
+  std::size_t size() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return size_;
   }
   /// Items inserted over the buffer's life (the next index).
-  std::uint64_t inserted() const {
-    std::lock_guard lock(mutex_);
+  std::uint64_t inserted() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return next_index_;
   }
 
   /// Adds an item with a priority (finite, > 0), evicting the oldest item when full. Returns
   /// the item's index.
-  std::uint64_t insert(Item item, double priority) {
+  std::uint64_t insert(Item item, double priority) SEEDRL_EXCLUDES(mutex_) {
     check_priority(priority, "insert");
     auto stored = std::make_shared<const Item>(std::move(item));
     std::shared_ptr<const Item> evicted;  // destroyed after the lock is released
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     const std::uint64_t index = next_index_++;
-    const std::size_t slot = static_cast<std::size_t>(index % slots_.size());
+    const std::size_t slot = static_cast<std::size_t>(index % capacity_);
     Slot& s = slots_[slot];
     if (s.item == nullptr) ++size_;
     evicted = std::move(s.item);
@@ -98,7 +98,7 @@ class ReplayBuffer {
 
   /// Draws `batch_size` items independently with probability proportional to priority^alpha.
   /// Throws if the buffer is empty.
-  Sample sample(std::size_t batch_size) {
+  Sample sample(std::size_t batch_size) SEEDRL_EXCLUDES(mutex_) {
     SEEDRL_REQUIRE(batch_size > 0, "ReplayBuffer::sample: batch_size must be positive");
     Sample out;
     out.indices.reserve(batch_size);
@@ -107,7 +107,7 @@ class ReplayBuffer {
     out.items.reserve(batch_size);
     double max_weight = 0.0;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       SEEDRL_REQUIRE(size_ > 0, "ReplayBuffer::sample: the buffer is empty");
       const double total = tree_.total();
       const auto n = static_cast<double>(size_);
@@ -131,15 +131,15 @@ class ReplayBuffer {
   /// since are skipped. Returns how many priorities were applied. Invalid input is rejected as a
   /// whole before anything changes.
   std::size_t update_priorities(std::span<const std::uint64_t> indices,
-                                std::span<const double> priorities) {
+                                std::span<const double> priorities) SEEDRL_EXCLUDES(mutex_) {
     SEEDRL_REQUIRE(indices.size() == priorities.size(),
                    "ReplayBuffer::update_priorities: ", indices.size(), " indices but ",
                    priorities.size(), " priorities");
     for (double p : priorities) check_priority(p, "update_priorities");
     std::size_t applied = 0;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (std::size_t k = 0; k < indices.size(); ++k) {
-      const std::size_t slot = static_cast<std::size_t>(indices[k] % slots_.size());
+      const std::size_t slot = static_cast<std::size_t>(indices[k] % capacity_);
       Slot& s = slots_[slot];
       if (s.item == nullptr || s.index != indices[k]) continue;  // evicted since it was sampled
       s.priority = priorities[k];
@@ -150,16 +150,16 @@ class ReplayBuffer {
   }
 
   /// Priority of a live item, or a negative value when the index is not in the buffer.
-  double priority(std::uint64_t index) const {
-    std::lock_guard lock(mutex_);
-    const Slot& s = slots_[static_cast<std::size_t>(index % slots_.size())];
+  double priority(std::uint64_t index) const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    const Slot& s = slots_[static_cast<std::size_t>(index % capacity_)];
     return s.item != nullptr && s.index == index ? s.priority : -1.0;
   }
 
   /// Whether `pred(item)` holds for every item in the buffer (e.g. to check a loaded state).
   template <class Pred>
-  bool all_items(Pred pred) const {
-    std::lock_guard lock(mutex_);
+  bool all_items(Pred pred) const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     for (const Slot& s : slots_)
       if (s.item != nullptr && !pred(*s.item)) return false;
     return true;
@@ -179,7 +179,7 @@ class ReplayBuffer {
     std::uint64_t next_index = 0;
     Rng::State rng_state;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       next_index = next_index_;
       rng_state = rng_.state();
       if (include_items) {
@@ -194,7 +194,7 @@ class ReplayBuffer {
     w.bytes(kMagic.data(), kMagic.size());
     w.put<std::uint32_t>(kVersion);
     w.put<std::uint32_t>(include_items ? 1u : 0u);
-    w.put<std::uint64_t>(slots_.size());
+    w.put<std::uint64_t>(capacity_);
     w.put<double>(options_.priority_exponent);
     w.put<double>(options_.importance_sampling_exponent);
     w.put<std::uint64_t>(next_index);
@@ -228,8 +228,8 @@ class ReplayBuffer {
                    ", this build reads ", kVersion);
     const bool has_items = (r.get<std::uint32_t>() & 1u) != 0;
     const auto capacity = r.get<std::uint64_t>();
-    SEEDRL_REQUIRE(capacity == slots_.size(), source, ": holds a replay buffer of capacity ",
-                   capacity, ", this buffer has capacity ", slots_.size());
+    SEEDRL_REQUIRE(capacity == capacity_, source, ": holds a replay buffer of capacity ", capacity,
+                   ", this buffer has capacity ", capacity_);
     r.get<double>();  // the saving buffer's exponents: informational
     r.get<double>();
     const auto next_index = r.get<std::uint64_t>();
@@ -240,8 +240,8 @@ class ReplayBuffer {
     const auto count = r.get<std::uint64_t>();
     SEEDRL_REQUIRE(count <= capacity && (has_items || count == 0), source, ": ", count,
                    " items for a buffer of capacity ", capacity);
-    std::vector<Slot> slots(slots_.size());
-    SumTree tree(slots_.size());
+    std::vector<Slot> slots(capacity_);
+    SumTree tree(capacity_);
     for (std::uint64_t k = 0; k < count; ++k) {
       Slot s;
       s.index = r.get<std::uint64_t>();
@@ -260,7 +260,7 @@ class ReplayBuffer {
                    " unexpected bytes after the last item");
 
     std::vector<Slot> old;  // released after the lock
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     old.swap(slots_);
     slots_ = std::move(slots);
     tree_ = std::move(tree);
@@ -297,12 +297,14 @@ class ReplayBuffer {
   }
 
   ReplayOptions options_;
-  mutable std::mutex mutex_;
-  SumTree tree_;
-  std::vector<Slot> slots_;
-  std::size_t size_ = 0;
-  std::uint64_t next_index_ = 0;
-  Rng rng_;
+  // Read without the lock: slots_ itself is replaced by load(), under the lock.
+  const std::size_t capacity_;
+  mutable Mutex mutex_;
+  SumTree tree_ SEEDRL_GUARDED_BY(mutex_);
+  std::vector<Slot> slots_ SEEDRL_GUARDED_BY(mutex_);
+  std::size_t size_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t next_index_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  Rng rng_ SEEDRL_GUARDED_BY(mutex_);
 };
 
 }  // namespace seedrl

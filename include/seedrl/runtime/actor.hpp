@@ -20,13 +20,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <random>
 #include <vector>
 
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/runtime/inference_client.hpp"
 #include "seedrl/runtime/unroll.hpp"
@@ -49,15 +48,15 @@ struct ActorStats {
 
 /// A fresh random 64-bit run id (never 0).
 inline std::uint64_t new_run_id() {
-  static std::mutex mutex;
-  static std::mt19937_64 generator = [] {
+  static Mutex mutex;
+  static std::mt19937_64 generator SEEDRL_GUARDED_BY(mutex) = [] {
     std::random_device device;
     std::seed_seq seq{
         device(), device(), device(), device(),
         static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
     return std::mt19937_64(seq);
   }();
-  std::lock_guard lock(mutex);
+  MutexLock lock(mutex);
   std::uint64_t id = 0;
   while (id == 0) id = generator();
   return id;
@@ -85,7 +84,7 @@ class Actor {
   }
 
   /// Plays until stop() or until the server closes. Returns why it stopped (ok after stop()).
-  Status run() {
+  Status run() SEEDRL_EXCLUDES(stop_mutex_, stats_mutex_) {
     std::chrono::milliseconds backoff = options_.initial_backoff;
     while (!stopping_) {
       const Status status = play_one_connection();
@@ -97,8 +96,11 @@ class Actor {
         continue;
       }
       // Connection lost: wait (interruptibly), then reconnect with a new run id.
-      std::unique_lock lock(stop_mutex_);
-      stop_signal_.wait_for(lock, backoff, [&] { return stopping_.load(); });
+      const auto deadline = deadline_after(backoff);
+      MutexLock lock(stop_mutex_);
+      while (!stopping_) {
+        if (stop_signal_.wait_until(lock, deadline) == std::cv_status::timeout) break;
+      }
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
     return Status::ok();
@@ -106,17 +108,17 @@ class Actor {
 
   /// Makes run() return soon: at once when it waits to reconnect, and also in the middle of a
   /// step when the client can be interrupted (RemoteClient can).
-  void stop() {
+  void stop() SEEDRL_EXCLUDES(stop_mutex_) {
     {
-      std::lock_guard lock(stop_mutex_);
+      MutexLock lock(stop_mutex_);
       stopping_ = true;
     }
     stop_signal_.notify_all();
     if constexpr (requires { client_.interrupt(); }) client_.interrupt();
   }
 
-  ActorStats stats() const {
-    std::lock_guard lock(stats_mutex_);
+  ActorStats stats() const SEEDRL_EXCLUDES(stats_mutex_) {
+    MutexLock lock(stats_mutex_);
     ActorStats s;
     s.frames = frames_;
     s.episodes = episodes_;
@@ -130,7 +132,7 @@ class Actor {
   std::int32_t num_envs() const { return static_cast<std::int32_t>(envs_.size()); }
 
  private:
-  Status play_one_connection() {
+  Status play_one_connection() SEEDRL_EXCLUDES(stats_mutex_) {
     ConnectRequest request;
     request.run_id = new_run_id();
     request.num_envs = num_envs();
@@ -142,7 +144,7 @@ class Actor {
     Status status = client_.connect(request);
     if (!status.is_ok()) return status;
     {
-      std::lock_guard lock(stats_mutex_);
+      MutexLock lock(stats_mutex_);
       ++connections_;
     }
     for (std::size_t e = 0; e < envs_.size(); ++e) restart(e);
@@ -160,7 +162,7 @@ class Actor {
         flags_[e] = static_cast<std::uint8_t>((result.terminated ? step_flags::kTerminated : 0) |
                                               (result.truncated ? step_flags::kTruncated : 0));
         episode_returns_[e] += result.reward;
-        std::lock_guard lock(stats_mutex_);
+        MutexLock lock(stats_mutex_);
         ++frames_;
         if (result.episode_over()) {
           ++episodes_;
@@ -191,14 +193,18 @@ class Actor {
   std::vector<std::int32_t> actions_;
   std::vector<double> episode_returns_;
 
+  // Read without the lock by run(); stop() sets it under stop_mutex_ so that a run() about to wait
+  // for the back-off cannot miss the wake-up.
   std::atomic<bool> stopping_{false};
-  std::mutex stop_mutex_;
-  std::condition_variable stop_signal_;
+  Mutex stop_mutex_;
+  CondVar stop_signal_;
   std::atomic<std::uint64_t> run_id_{0};
 
-  mutable std::mutex stats_mutex_;
-  std::int64_t frames_ = 0, episodes_ = 0, connections_ = 0;
-  std::deque<double> recent_returns_;
+  mutable Mutex stats_mutex_;
+  std::int64_t frames_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::int64_t episodes_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::int64_t connections_ SEEDRL_GUARDED_BY(stats_mutex_) = 0;
+  std::deque<double> recent_returns_ SEEDRL_GUARDED_BY(stats_mutex_);
 };
 
 }  // namespace seedrl

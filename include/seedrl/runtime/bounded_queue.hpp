@@ -3,14 +3,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 
 namespace seedrl {
 
@@ -24,9 +23,9 @@ class BoundedQueue {
   }
 
   /// Blocks while full. Returns false (and drops nothing from the queue) if it is closed.
-  bool push(T item) {
-    std::unique_lock lock(mutex_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+  bool push(T item) SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    while (!closed_ && items_.size() >= capacity_) not_full_.wait(lock);
     if (closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -34,23 +33,26 @@ class BoundedQueue {
   }
 
   /// Blocks until an item is available; nothing when the queue is closed and empty.
-  std::optional<T> pop() {
-    std::unique_lock lock(mutex_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
-    return take(lock);
+  std::optional<T> pop() SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    while (!closed_ && items_.empty()) not_empty_.wait(lock);
+    return take();
   }
 
   /// As pop(), but gives up after `timeout`.
   template <class Rep, class Period>
-  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
-    std::unique_lock lock(mutex_);
-    not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
-    return take(lock);
+  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) SEEDRL_EXCLUDES(mutex_) {
+    const auto deadline = deadline_after(timeout);
+    MutexLock lock(mutex_);
+    while (!closed_ && items_.empty()) {
+      if (not_empty_.wait_until(lock, deadline) == std::cv_status::timeout) break;
+    }
+    return take();
   }
 
   /// Pops exactly `count` items (blocking for each), or returns false if the queue closes first
   /// (the items already taken are then left in `out`).
-  bool pop_many(std::size_t count, std::vector<T>& out) {
+  bool pop_many(std::size_t count, std::vector<T>& out) SEEDRL_EXCLUDES(mutex_) {
     out.clear();
     while (out.size() < count) {
       std::optional<T> item = pop();
@@ -62,37 +64,37 @@ class BoundedQueue {
 
   /// Blocks until an item is available, then pops up to `max_count` items without waiting for
   /// more. Returns false when the queue is closed and empty (`out` is then empty).
-  bool pop_available(std::size_t max_count, std::vector<T>& out) {
+  bool pop_available(std::size_t max_count, std::vector<T>& out) SEEDRL_EXCLUDES(mutex_) {
     out.clear();
-    std::unique_lock lock(mutex_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    MutexLock lock(mutex_);
+    while (!closed_ && items_.empty()) not_empty_.wait(lock);
     while (out.size() < max_count) {
-      std::optional<T> item = take(lock);
+      std::optional<T> item = take();
       if (!item) break;
       out.push_back(std::move(*item));
     }
     return !out.empty();
   }
 
-  void close() {
-    std::lock_guard lock(mutex_);
+  void close() SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     closed_ = true;
     not_full_.notify_all();
     not_empty_.notify_all();
   }
 
-  bool closed() const {
-    std::lock_guard lock(mutex_);
+  bool closed() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return closed_;
   }
-  std::size_t size() const {
-    std::lock_guard lock(mutex_);
+  std::size_t size() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return items_.size();
   }
   std::size_t capacity() const { return capacity_; }
 
  private:
-  std::optional<T> take(std::unique_lock<std::mutex>&) {
+  std::optional<T> take() SEEDRL_REQUIRES(mutex_) {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
@@ -101,10 +103,10 @@ class BoundedQueue {
   }
 
   const std::size_t capacity_;
-  mutable std::mutex mutex_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<T> items_;
-  bool closed_ = false;
+  mutable Mutex mutex_;
+  CondVar not_full_, not_empty_;
+  std::deque<T> items_ SEEDRL_GUARDED_BY(mutex_);
+  bool closed_ SEEDRL_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace seedrl

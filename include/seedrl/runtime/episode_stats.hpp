@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 
 namespace seedrl {
 
@@ -39,16 +39,16 @@ class EpisodeStats {
  public:
   explicit EpisodeStats(std::size_t window = 100) : window_(window) {}
 
-  void record(const Episode& episode) {
-    std::lock_guard lock(mutex_);
+  void record(const Episode& episode) SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     remember(episode);
     ++(episode.evaluation ? evaluation_count_ : training_count_);
     fresh_.push_back(episode);
     if (fresh_.size() > 100000) fresh_.pop_front();  // nobody drains: keep memory bounded
   }
 
-  EpisodeSummary summary() const {
-    std::lock_guard lock(mutex_);
+  EpisodeSummary summary() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     EpisodeSummary s;
     s.episodes = training_count_;
     s.evaluation_episodes = evaluation_count_;
@@ -60,23 +60,23 @@ class EpisodeStats {
   }
 
   /// Episodes completed since the previous call, oldest first.
-  std::vector<Episode> drain_new() {
-    std::lock_guard lock(mutex_);
+  std::vector<Episode> drain_new() SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     std::vector<Episode> out(fresh_.begin(), fresh_.end());
     fresh_.clear();
     return out;
   }
 
   /// Restores the counters after a restart.
-  void set_counts(std::int64_t training, std::int64_t evaluation) {
-    std::lock_guard lock(mutex_);
+  void set_counts(std::int64_t training, std::int64_t evaluation) SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     training_count_ = training;
     evaluation_count_ = evaluation;
   }
 
   /// The windows' episodes as text, one "train|eval <return> <length>" line each, oldest first.
-  std::string window_text() const {
-    std::lock_guard lock(mutex_);
+  std::string window_text() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     std::string text;
     char line[64];
     for (const auto* window : {&training_, &evaluation_}) {
@@ -91,7 +91,7 @@ class EpisodeStats {
 
   /// Refills the windows from window_text() output; `source` names it in errors. Nothing changes
   /// unless all of it reads.
-  void restore_window(std::string_view text, std::string_view source) {
+  void restore_window(std::string_view text, std::string_view source) SEEDRL_EXCLUDES(mutex_) {
     std::vector<Episode> episodes;
     std::istringstream in{std::string(text)};
     std::string kind;
@@ -103,7 +103,7 @@ class EpisodeStats {
       e.evaluation = kind == "eval";
       episodes.push_back(e);
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     training_.clear();
     evaluation_.clear();
     for (const Episode& e : episodes) remember(e);
@@ -118,16 +118,19 @@ class EpisodeStats {
     return total / static_cast<double>(window.size());
   }
 
-  void remember(const Episode& episode) {  // caller holds mutex_
+  void remember(const Episode& episode) SEEDRL_REQUIRES(mutex_) {
     auto& recent = episode.evaluation ? evaluation_ : training_;
     recent.push_back(episode);
     if (recent.size() > window_) recent.pop_front();
   }
 
   std::size_t window_;
-  mutable std::mutex mutex_;
-  std::deque<Episode> training_, evaluation_, fresh_;
-  std::int64_t training_count_ = 0, evaluation_count_ = 0;
+  mutable Mutex mutex_;
+  std::deque<Episode> training_ SEEDRL_GUARDED_BY(mutex_);
+  std::deque<Episode> evaluation_ SEEDRL_GUARDED_BY(mutex_);
+  std::deque<Episode> fresh_ SEEDRL_GUARDED_BY(mutex_);  // completed since the last drain_new()
+  std::int64_t training_count_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::int64_t evaluation_count_ SEEDRL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace seedrl

@@ -5,16 +5,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <thread>
 
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/env/environment.hpp"
 
 namespace seedrl {
@@ -85,15 +84,15 @@ class InferenceEndpoint {
               std::span<std::int32_t> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
     struct Wait {
-      std::mutex mutex;
-      std::condition_variable done;
-      std::atomic<bool> finished{false};
-      bool sleeping = false;
-      Status status;
+      Mutex mutex;
+      CondVar done;
+      std::atomic<bool> finished{false};  // also read without the lock, while spinning
+      bool sleeping SEEDRL_GUARDED_BY(mutex) = false;
+      Status status SEEDRL_GUARDED_BY(mutex);
     } wait;
     StepRequest request{
         connection, observations, rewards, flags, actions, [w = &wait](const Status& status) {
-          std::lock_guard lock(w->mutex);
+          MutexLock lock(w->mutex);
           w->status = status;
           w->finished.store(true, std::memory_order_release);
           if (w->sleeping) w->done.notify_one();
@@ -107,9 +106,9 @@ class InferenceEndpoint {
                std::chrono::steady_clock::now() < deadline);
     }
     // Always through the mutex: on_complete may still hold it, and `wait` dies with this frame.
-    std::unique_lock lock(wait.mutex);
+    MutexLock lock(wait.mutex);
     wait.sleeping = true;
-    wait.done.wait(lock, [&] { return wait.finished.load(std::memory_order_relaxed); });
+    while (!wait.finished.load(std::memory_order_relaxed)) wait.done.wait(lock);
     return wait.status;
   }
 

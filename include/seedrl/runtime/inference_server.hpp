@@ -26,11 +26,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
@@ -38,6 +36,7 @@
 #include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/runtime/agent.hpp"
@@ -141,9 +140,9 @@ class InferenceServer final : public InferenceEndpoint {
 
   /// Answers every pending and later step with Status::closed, closes the unroll queue (the
   /// learner then drains it and stops) and joins the inference thread. Idempotent.
-  void stop() {
+  void stop() SEEDRL_EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     unrolls_.close();  // first: the inference thread may be waiting to push an unroll
@@ -155,7 +154,8 @@ class InferenceServer final : public InferenceEndpoint {
   const InferenceServerOptions& options() const { return options_; }
   UnrollSpec unroll_spec() const { return store_.spec(); }
 
-  Status connect(const ConnectRequest& request, Connection* connection) override {
+  Status connect(const ConnectRequest& request, Connection* connection) override
+      SEEDRL_EXCLUDES(mutex_) {
     if (!(request.observation_spec == observation_spec_)) {
       return Status::invalid_argument(
           str_cat("actor observations are ", request.observation_spec.to_string(),
@@ -170,17 +170,17 @@ class InferenceServer final : public InferenceEndpoint {
       return Status::invalid_argument(str_cat(
           "num_envs ", request.num_envs, " must be in [1, max_batch = ", options_.max_batch, "]"));
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return Status::closed("inference server stopped");
     const Status status = table_.connect(request, connection);
     if (status.is_ok()) batcher_.set_connected_frames(table_.occupied());
     return status;
   }
 
-  void submit(StepRequest& request) override {
+  void submit(StepRequest& request) override SEEDRL_EXCLUDES(mutex_) {
     Status refused = validate(request);
     if (refused.is_ok()) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) {
         refused = Status::closed("inference server stopped");
       } else if (!table_.owns(request.connection)) {
@@ -195,8 +195,8 @@ class InferenceServer final : public InferenceEndpoint {
     batcher_.submit(request);
   }
 
-  void disconnect(const Connection& connection) override {
-    std::lock_guard lock(mutex_);
+  void disconnect(const Connection& connection) override SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     table_.disconnect(connection);
     batcher_.set_connected_frames(table_.occupied());  // the others may now make a full batch
   }
@@ -293,7 +293,7 @@ class InferenceServer final : public InferenceEndpoint {
   // copy of the batch to the backend's device (none on the CPU); outputs come back to the host
   // before the parameters are released, so a GPU has finished reading them.
   void forward() {
-    auto guard = parameters_.read();
+    SharedParameters::ReadGuard guard(parameters_);
     version_ = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
     outputs_ = &host_outputs_(
         network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
@@ -378,10 +378,9 @@ class InferenceServer final : public InferenceEndpoint {
   nn::Network<B> network_;
   UnrollStore store_;
 
-  // Guarded by mutex_.
-  mutable std::mutex mutex_;
-  SlotTable table_;
-  bool stopping_ = false;
+  mutable Mutex mutex_;
+  SlotTable table_ SEEDRL_GUARDED_BY(mutex_);
+  bool stopping_ SEEDRL_GUARDED_BY(mutex_) = false;
 
   // Inference thread only: the slots' state and the batch being processed.
   std::vector<SlotState> slots_;

@@ -73,7 +73,7 @@ class LearnerCore {
   void save_checkpoint(const std::string& path, io::CheckpointCounters counters) {
     counters.learner_steps = steps_;
     {
-      auto guard = shared_.read();  // no update while the values are copied out
+      SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
       io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters,
                           checkpoint_metadata());
     }
@@ -83,7 +83,7 @@ class LearnerCore {
   /// Restores a checkpoint written by save_checkpoint for the same agent, network and optimizer
   /// (anything else is refused by name, changing nothing), then the learner's own state.
   io::CheckpointCounters load_checkpoint(const std::string& path) {
-    auto guard = shared_.write();
+    SharedParameters::WriteGuard guard(shared_);
     const io::CheckpointCounters counters =
         io::load_checkpoint(path, network_.parameters(), optimizer_.get(), checkpoint_metadata());
     steps_ = counters.learner_steps;
@@ -203,7 +203,7 @@ class LearnerCore {
     if (stats.skipped) {
       ++skipped_;
     } else {
-      auto guard = shared_.write();
+      SharedParameters::WriteGuard guard(shared_);
       optimizer_->step(static_cast<float>(learning_rate));
       ++steps_;
       shared_.publish(steps_);

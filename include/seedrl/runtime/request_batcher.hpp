@@ -12,17 +12,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/runtime/inference_endpoint.hpp"
 
 namespace seedrl {
@@ -52,8 +51,8 @@ class RequestBatcher {
   RequestBatcher& operator=(const RequestBatcher&) = delete;
 
   /// `before_loop` runs first on the batcher thread (e.g. to set its compute threads).
-  void start(std::function<void()> before_loop = {}) {
-    std::lock_guard lock(mutex_);
+  void start(std::function<void()> before_loop = {}) SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     SEEDRL_REQUIRE(!thread_.joinable() && !stopping_,
                    "RequestBatcher::start: already started or stopped");
     thread_ = std::thread([this, init = std::move(before_loop)] {
@@ -63,10 +62,10 @@ class RequestBatcher {
   }
 
   /// Answers every waiting request and every later submit() with `status`; joins the thread.
-  void stop(const Status& status) {
+  void stop(const Status& status) SEEDRL_EXCLUDES(mutex_) {
     std::vector<StepRequest*> refused;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!stopping_) stop_status_ = status;
       stopping_ = true;
     }
@@ -74,7 +73,7 @@ class RequestBatcher {
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
     Status answer;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       for (const Pending& p : pending_) refused.push_back(p.request);
       pending_.clear();
       pending_frames_ = 0;
@@ -84,11 +83,11 @@ class RequestBatcher {
   }
 
   /// Queues a request; once stopped, answers it at once with the stop status.
-  void submit(StepRequest& request) {
+  void submit(StepRequest& request) SEEDRL_EXCLUDES(mutex_) {
     Status refused;
     bool queued = false;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!stopping_) {
         queued = true;
         const bool was_empty = pending_.empty();
@@ -111,17 +110,17 @@ class RequestBatcher {
   }
 
   /// Environments that can send requests: when all of them wait, a batch is served at once.
-  void set_connected_frames(std::int64_t frames) {
+  void set_connected_frames(std::int64_t frames) SEEDRL_EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       connected_frames_ = frames;
     }
     work_.notify_one();
   }
 
   std::int32_t max_batch() const { return max_batch_; }
-  BatcherStats stats() const {
-    std::lock_guard lock(mutex_);
+  BatcherStats stats() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return stats_;
   }
 
@@ -131,22 +130,22 @@ class RequestBatcher {
     std::chrono::steady_clock::time_point arrival;
   };
 
-  bool full() const {
+  bool full() const SEEDRL_REQUIRES(mutex_) {
     return pending_frames_ >=
            std::min<std::int64_t>(max_batch_, std::max<std::int64_t>(connected_frames_, 1));
   }
 
-  bool ready(std::chrono::steady_clock::time_point now) const {
+  bool ready(std::chrono::steady_clock::time_point now) const SEEDRL_REQUIRES(mutex_) {
     if (pending_.empty()) return false;
     return full() || now >= pending_.front().arrival + timeout_;
   }
 
-  void loop() {
+  void loop() SEEDRL_EXCLUDES(mutex_) {
     std::vector<StepRequest*> batch;
     while (true) {
       std::int64_t frames = 0;
       {
-        std::unique_lock lock(mutex_);
+        MutexLock lock(mutex_);
         // A batch that has started usually fills within microseconds: yield the core to the
         // actors that fill it rather than sleep and be woken (see kSpin).
         if (!pending_.empty() && !stopping_ && !full()) {
@@ -196,16 +195,19 @@ class RequestBatcher {
   const std::int32_t max_batch_;
   const std::chrono::microseconds timeout_;
   Process process_;
-  mutable std::mutex mutex_;
-  std::condition_variable work_;
-  std::deque<Pending> pending_;
-  std::int64_t pending_frames_ = 0;
-  std::int64_t connected_frames_ = 0;
-  bool stopping_ = false;
-  bool batcher_sleeping_ = false;  ///< in work_.wait*: submit() decides whether to wake it
-  Status stop_status_;
+  mutable Mutex mutex_;
+  CondVar work_;
+  std::deque<Pending> pending_ SEEDRL_GUARDED_BY(mutex_);
+  std::int64_t pending_frames_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::int64_t connected_frames_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  bool stopping_ SEEDRL_GUARDED_BY(mutex_) = false;
+  /// In work_.wait*: submit() decides whether to wake it.
+  bool batcher_sleeping_ SEEDRL_GUARDED_BY(mutex_) = false;
+  Status stop_status_ SEEDRL_GUARDED_BY(mutex_);
+  // Not guarded: start() writes it under mutex_ and only before stopping_; stop() sets stopping_
+  // under mutex_ first and then joins outside the lock, which the finishing batcher thread takes.
   std::thread thread_;
-  BatcherStats stats_;
+  BatcherStats stats_ SEEDRL_GUARDED_BY(mutex_);
 };
 
 }  // namespace seedrl

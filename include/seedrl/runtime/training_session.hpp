@@ -31,13 +31,13 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "seedrl/core/float_mode.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/io/metrics_logger.hpp"
@@ -139,8 +139,8 @@ class TrainingSession {
   std::int64_t frames_at_start() const { return resumed_from_ ? resumed_from_->frames : 0; }
 
   /// Records an error from any thread; it ends run(), which rethrows the first one.
-  void report_error(std::exception_ptr error) {
-    std::lock_guard lock(error_mutex_);
+  void report_error(std::exception_ptr error) SEEDRL_EXCLUDES(error_mutex_) {
+    MutexLock lock(error_mutex_);
     if (!error_) error_ = std::move(error);
     failed_ = true;
   }
@@ -216,8 +216,8 @@ class TrainingSession {
   }
 
  private:
-  std::exception_ptr first_error() {
-    std::lock_guard lock(error_mutex_);
+  std::exception_ptr first_error() SEEDRL_EXCLUDES(error_mutex_) {
+    MutexLock lock(error_mutex_);
     return error_;
   }
 
@@ -232,13 +232,13 @@ class TrainingSession {
   }
 
   // The learner thread adds every step's metrics to the accumulator that report() empties.
-  void learn() {
+  void learn() SEEDRL_EXCLUDES(metrics_mutex_) {
     try {
       if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); })
         B::set_num_threads(options_.learner_threads);
       while (std::optional<LearnerStepStats> s = learner_.step()) {
-        std::lock_guard lock(metrics_mutex_);
+        MutexLock lock(metrics_mutex_);
         learner_metrics_.add(s->metrics);
       }
     } catch (...) {
@@ -256,10 +256,11 @@ class TrainingSession {
     last_checkpoint_ = std::chrono::steady_clock::now();
   }
 
-  void report(io::MetricsLogger& files, const TrainingHooks& hooks, io::MessageKind kind) {
+  void report(io::MetricsLogger& files, const TrainingHooks& hooks, io::MessageKind kind)
+      SEEDRL_EXCLUDES(metrics_mutex_) {
     std::vector<Metric> learner;
     {
-      std::lock_guard lock(metrics_mutex_);
+      MutexLock lock(metrics_mutex_);
       learner = learner_metrics_.take();
     }
     if constexpr (requires { learner_.gauges(); }) {
@@ -280,12 +281,12 @@ class TrainingSession {
   InferenceServer<A, B> server_;
   std::optional<io::CheckpointCounters> resumed_from_;
 
-  std::mutex error_mutex_;
-  std::exception_ptr error_;
+  Mutex error_mutex_;
+  std::exception_ptr error_ SEEDRL_GUARDED_BY(error_mutex_);
   std::atomic<bool> failed_{false};
 
-  std::mutex metrics_mutex_;
-  MetricsAccumulator learner_metrics_;  // guarded by metrics_mutex_
+  Mutex metrics_mutex_;
+  MetricsAccumulator learner_metrics_ SEEDRL_GUARDED_BY(metrics_mutex_);
   RunReport report_;
 
   std::chrono::steady_clock::time_point start_, last_checkpoint_;

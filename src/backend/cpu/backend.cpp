@@ -18,7 +18,8 @@ float* f32(const Tensor& t, const char* what) {
   return t.data<float>();
 }
 
-// Pointers to f32 CPU tensors that all have the size of the first.
+// Pointers to f32 CPU tensors that all have the size of the first. Lambdas take them as init
+// captures (`[p = ptr[0]]`): clang before 16 cannot capture structured bindings.
 template <class... Rest>
 std::array<float*, 1 + sizeof...(Rest)> f32_same_size(const char* what, const Tensor& first,
                                                       const Rest&... rest) {
@@ -64,31 +65,35 @@ void Backend::scale(const Tensor& x, float factor) {
 }
 
 void Backend::add_to(const Tensor& dst, const Tensor& src) {
-  const auto [d, s] = f32_same_size("add_to", dst, src);
-  for_each_index(dst.numel(), [&](std::int64_t i) { d[i] += s[i]; });
+  const auto ptr = f32_same_size("add_to", dst, src);
+  for_each_index(dst.numel(), [d = ptr[0], s = ptr[1]](std::int64_t i) { d[i] += s[i]; });
 }
 
 void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
                           const nn::AdamStep& step) {
-  const auto [p, g, mp, vp] = f32_same_size("adam_update", param, grad, m, v);
+  const auto ptr = f32_same_size("adam_update", param, grad, m, v);
   for_each_index(param.numel(),
-                 [&](std::int64_t i) { nn::adam_element(p[i], g[i], mp[i], vp[i], step); });
+                 [p = ptr[0], g = ptr[1], mp = ptr[2], vp = ptr[3], &step](std::int64_t i) {
+                   nn::adam_element(p[i], g[i], mp[i], vp[i], step);
+                 });
 }
 
 void Backend::rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
                              const Tensor& mean_grad, const Tensor& mom,
                              const nn::RmsPropStep& step) {
-  const auto [p, g, ms, mg, mo] =
-      f32_same_size("rmsprop_update", param, grad, mean_square, mean_grad, mom);
-  for_each_index(param.numel(), [&](std::int64_t i) {
+  const auto ptr = f32_same_size("rmsprop_update", param, grad, mean_square, mean_grad, mom);
+  for_each_index(param.numel(), [p = ptr[0], g = ptr[1], ms = ptr[2], mg = ptr[3], mo = ptr[4],
+                                 &step](std::int64_t i) {
     nn::rmsprop_element(p[i], g[i], ms[i], mg[i], mo[i], step);
   });
 }
 
 void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
                          const nn::SgdStep& step) {
-  const auto [p, g, b] = f32_same_size("sgd_update", param, grad, buf);
-  for_each_index(param.numel(), [&](std::int64_t i) { nn::sgd_element(p[i], g[i], b[i], step); });
+  const auto ptr = f32_same_size("sgd_update", param, grad, buf);
+  for_each_index(param.numel(), [p = ptr[0], g = ptr[1], b = ptr[2], &step](std::int64_t i) {
+    nn::sgd_element(p[i], g[i], b[i], step);
+  });
 }
 
 void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q) {

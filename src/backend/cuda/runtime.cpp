@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <unordered_map>
 
 #include "cuda_util.hpp"
 #include "seedrl/core/storage.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 
 namespace seedrl::cuda {
 namespace detail {
@@ -127,9 +127,9 @@ namespace {
 /// Device memory with reuse. See runtime.hpp for the policy.
 class CachingAllocator {
  public:
-  void* allocate(std::size_t bytes) {
+  void* allocate(std::size_t bytes) SEEDRL_EXCLUDES(mutex_) {
     const std::size_t size = round_up(bytes);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Best fit among blocks no more than twice the size whose release has completed.
     for (auto it = free_.lower_bound(size); it != free_.end() && it->first <= 2 * size; ++it) {
       Block& block = blocks_.at(it->second);
@@ -162,8 +162,8 @@ class CachingAllocator {
     return ptr;
   }
 
-  void deallocate(void* ptr) noexcept {
-    std::lock_guard lock(mutex_);
+  void deallocate(void* ptr) noexcept SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     auto it = blocks_.find(ptr);
     if (it == blocks_.end()) return;  // not ours: nothing sensible to do in a noexcept path
     Block& block = it->second;
@@ -183,7 +183,7 @@ class CachingAllocator {
     free_.emplace(block.size, ptr);
   }
 
-  void release_cached() {
+  void release_cached() SEEDRL_REQUIRES(mutex_) {
     cudaDeviceSynchronize();
     cudaGetLastError();
     for (const auto& [size, ptr] : free_) {
@@ -194,13 +194,13 @@ class CachingAllocator {
     free_.clear();
   }
 
-  void empty_cache() {
-    std::lock_guard lock(mutex_);
+  void empty_cache() SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     release_cached();
   }
 
-  MemoryStats stats() {
-    std::lock_guard lock(mutex_);
+  MemoryStats stats() SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return stats_;
   }
 
@@ -216,15 +216,15 @@ class CachingAllocator {
     const std::size_t unit = bytes < (1u << 20) ? kSmall : kLarge;
     return (std::max<std::size_t>(bytes, 1) + unit - 1) / unit * unit;
   }
-  void note_in_use(std::size_t size) {
+  void note_in_use(std::size_t size) SEEDRL_REQUIRES(mutex_) {
     stats_.in_use_bytes += size;
     stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
   }
 
-  std::mutex mutex_;
-  std::unordered_map<void*, Block> blocks_;
-  std::multimap<std::size_t, void*> free_;
-  MemoryStats stats_;
+  Mutex mutex_;
+  std::unordered_map<void*, Block> blocks_ SEEDRL_GUARDED_BY(mutex_);
+  std::multimap<std::size_t, void*> free_ SEEDRL_GUARDED_BY(mutex_);
+  MemoryStats stats_ SEEDRL_GUARDED_BY(mutex_);
 };
 
 CachingAllocator& allocator() {

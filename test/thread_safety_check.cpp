@@ -1,0 +1,48 @@
+// Instantiates seedrl's class templates that hold a lock, so that clang's thread-safety analysis
+// (-Wthread-safety, see core/thread_annotations.hpp) checks their code: clang analyses a template
+// only where it is instantiated. Compiled, never run: CI builds the target
+// seedrl_thread_safety_check with clang (scripts/run-tests.sh). The classes that are no templates
+// (RequestBatcher, EpisodeStats, SharedParameters, the transport in src/) are analysed wherever
+// they are compiled.
+#include <chrono>
+#include <memory>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/env/cartpole.hpp"
+#include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/runtime/actor.hpp"
+#include "seedrl/runtime/bounded_queue.hpp"
+#include "seedrl/runtime/episode_stats.hpp"
+#include "seedrl/runtime/inference_client.hpp"
+#include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
+#include "seedrl/runtime/request_batcher.hpp"
+#include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/training_session.hpp"
+#include "seedrl/runtime/unroll_codec.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/transport/remote_client.hpp"
+
+namespace seedrl {
+
+template class BoundedQueue<int>;
+template class BoundedQueue<std::unique_ptr<Unroll>>;  // UnrollQueue
+template class ReplayBuffer<Unroll>;
+template class Actor<CartPole, LocalClient>;
+template class Actor<CartPole, RemoteClient>;  // a client with interrupt()
+template class InferenceServer<VTraceAgent, cpu::Backend>;
+template class InferenceServer<R2D2Agent, cpu::Backend>;
+template class TrainingSession<VTraceAgent, cpu::Backend>;
+template class TrainingSession<R2D2Agent, cpu::Backend>;
+
+namespace thread_safety_check {
+
+// Member templates are not instantiated with their class: use them once.
+void member_templates(BoundedQueue<int>& queue, const ReplayBuffer<Unroll>& replay) {
+  (void)queue.pop_for(std::chrono::milliseconds(1));
+  (void)queue.pop_for(std::chrono::duration<double>(0.001));
+  (void)replay.all_items([](const Unroll&) { return true; });
+}
+
+}  // namespace thread_safety_check
+}  // namespace seedrl
