@@ -250,10 +250,11 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   }
 
   // evaluate() with the targets, TD errors, priorities and gradient computed on the device;
-  // only the TD errors and priorities (a few hundred floats) come back.
+  // only the TD errors and priorities (a few hundred floats) come back. A member template, so
+  // that the library's explicit instantiation for the CPU backend leaves it out.
+  template <int = 0>
   R2D2Loss evaluate_on_device(const nn::NetworkOutputs& target, const nn::NetworkOutputs& online,
-                              std::span<const float> weights,
-                              bool gradients) requires kLossOnDevice {
+                              std::span<const float> weights, bool gradients) {
     const R2D2AgentOptions& o = agent_.options();
     const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
                        steps = window - 1, batch = this->batch().flags.dim(1);

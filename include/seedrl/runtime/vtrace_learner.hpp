@@ -117,9 +117,10 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     return this->finish_step(values, tr);
   }
 
-  // The step with V-trace and the loss on the backend's device.
-  LearnerStepStats train_on_device(const typename Core::NetworkInputs& in,
-                                   const Transitions& tr) requires kLossOnDevice {
+  // The step with V-trace and the loss on the backend's device. A member template, so that the
+  // library's explicit instantiation for the CPU backend leaves it out.
+  template <int = 0>
+  LearnerStepStats train_on_device(const typename Core::NetworkInputs& in, const Transitions& tr) {
     const VTraceAgentOptions& o = agent_.options();
     const auto fields = this->device_fields();
     const nn::NetworkOutputs& out =
