@@ -8,6 +8,9 @@
 
 #include "seedrl/runtime/actor.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_actor {
+
 using namespace seedrl;
 
 namespace {
@@ -148,3 +151,5 @@ TEST_CASE("Actor: stop() from another thread ends run() promptly") {
   CHECK_THROWS_WITH_AS((Actor<CountingEnv, ScriptedClient>({}, client)),
                        doctest::Contains("Actor: no environments"), Error);
 }
+
+}  // namespace test_actor

@@ -6,6 +6,9 @@
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_actor_critic_loss {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -158,3 +161,5 @@ TEST_CASE("loss inputs are validated") {
                                          {p.vs, p.advantages}, {-1.0f, 0.0f}),
                        doctest::Contains("baseline_cost"), Error);
 }
+
+}  // namespace test_actor_critic_loss

@@ -9,6 +9,9 @@
 #include "seedrl/io/safetensors.hpp"
 #include "support/printing.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_agent_contract {
+
 using namespace seedrl;
 
 namespace {
@@ -63,3 +66,5 @@ TEST_CASE("A2C, an agent defined outside the library, learns the corridor with t
                     "skipped_steps,") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_agent_contract

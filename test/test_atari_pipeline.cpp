@@ -8,6 +8,9 @@
 
 #include "seedrl/env/atari_pipeline.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_atari_pipeline {
+
 using namespace seedrl;
 
 namespace {
@@ -305,3 +308,5 @@ TEST_CASE("AtariPipeline: the named profiles, describe(), and clear errors") {
   Tensor wrong = Tensor::empty({84, 84, 4}, DType::u8);
   CHECK_THROWS_WITH_AS(env.reset(wrong), doctest::Contains("AtariPipeline"), Error);
 }
+
+}  // namespace test_atari_pipeline

@@ -8,6 +8,9 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/crc32c.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_binary_io {
+
 using namespace seedrl;
 
 TEST_CASE("crc32c: the standard check value and incremental use") {
@@ -57,3 +60,5 @@ TEST_CASE("write_file_atomically replaces the file and leaves no temporary behin
                        doctest::Contains("nope: cannot open for reading"), Error);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_binary_io

@@ -6,6 +6,9 @@
 
 #include "seedrl/runtime/bounded_queue.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_bounded_queue {
+
 using namespace seedrl;
 
 TEST_CASE("BoundedQueue: pop_available takes what is there, up to a limit, without waiting") {
@@ -46,3 +49,5 @@ TEST_CASE("BoundedQueue: pop_many blocks for every item and stops at close") {
   CHECK(out == std::vector<int>{2});
   producer.join();
 }
+
+}  // namespace test_bounded_queue

@@ -7,6 +7,9 @@
 
 #include "seedrl/env/cartpole.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_cartpole {
+
 using namespace seedrl;
 
 namespace {
@@ -150,3 +153,5 @@ TEST_CASE("CartPole: invalid use is an error") {
   CHECK_THROWS_WITH_AS(CartPole(1, {0}), doctest::Contains("max_episode_steps must be positive"),
                        Error);
 }
+
+}  // namespace test_cartpole

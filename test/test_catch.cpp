@@ -4,6 +4,9 @@
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_catch {
+
 using namespace seedrl;
 
 namespace {
@@ -88,3 +91,5 @@ TEST_CASE("FlattenObservation: the same environment seen as a vector, without a 
   CHECK_THROWS_WITH_AS(flat.reset(Tensor::empty({49})), doctest::Contains("cannot view [49]"),
                        Error);
 }
+
+}  // namespace test_catch

@@ -8,6 +8,9 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/io/checkpoint.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_checkpoint {
+
 using namespace seedrl;
 using Backend = cpu::Backend;
 
@@ -123,3 +126,5 @@ TEST_CASE("checkpoint: mismatches are refused with the file and the reason, and 
                        doctest::Contains("not a seedrl checkpoint"), Error);
   std::filesystem::remove(path);
 }
+
+}  // namespace test_checkpoint

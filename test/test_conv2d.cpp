@@ -4,6 +4,9 @@
 #include "seedrl/backend/cpu/conv2d.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_conv2d {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -131,3 +134,5 @@ TEST_CASE("Conv2d and Linear: packed weights are reused until the parameter vers
   store.bump_version();
   CHECK(relative_error(to_vec(twin_conv.forward(input)), first) < 1e-6);
 }
+
+}  // namespace test_conv2d

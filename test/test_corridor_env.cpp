@@ -3,6 +3,9 @@
 
 #include "corridor_env.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_corridor_env {
+
 using namespace seedrl;
 using corridor::CorridorEnv;
 
@@ -42,3 +45,5 @@ TEST_CASE("CorridorEnv: dawdling is truncated after 4 x length steps, at -0.01 a
   CHECK_THROWS_WITH_AS(CorridorEnv(1, {1, false}), doctest::Contains("CorridorOptions.length"),
                        Error);
 }
+
+}  // namespace test_corridor_env

@@ -3,6 +3,9 @@
 #include "seedrl/backend/cpu/elementwise_layers.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_elementwise_layers {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -65,3 +68,5 @@ TEST_CASE("Rescale: f32 NHWC with scale 1 passes through; channels-last u8 conve
   CHECK_THROWS_WITH_AS(cpu::Rescale({0.0f, false}),
                        doctest::Contains("scale must be finite and non-zero"), Error);
 }
+
+}  // namespace test_elementwise_layers

@@ -8,6 +8,9 @@
 
 #include "support/runtime_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_inference_server {
+
 using namespace seedrl;
 using namespace seedrl::test;
 using namespace std::chrono_literals;
@@ -26,15 +29,16 @@ InferenceServerOptions options(std::int32_t max_batch, std::chrono::microseconds
 
 }  // namespace
 
+// Serving at once is tested with a timeout of an hour (a wait for it would run into the test's
+// CTest timeout), and waiting by what is batched together: no test asserts on elapsed time.
+
 TEST_CASE("InferenceServer: a partial batch is served after batch_timeout") {
-  ServerFixture f(tiny_agent(), options(16, 200ms));
+  ServerFixture f(tiny_agent(), options(16, 20ms));
   Connection a, b;
   REQUIRE(f.server.connect(connect_request(1, 2), &a).is_ok());
   REQUIRE(f.server.connect(connect_request(2, 2), &b).is_ok());  // connected, but never steps
   StepBuffers buffers(2);
-  const auto start = std::chrono::steady_clock::now();
-  REQUIRE(buffers.step(f.server, a).is_ok());
-  CHECK(seconds_since(start) >= 0.19);  // waited for the timeout, not for a full batch
+  REQUIRE(buffers.step(f.server, a).is_ok());  // only the timeout can serve it
   CHECK(buffers.actions[0] >= 0);
   CHECK(buffers.actions[1] < 3);
   const InferenceServerStats stats = f.server.stats();
@@ -45,23 +49,20 @@ TEST_CASE("InferenceServer: a partial batch is served after batch_timeout") {
 
 TEST_CASE(
     "InferenceServer: a full batch, or every connected environment waiting, is served at once") {
-  ServerFixture f(tiny_agent(), options(4, 30s));
+  ServerFixture f(tiny_agent(), options(4, 1h));
   Connection a, b;
   REQUIRE(f.server.connect(connect_request(1, 2), &a).is_ok());
   REQUIRE(f.server.connect(connect_request(2, 2), &b).is_ok());
   StepBuffers ba(2), bb(2);
-  const auto start = std::chrono::steady_clock::now();
   std::thread other([&] { CHECK(bb.step(f.server, b).is_ok()); });
   CHECK(ba.step(f.server, a).is_ok());
   other.join();
-  CHECK(seconds_since(start) < 10.0);
-  CHECK(f.server.stats().batches == 1);
+  CHECK(f.server.stats().batches == 1);  // whoever came first waited for the other
   CHECK(f.server.stats().frames == 4);
   // With b gone, a alone is everything that can come: no waiting either.
   f.server.disconnect(b);
-  const auto again = std::chrono::steady_clock::now();
   CHECK(ba.step(f.server, a).is_ok());
-  CHECK(seconds_since(again) < 10.0);
+  CHECK(f.server.stats().batches == 2);
 }
 
 TEST_CASE(
@@ -284,3 +285,5 @@ TEST_CASE("InferenceServer: a connection can only step and free its own slots") 
   f.server.disconnect(forged);  // frees nothing it does not hold
   CHECK(s.step(f.server, b).is_ok());
 }
+
+}  // namespace test_inference_server

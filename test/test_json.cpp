@@ -8,6 +8,9 @@
 
 #include "io/json.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_json {
+
 using namespace seedrl;
 
 TEST_CASE("json: values, nesting, escapes and unicode") {
@@ -128,3 +131,5 @@ TEST_CASE("json: typed access names what was expected") {
   CHECK_THROWS_WITH_AS(json::as_bool(json::parse("null", "x"), "flag"),
                        doctest::Contains("flag: expected true or false"), Error);
 }
+
+}  // namespace test_json

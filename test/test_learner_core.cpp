@@ -11,6 +11,9 @@
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/runtime_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_learner_core {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -219,3 +222,5 @@ TEST_CASE("R2D2 learner: sequences without a finite priority are dropped, such s
   CHECK(other.replay().priority(index) == 0.5);
   CHECK(values_of(other.network().parameters()) == before);
 }
+
+}  // namespace test_learner_core

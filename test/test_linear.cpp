@@ -4,6 +4,9 @@
 #include "seedrl/backend/cpu/linear.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_linear {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -107,3 +110,5 @@ TEST_CASE("Linear: bad shapes and options throw seedrl::Error naming the layer")
   CHECK_THROWS_WITH_AS(layer.forward(Tensor::zeros({3, 4}, DType::u8)),
                        doctest::Contains("head: input must be f32"), Error);
 }
+
+}  // namespace test_linear

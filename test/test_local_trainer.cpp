@@ -19,6 +19,9 @@
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/printing.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_local_trainer {
+
 using namespace seedrl;
 using Backend = cpu::Backend;
 
@@ -238,3 +241,5 @@ TEST_CASE("train_locally: invalid options are refused naming the setting") {
   CHECK_THROWS_WITH_AS(run_mismatch(),
                        doctest::Contains("do not match the network's observation shape"), Error);
 }
+
+}  // namespace test_local_trainer

@@ -4,6 +4,9 @@
 #include "seedrl/backend/cpu/lstm.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_lstm {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -146,3 +149,5 @@ TEST_CASE("LSTM: bad shapes throw seedrl::Error naming the layer") {
   CHECK_THROWS_WITH_AS(layer.backward(Tensor::zeros({2, 5, 4})),
                        doctest::Contains("core: backward before forward"), Error);
 }
+
+}  // namespace test_lstm

@@ -6,6 +6,9 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/metrics_logger.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_metrics_logger {
+
 using namespace seedrl;
 
 TEST_CASE("MetricsLogger: CSV rows flushed as they come, appended when a run resumes") {
@@ -60,3 +63,5 @@ TEST_CASE("MetricsLogger: run info as a JSON object, merged when a run resumes")
                        Error);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_metrics_logger

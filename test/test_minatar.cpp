@@ -13,6 +13,9 @@
 #include "seedrl/env/minatar/space_invaders.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -93,3 +96,5 @@ TEST_CASE("MinAtar: episodes are a function of the seed") {
   CHECK(play(11) == play(11));
   CHECK(play(11) != play(12));
 }
+
+}  // namespace test_minatar

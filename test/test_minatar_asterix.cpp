@@ -4,6 +4,9 @@
 #include "seedrl/env/minatar/asterix.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar_asterix {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -105,3 +108,5 @@ TEST_CASE("MinAtar Asterix: difficulty ramps on frame 102 and every 102 frames, 
     CHECK(g.ramp_index == (ramping ? 2 : 0));
   }
 }
+
+}  // namespace test_minatar_asterix

@@ -6,6 +6,9 @@
 #include "seedrl/env/minatar/breakout.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar_breakout {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -133,3 +136,5 @@ TEST_CASE("MinAtar Breakout: the bricks come back once all are broken") {
   CHECK(g.brick_count() == 30);
   CHECK(channel_count(obs, BreakoutRules::kBrick) == 30);
 }
+
+}  // namespace test_minatar_breakout

@@ -6,6 +6,9 @@
 #include "seedrl/env/minatar/freeway.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar_freeway {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -98,3 +101,5 @@ TEST_CASE("MinAtar Freeway: 2,500 frames, then the episode is truncated (not ter
   CHECK(r.truncated);
   CHECK_FALSE(r.terminated);
 }
+
+}  // namespace test_minatar_freeway

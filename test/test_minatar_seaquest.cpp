@@ -4,6 +4,9 @@
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar_seaquest {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -129,3 +132,5 @@ TEST_CASE("MinAtar Seaquest: enemies never spawn into a row held by one heading 
   for (const auto& m : g.fish) CHECK(m.right);
   for (const auto& m : g.subs) CHECK(m.right);
 }
+
+}  // namespace test_minatar_seaquest

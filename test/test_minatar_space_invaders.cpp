@@ -4,6 +4,9 @@
 #include "seedrl/env/minatar/space_invaders.hpp"
 #include "support/minatar_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_minatar_space_invaders {
+
 using namespace seedrl;
 using namespace seedrl::minatar;
 using namespace seedrl::test;
@@ -110,3 +113,5 @@ TEST_CASE("MinAtar Space Invaders: a cleared wave comes back marching faster, if
     CHECK(g.ramp_index == (ramping ? 1 : 0));
   }
 }
+
+}  // namespace test_minatar_space_invaders

@@ -12,6 +12,9 @@
 #include "seedrl/nn/optimizer.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_network {
+
 using namespace seedrl;
 using namespace seedrl::test;
 using Backend = cpu::Backend;
@@ -267,3 +270,5 @@ TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") 
   bad.policy_value_heads = true;
   CHECK_THROWS_WITH_AS(Net{bad}, doctest::Contains("dueling needs q_head"), Error);
 }
+
+}  // namespace test_network

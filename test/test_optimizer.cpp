@@ -8,6 +8,9 @@
 #include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/optimizer.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_optimizer {
+
 using namespace seedrl;
 using Backend = cpu::Backend;
 
@@ -159,3 +162,5 @@ TEST_CASE("LinearDecay goes from the initial to the final rate, then stays") {
   CHECK_THROWS_WITH_AS((nn::LinearDecay{1e-3, -1}.validate()),
                        doctest::Contains("LinearDecay.decay_steps"), Error);
 }
+
+}  // namespace test_optimizer

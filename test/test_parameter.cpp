@@ -5,6 +5,9 @@
 
 #include "seedrl/nn/parameter.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_parameter {
+
 using seedrl::Error;
 using seedrl::Shape;
 using seedrl::nn::Init;
@@ -106,3 +109,5 @@ TEST_CASE("Init: orthogonal gives gain * a matrix with orthonormal rows or colum
           1e-5);
   }
 }
+
+}  // namespace test_parameter

@@ -11,6 +11,9 @@
 #include "seedrl/runtime/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_protocol {
+
 using namespace seedrl;
 using namespace seedrl::protocol;
 
@@ -352,3 +355,5 @@ TEST_CASE("protocol: tokens_equal compares whole tokens") {
   CHECK_FALSE(tokens_equal("", "a"));
   CHECK_FALSE(tokens_equal(std::string("a\0b", 3), std::string("a\0c", 3)));
 }
+
+}  // namespace test_protocol

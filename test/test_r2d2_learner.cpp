@@ -10,6 +10,9 @@
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_r2d2_learner {
+
 using namespace seedrl;
 using Backend = cpu::Backend;
 using R2D2Learner = Learner<R2D2Agent, Backend>;
@@ -431,3 +434,5 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
   }
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_r2d2_learner

@@ -7,6 +7,9 @@
 #include "seedrl/algo/r2d2_loss.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_r2d2_loss {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -166,3 +169,5 @@ TEST_CASE("r2d2_loss: without importance weights every sequence weighs 1; inputs
   CHECK_THROWS_WITH_AS(r2d2_loss(short_q, short_q, p.actions, p.rewards, p.dones, p.mask, {}, o),
                        doctest::Contains("must be [(T + 1) B, A] = [18, A]"), Error);
 }
+
+}  // namespace test_r2d2_loss

@@ -9,6 +9,9 @@
 #include "seedrl/algo/value_rescale.hpp"
 #include "seedrl/core/random.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_r2d2_math {
+
 using seedrl::Error;
 
 TEST_CASE("value_rescale: known values and the exact inverse over [-1000, 1000]") {
@@ -124,3 +127,5 @@ TEST_CASE("actor_epsilon: 0.4^(1 + 7 i / (N - 1))") {
   CHECK_THROWS_WITH_AS(seedrl::actor_epsilon(0, 0), doctest::Contains("num_actors must be >= 1"),
                        Error);
 }
+
+}  // namespace test_r2d2_math

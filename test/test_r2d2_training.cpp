@@ -14,6 +14,9 @@
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "support/printing.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_r2d2_training {
+
 using namespace seedrl;
 using Backend = cpu::Backend;
 
@@ -105,3 +108,5 @@ TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
           result.learner_steps);
   CHECK(result.mean_return > 1.8);
 }
+
+}  // namespace test_r2d2_training

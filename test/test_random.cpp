@@ -5,6 +5,9 @@
 
 #include "seedrl/core/random.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_random {
+
 TEST_CASE("Rng: same seed, same stream; different seeds differ") {
   seedrl::Rng a(42), b(42), c(43);
   for (int i = 0; i < 100; ++i) {
@@ -44,3 +47,5 @@ TEST_CASE("Rng: uniform, below and normal have the right ranges and moments") {
   CHECK(std::abs(normal_sum / n) < 0.01);
   CHECK(normal_sq / n == doctest::Approx(1.0).epsilon(0.02));
 }
+
+}  // namespace test_random

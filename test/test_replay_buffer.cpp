@@ -10,6 +10,9 @@
 
 #include "seedrl/replay/replay_buffer.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_replay_buffer {
+
 using seedrl::Error;
 using seedrl::ReplayBuffer;
 using seedrl::ReplayOptions;
@@ -223,15 +226,13 @@ TEST_CASE("ReplayBuffer: concurrent inserts, samples and updates keep every inva
       if (buffer.size() > buffer.capacity()) wrong = true;
     }
   };
-  std::vector<std::thread> threads;
-  threads.emplace_back(inserter);
-  threads.emplace_back(inserter);
-  threads.emplace_back(sampler, true);
-  threads.emplace_back(sampler, false);
-  threads.emplace_back(sampler, true);
+  std::thread threads[] = {std::thread(inserter), std::thread(inserter), std::thread(sampler, true),
+                           std::thread(sampler, false), std::thread(sampler, true)};
   for (auto& t : threads) t.join();
   CHECK_FALSE(wrong.load());
   CHECK(buffer.inserted() == inserted.load());
   CHECK(buffer.size() == 500);
   CHECK(applied.load() > 0);
 }
+
+}  // namespace test_replay_buffer

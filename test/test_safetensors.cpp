@@ -7,6 +7,9 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/safetensors.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_safetensors {
+
 using namespace seedrl;
 using namespace seedrl::io;
 
@@ -117,3 +120,5 @@ TEST_CASE("safetensors: truncated, oversized and malformed files are refused wit
       make_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
       "too large");
 }
+
+}  // namespace test_safetensors

@@ -4,6 +4,9 @@
 
 #include "seedrl/runtime/slot_table.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_slot_table {
+
 using namespace seedrl;
 
 namespace {
@@ -55,8 +58,10 @@ TEST_CASE("SlotTable: only the connection that holds the slots may use or free t
   CHECK(table.occupied() == 0);
   CHECK_FALSE(table.owns(a));  // stale after disconnect
   REQUIRE(table.connect(wanting(2, 0), &b).is_ok());
-  CHECK(b.id != a.id);       // ids are never reused: a stale receipt never matches again
+  CHECK(b.id != a.id);  // ids are never reused: a stale receipt never matches again
   CHECK_FALSE(table.owns(a));
   CHECK(table.disconnect(a) == 0);
   CHECK(table.owns(b));
 }
+
+}  // namespace test_slot_table

@@ -4,6 +4,9 @@
 #include "seedrl/math/softmax.hpp"
 #include "support/reference_nn.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_softmax {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -102,3 +105,5 @@ TEST_CASE("shape mismatches throw") {
   CHECK_THROWS_WITH_AS(math::log_softmax_backward(a, b, a),
                        doctest::Contains("expected [2, 3], got [3, 3]"), Error);
 }
+
+}  // namespace test_softmax

@@ -4,6 +4,9 @@
 
 #include "seedrl/replay/sum_tree.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_sum_tree {
+
 using seedrl::Error;
 using seedrl::SumTree;
 
@@ -45,3 +48,5 @@ TEST_CASE("SumTree: invalid use is an error") {
   CHECK_THROWS_WITH_AS(tree.set(0, -1.0), doctest::Contains("finite and >= 0"), Error);
   CHECK_THROWS_AS(SumTree(0), Error);
 }
+
+}  // namespace test_sum_tree

@@ -6,6 +6,9 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_tensor {
+
 using seedrl::DType;
 using seedrl::Error;
 using seedrl::Shape;
@@ -126,3 +129,5 @@ TEST_CASE("ScratchBuffer: reuses storage and grows only when needed") {
   CHECK(a.defined());  // old views keep their storage alive
   CHECK(buffer.view({1}, DType::u8).dtype() == DType::u8);
 }
+
+}  // namespace test_tensor

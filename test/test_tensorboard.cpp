@@ -11,6 +11,9 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/tensorboard.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_tensorboard {
+
 using namespace seedrl;
 
 namespace {
@@ -122,3 +125,5 @@ TEST_CASE("TensorBoardWriter: TFRecord framing and Event/Summary encoding") {
   check_scalar(records[2], "loss/total", -0.25f, 300000000000LL);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_tensorboard

@@ -7,6 +7,9 @@
 #include "seedrl/runtime/unroll_codec.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_unroll_store {
+
 using namespace seedrl;
 
 namespace {
@@ -179,3 +182,5 @@ TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named
   ByteReader corrupt(std::span<const char>(bad.data(), bad.size()), "state.bin");
   CHECK_THROWS_WITH_AS(ReplayItemCodec<Unroll>::read(corrupt), doctest::Contains("dtype"), Error);
 }
+
+}  // namespace test_unroll_store

@@ -8,6 +8,9 @@
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/random.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_vtrace {
+
 using seedrl::Error;
 using seedrl::VTraceOptions;
 
@@ -154,3 +157,5 @@ TEST_CASE("vtrace: invalid thresholds and shapes are errors naming the setting")
       seedrl::vtrace(in.log_rhos, in.discounts, in.rewards, in.values, Eigen::ArrayXf(3)),
       doctest::Contains("bootstrap_value has 3 entries, expected 2"), Error);
 }
+
+}  // namespace test_vtrace

@@ -10,6 +10,9 @@
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/runtime_fixtures.hpp"
 
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_vtrace_learner {
+
 using namespace seedrl;
 using namespace seedrl::test;
 
@@ -189,3 +192,5 @@ TEST_CASE(
                        Error);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_vtrace_learner

@@ -16,6 +16,7 @@ run(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build"
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
+run("${WORK_DIR}/build/consumer_train")
 if(EXISTS "${WORK_DIR}/build/consumer_cuda")
   run("${WORK_DIR}/build/consumer_cuda")
 endif()
