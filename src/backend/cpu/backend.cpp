@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "../tensor_args.hpp"
 #include "seedrl/core/float_mode.hpp"
 
 namespace seedrl::cpu {
@@ -12,21 +13,9 @@ namespace {
 
 constexpr std::int64_t kParallelThreshold = 32768;
 
-float* f32(const Tensor& t, const char* what) {
-  SEEDRL_REQUIRE(t.defined() && t.dtype() == DType::f32 && t.device() == Device::cpu, what,
-                 ": expected a defined f32 CPU tensor");
-  return t.data<float>();
-}
-
-// Pointers to f32 CPU tensors that all have the size of the first. Lambdas take them as init
-// captures (`[p = ptr[0]]`): clang before 16 cannot capture structured bindings.
-template <class... Rest>
-std::array<float*, 1 + sizeof...(Rest)> f32_same_size(const char* what, const Tensor& first,
-                                                      const Rest&... rest) {
-  SEEDRL_REQUIRE(((rest.numel() == first.numel()) && ...), what, ": tensor sizes differ (first is ",
-                 first.shape(), ")");
-  return {f32(first, what), f32(rest, what)...};
-}
+constexpr Device kDevice = Device::cpu;
+using backend::f32_on;
+using backend::f32_same_size;
 
 // body(i) for i in [0, n), vectorised, and in parallel when n is large enough to pay for it.
 template <class F>
@@ -51,7 +40,7 @@ int num_threads() {
 }
 
 double Backend::sum_of_squares(const Tensor& x) {
-  const float* p = f32(x, "sum_of_squares");
+  const float* p = f32_on(kDevice, x, "sum_of_squares");
   const std::int64_t n = x.numel();
   double total = 0.0;
 #pragma omp parallel for simd reduction(+ : total) schedule(static) if (n > kParallelThreshold)
@@ -60,18 +49,18 @@ double Backend::sum_of_squares(const Tensor& x) {
 }
 
 void Backend::scale(const Tensor& x, float factor) {
-  float* p = f32(x, "scale");
+  float* p = f32_on(kDevice, x, "scale");
   for_each_index(x.numel(), [&](std::int64_t i) { p[i] *= factor; });
 }
 
 void Backend::add_to(const Tensor& dst, const Tensor& src) {
-  const auto ptr = f32_same_size("add_to", dst, src);
+  const auto ptr = f32_same_size(kDevice, "add_to", dst, src);
   for_each_index(dst.numel(), [d = ptr[0], s = ptr[1]](std::int64_t i) { d[i] += s[i]; });
 }
 
 void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
                           const nn::AdamStep& step) {
-  const auto ptr = f32_same_size("adam_update", param, grad, m, v);
+  const auto ptr = f32_same_size(kDevice, "adam_update", param, grad, m, v);
   for_each_index(param.numel(),
                  [p = ptr[0], g = ptr[1], mp = ptr[2], vp = ptr[3], &step](std::int64_t i) {
                    nn::adam_element(p[i], g[i], mp[i], vp[i], step);
@@ -81,7 +70,8 @@ void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor&
 void Backend::rmsprop_update(const Tensor& param, const Tensor& grad, const Tensor& mean_square,
                              const Tensor& mean_grad, const Tensor& mom,
                              const nn::RmsPropStep& step) {
-  const auto ptr = f32_same_size("rmsprop_update", param, grad, mean_square, mean_grad, mom);
+  const auto ptr =
+      f32_same_size(kDevice, "rmsprop_update", param, grad, mean_square, mean_grad, mom);
   for_each_index(param.numel(), [p = ptr[0], g = ptr[1], ms = ptr[2], mg = ptr[3], mo = ptr[4],
                                  &step](std::int64_t i) {
     nn::rmsprop_element(p[i], g[i], ms[i], mg[i], mo[i], step);
@@ -90,7 +80,7 @@ void Backend::rmsprop_update(const Tensor& param, const Tensor& grad, const Tens
 
 void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
                          const nn::SgdStep& step) {
-  const auto ptr = f32_same_size("sgd_update", param, grad, buf);
+  const auto ptr = f32_same_size(kDevice, "sgd_update", param, grad, buf);
   for_each_index(param.numel(), [p = ptr[0], g = ptr[1], b = ptr[2], &step](std::int64_t i) {
     nn::sgd_element(p[i], g[i], b[i], step);
   });

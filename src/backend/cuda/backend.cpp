@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "../tensor_args.hpp"
 #include "cuda_util.hpp"
 #include "kernels.hpp"
 #include "seedrl/core/step_flags.hpp"
@@ -10,19 +11,9 @@
 namespace seedrl::cuda {
 namespace {
 
-float* f32(const Tensor& t, const char* what) {
-  SEEDRL_REQUIRE(t.defined() && t.dtype() == DType::f32 && t.device() == Device::cuda, what,
-                 ": expected a defined f32 CUDA tensor");
-  return static_cast<float*>(t.raw_data());
-}
-
-template <class... Rest>
-std::array<float*, 1 + sizeof...(Rest)> f32_same_size(const char* what, const Tensor& first,
-                                                      const Rest&... rest) {
-  SEEDRL_REQUIRE(((rest.numel() == first.numel()) && ...), what, ": tensor sizes differ (first is ",
-                 first.shape(), ")");
-  return {f32(first, what), f32(rest, what)...};
-}
+constexpr Device kDevice = Device::cuda;
+using backend::f32_on;
+using backend::f32_same_size;
 
 // Optimizer steps end here, so parameters are complete for readers on other threads' streams.
 void finish_update() {
@@ -32,7 +23,7 @@ void finish_update() {
 }  // namespace
 
 double Backend::sum_of_squares(const Tensor& x) {
-  const float* p = f32(x, "sum_of_squares");
+  const float* p = f32_on(kDevice, x, "sum_of_squares");
   const Tensor result = Tensor::empty({2}, DType::f32, Device::cuda);  // one zeroed double
   double* d = static_cast<double*>(result.raw_data());
   kernels::sum_of_squares(p, x.numel(), d, detail::stream());
@@ -44,17 +35,17 @@ double Backend::sum_of_squares(const Tensor& x) {
 }
 
 void Backend::scale(const Tensor& x, float factor) {
-  kernels::scale(f32(x, "scale"), x.numel(), factor, detail::stream());
+  kernels::scale(f32_on(kDevice, x, "scale"), x.numel(), factor, detail::stream());
 }
 
 void Backend::add_to(const Tensor& dst, const Tensor& src) {
-  const auto [d, s] = f32_same_size("add_to", dst, src);
+  const auto [d, s] = f32_same_size(kDevice, "add_to", dst, src);
   kernels::add_to(d, s, dst.numel(), detail::stream());
 }
 
 void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
                           const nn::AdamStep& step) {
-  const auto [p, g, mp, vp] = f32_same_size("adam_update", param, grad, m, v);
+  const auto [p, g, mp, vp] = f32_same_size(kDevice, "adam_update", param, grad, m, v);
   kernels::adam(p, g, mp, vp, param.numel(), step, detail::stream());
   finish_update();
 }
@@ -63,14 +54,14 @@ void Backend::rmsprop_update(const Tensor& param, const Tensor& grad, const Tens
                              const Tensor& mean_grad, const Tensor& mom,
                              const nn::RmsPropStep& step) {
   const auto [p, g, ms, mg, mo] =
-      f32_same_size("rmsprop_update", param, grad, mean_square, mean_grad, mom);
+      f32_same_size(kDevice, "rmsprop_update", param, grad, mean_square, mean_grad, mom);
   kernels::rmsprop(p, g, ms, mg, mo, param.numel(), step, detail::stream());
   finish_update();
 }
 
 void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& buf,
                          const nn::SgdStep& step) {
-  const auto [p, g, b] = f32_same_size("sgd_update", param, grad, buf);
+  const auto [p, g, b] = f32_same_size(kDevice, "sgd_update", param, grad, buf);
   kernels::sgd(p, g, b, param.numel(), step, detail::stream());
   finish_update();
 }
@@ -80,9 +71,9 @@ void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, cons
       advantage.rank() == 2 && q.shape() == advantage.shape() && value.numel() == advantage.dim(0),
       "dueling_forward: value [N, 1], advantage and q [N, A] expected, got ", value.shape(), ", ",
       advantage.shape(), ", ", q.shape());
-  kernels::dueling_forward(f32(value, "dueling_forward"), f32(advantage, "dueling_forward"),
-                           f32(q, "dueling_forward"), advantage.dim(0), advantage.dim(1),
-                           detail::stream());
+  kernels::dueling_forward(
+      f32_on(kDevice, value, "dueling_forward"), f32_on(kDevice, advantage, "dueling_forward"),
+      f32_on(kDevice, q, "dueling_forward"), advantage.dim(0), advantage.dim(1), detail::stream());
 }
 
 void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
@@ -92,9 +83,10 @@ void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
                  "dueling_backward: grad_q and grad_advantage [N, A], grad_value [N, 1] expected, "
                  "got ",
                  grad_q.shape(), ", ", grad_advantage.shape(), ", ", grad_value.shape());
-  kernels::dueling_backward(f32(grad_q, "dueling_backward"), f32(grad_value, "dueling_backward"),
-                            f32(grad_advantage, "dueling_backward"), grad_q.dim(0), grad_q.dim(1),
-                            detail::stream());
+  kernels::dueling_backward(f32_on(kDevice, grad_q, "dueling_backward"),
+                            f32_on(kDevice, grad_value, "dueling_backward"),
+                            f32_on(kDevice, grad_advantage, "dueling_backward"), grad_q.dim(0),
+                            grad_q.dim(1), detail::stream());
 }
 
 R2D2LossTerms Backend::r2d2_loss(const Tensor& q_online, const Tensor& q_target,
