@@ -42,7 +42,10 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
   Shared(InferenceEndpoint& endpoint_, SocketServerOptions options_)
-      : endpoint(endpoint_), options(std::move(options_)), sweep_timer(io) {}
+      : endpoint(endpoint_),
+        options(std::move(options_)),
+        sweep_strand(boost::asio::make_strand(io)),
+        sweep_timer(sweep_strand) {}
 
   InferenceEndpoint& endpoint;
   const SocketServerOptions options;
@@ -51,6 +54,7 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_acceptor;
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor;
+  Strand sweep_strand;  // the sweep's handler and stop()'s cancel never run at once
   boost::asio::steady_timer sweep_timer;
   std::vector<std::thread> threads;
   bool started = false;
@@ -59,6 +63,7 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   bool io_done SEEDRL_GUARDED_BY(post_mutex) = false;  // the I/O threads are gone: no more posts
 
   std::atomic<bool> stopping{false};
+  std::atomic<bool> sweeping{true};  // false once stop() cancels the sweep timer
   std::atomic<protocol::ErrorCode> stop_reason{protocol::ErrorCode::shutting_down};
 
   mutable Mutex sessions_mutex;

@@ -114,7 +114,10 @@ void SocketServer::Shared::arm_sweep() {
                                  std::chrono::milliseconds(10), std::chrono::milliseconds(250));
   sweep_timer.expires_after(period);
   sweep_timer.async_wait([this](const error_code& ec) {
-    if (ec) return;  // cancelled by stop()
+    // Cancelled by stop(), or stop() came after the timer fired but before this ran (then the
+    // cancel found no wait to cancel: without the flag the sweep would re-arm forever and the
+    // I/O threads would never return).
+    if (ec || !sweeping) return;
     const std::int64_t now = now_ns();
     for (auto& session : live_sessions())
       asio::post(session->strand(), [session, now] { session->sweep(now); });
@@ -234,7 +237,8 @@ void SocketServer::stop(ErrorCode reason) {
   for (auto& session : s.live_sessions()) {
     asio::post(session->strand(), [session] { session->force_close(); });
   }
-  asio::post(s.io, [&s] { s.sweep_timer.cancel(); });
+  s.sweeping = false;
+  asio::post(s.sweep_strand, [&s] { s.sweep_timer.cancel(); });
   s.work.reset();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
