@@ -49,9 +49,9 @@ struct StepBuffers {
   std::vector<float> rewards;
   std::vector<std::uint8_t> flags;
   std::vector<std::int32_t> actions;
-  explicit StepBuffers(std::int32_t envs)
+  explicit StepBuffers(std::int32_t envs, float reward = 0.0f)
       : observations(Tensor::zeros({envs, 2})),
-        rewards(static_cast<std::size_t>(envs), 0.0f),
+        rewards(static_cast<std::size_t>(envs), reward),
         flags(static_cast<std::size_t>(envs), step_flags::kFirst),
         actions(static_cast<std::size_t>(envs), -1) {}
   Status step(InferenceEndpoint& endpoint, const Connection& c) {

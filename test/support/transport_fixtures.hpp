@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime_fixtures.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/runtime/inference_endpoint.hpp"
 #include "seedrl/runtime/unroll.hpp"
@@ -312,17 +313,10 @@ inline RemoteClientOptions client_options(const SocketAddress& address,
   return o;
 }
 
-/// A remote actor's buffers: observations {value, 0} per environment.
-struct ClientBuffers {
-  Tensor observations;
-  std::vector<float> rewards;
-  std::vector<std::uint8_t> flags;
-  std::vector<std::int32_t> actions;
-  explicit ClientBuffers(std::int32_t envs)
-      : observations(Tensor::zeros({envs, 2})),
-        rewards(static_cast<std::size_t>(envs), 0.25f),
-        flags(static_cast<std::size_t>(envs), step_flags::kFirst),
-        actions(static_cast<std::size_t>(envs), -1) {}
+/// A remote actor's buffers: observations {value, 0} per environment, reward 0.25.
+struct ClientBuffers : StepBuffers {
+  explicit ClientBuffers(std::int32_t envs) : StepBuffers(envs, 0.25f) {}
+  using StepBuffers::step;
   Status step(RemoteClient& client, float value) {
     for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
       observations.data<float>()[2 * e] = value;
