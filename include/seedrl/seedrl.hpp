@@ -65,6 +65,7 @@
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/io/tensorboard.hpp"
 
+#include "seedrl/runtime/acting.hpp"
 #include "seedrl/runtime/actor.hpp"
 #include "seedrl/runtime/bounded_queue.hpp"
 #include "seedrl/runtime/episode_stats.hpp"
@@ -73,6 +74,7 @@
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/r2d2_learner.hpp"
 #include "seedrl/runtime/request_batcher.hpp"

@@ -61,9 +61,8 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
   write_safetensors(path, tensors, meta);
 }
 
-CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& parameters,
-                                   nn::Optimizer* optimizer, const Metadata& expected) {
-  const SafetensorsFile file = SafetensorsFile::read(path);
+CheckpointCounters checkpoint_counters(const SafetensorsFile& file) {
+  const std::string& path = file.source();
   const Metadata& meta = file.metadata();
   const auto format = meta.find("format");
   SEEDRL_REQUIRE(format != meta.end() && format->second == kFormat, path,
@@ -74,6 +73,25 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
                  ": checkpoint format version '",
                  version == meta.end() ? std::string("missing") : version->second,
                  "', this build reads ", kFormatVersion);
+  CheckpointCounters counters;
+  counters.frames = parse_count(file, "frames");
+  counters.learner_steps = parse_count(file, "learner_steps");
+  counters.episodes = parse_count(file, "episodes");
+  if (const auto it = meta.find("episode_window"); it != meta.end())
+    counters.episode_window = it->second;
+  return counters;
+}
+
+CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& parameters,
+                                   nn::Optimizer* optimizer, const Metadata& expected) {
+  return load_checkpoint(SafetensorsFile::read(path), parameters, optimizer, expected);
+}
+
+CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterStore& parameters,
+                                   nn::Optimizer* optimizer, const Metadata& expected) {
+  const std::string& path = file.source();
+  const Metadata& meta = file.metadata();
+  const CheckpointCounters counters = checkpoint_counters(file);
   for (const auto& [key, value] : expected) {
     const auto it = meta.find(key);
     SEEDRL_REQUIRE(it != meta.end() && it->second == value, path, ": was written with ", key, " '",
@@ -103,12 +121,6 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
       for (const nn::Parameter& p : parameters.parameters())
         check("optimizer/" + slot.name + "/" + p.name, p);
   }
-  CheckpointCounters counters;
-  counters.frames = parse_count(file, "frames");
-  counters.learner_steps = parse_count(file, "learner_steps");
-  counters.episodes = parse_count(file, "episodes");
-  if (const auto it = meta.find("episode_window"); it != meta.end())
-    counters.episode_window = it->second;
 
   for (const nn::Parameter& p : parameters.parameters()) file.copy_to(p.name, p.value);
   parameters.bump_version();

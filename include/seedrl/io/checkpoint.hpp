@@ -41,5 +41,12 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
 /// value. On any error nothing is changed.
 CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& parameters,
                                    nn::Optimizer* optimizer, const Metadata& expected = {});
+/// load_checkpoint() from a file already read (SafetensorsFile::read).
+CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterStore& parameters,
+                                   nn::Optimizer* optimizer, const Metadata& expected = {});
+
+/// Checks that `file` is a seedrl checkpoint in a format this build reads and returns its
+/// counters; throws naming the file and what is wrong.
+CheckpointCounters checkpoint_counters(const SafetensorsFile& file);
 
 }  // namespace seedrl::io

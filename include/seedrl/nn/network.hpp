@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
@@ -121,6 +122,13 @@ inline std::string describe(const NetworkConfig& n) {
   if (n.dueling) s << " dueling";
   return s.str();
 }
+
+/// The inverse of describe(): the torso, observation shape, actions, LSTM size, MLP widths and
+/// dueling flag. describe() names the heads only by "dueling" (a dueling Q head alone); otherwise
+/// the result has the policy and value heads, and a caller that knows better (Policy, from a
+/// checkpoint's parameter names) sets them. Throws naming `source` and the text where it is not
+/// describe()'s format.
+NetworkConfig parse_description(std::string_view text, std::string_view source);
 
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
 /// forward(). Undefined when the head is disabled.

@@ -9,8 +9,9 @@
 //
 // The core owns the network being trained, the optimizer and its schedule, the shared
 // parameters, the update counter, the count of skipped steps, checkpoints (parameters,
-// optimizer state, counters, plus what a learner adds through save_state/load_state), the policy
-// lag and the common metrics (grad_norm, learning_rate, policy_lag, transitions, skipped_steps).
+// optimizer state, counters, how the agent acts in evaluation, plus what a learner adds through
+// save_state/load_state), the policy lag and the common metrics (grad_norm, learning_rate,
+// policy_lag, transitions, skipped_steps).
 //
 // A step whose loss, priorities (a learner says so) or gradient norm is not finite changes no
 // parameter: it is skipped and counted, and the run goes on.
@@ -35,6 +36,7 @@
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/acting.hpp"
 #include "seedrl/runtime/agent.hpp"
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/learner_metrics.hpp"
@@ -74,8 +76,9 @@ class LearnerCore {
     counters.learner_steps = steps_;
     {
       SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
-      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters,
-                          checkpoint_metadata());
+      io::Metadata metadata = checkpoint_metadata();
+      metadata["acting"] = evaluation_acting_.to_text();  // for Policy (runtime/policy.hpp)
+      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata);
     }
     save_state(path);
   }
@@ -99,10 +102,12 @@ class LearnerCore {
 
  protected:
   /// `own_metrics`: the names (with static storage) of the values the learner passes to
-  /// finish_step, in that order.
+  /// finish_step, in that order. `evaluation_acting`: how the agent's evaluation actors act,
+  /// recorded in checkpoints (a Policy made from one acts the same way).
   LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
-              std::span<const MetricInfo> own_metrics)
+              std::span<const MetricInfo> own_metrics, ActingSettings evaluation_acting = {})
       : agent_name_(agent_name),
+        evaluation_acting_(evaluation_acting),
         spec_(spec),
         max_grad_norm_(options.max_grad_norm),
         learning_rate_(options.learning_rate),
@@ -233,6 +238,7 @@ class LearnerCore {
   };
 
   const std::string agent_name_;
+  const ActingSettings evaluation_acting_;
   const UnrollSpec spec_;
   const double max_grad_norm_;
   const nn::LinearDecay learning_rate_;

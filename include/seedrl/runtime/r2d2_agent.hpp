@@ -17,6 +17,7 @@
 #include "seedrl/core/random.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/runtime/acting.hpp"
 #include "seedrl/runtime/agent.hpp"
 
 namespace seedrl {
@@ -104,6 +105,10 @@ class R2D2Agent {
 
   const R2D2AgentOptions& options() const { return options_; }
   const nn::NetworkConfig& network_config() const { return options_.network; }
+  /// Evaluation actors act epsilon-greedily at evaluation_epsilon.
+  ActingSettings evaluation_acting() const {
+    return {ActionMode::epsilon_greedy, options_.evaluation_epsilon};
+  }
 
   /// The exploration rate of a slot: epsilon_i of the Ape-X schedule for i = slot mod N, or
   /// evaluation_epsilon in evaluation slots.

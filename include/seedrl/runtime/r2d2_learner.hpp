@@ -59,7 +59,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   static constexpr double kMinPriority = 1e-6;
 
   Learner(const R2D2Agent& agent, const UnrollSpec& spec, UnrollQueue& unrolls)
-      : Core(R2D2Agent::kName, agent.options(), spec, kMetrics),
+      : Core(R2D2Agent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
         agent_(agent),
         unrolls_(unrolls),
         target_(agent.network_config()),

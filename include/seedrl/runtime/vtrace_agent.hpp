@@ -13,6 +13,7 @@
 #include "seedrl/core/random.hpp"
 #include "seedrl/math/categorical.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/acting.hpp"
 #include "seedrl/runtime/agent.hpp"
 
 namespace seedrl {
@@ -44,6 +45,8 @@ class VTraceAgent {
 
   const VTraceAgentOptions& options() const { return options_; }
   const nn::NetworkConfig& network_config() const { return options_.network; }
+  /// Evaluation actors take the most likely action.
+  static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
 
   /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
   /// softmax(logits), or the most likely action in evaluation slots.

@@ -45,7 +45,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
 
  public:
   Learner(const VTraceAgent& agent, const UnrollSpec& spec, UnrollQueue& unrolls)
-      : Core(VTraceAgent::kName, agent.options(), spec, kMetrics),
+      : Core(VTraceAgent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
         agent_(agent),
         unrolls_(unrolls) {
     SEEDRL_REQUIRE(spec.store_logits,

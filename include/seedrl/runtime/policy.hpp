@@ -1,0 +1,191 @@
+// Policy<Backend>: a trained agent inside a host program, made from a checkpoint file alone.
+//
+//   seedrl::Policy<> policy("run/checkpoint.safetensors");       // CPU backend
+//   policy.act(observations, actions);   // observations [N, ...] for streams 0..N-1
+//   policy.reset(stream);                // that stream's episode ended: its LSTM state restarts
+//
+// The checkpoint names its network (metadata "network", nn::describe) and holds its parameters;
+// the heads are read from the parameter names. It also says how the agent's evaluation actors act
+// (metadata "acting": V-trace greedy, R2D2 epsilon-greedy at its evaluation epsilon), and the
+// policy acts the same way unless PolicyOptions::acting says otherwise: so a reloaded agent plays
+// as the training run's evaluation did. No threads, no training runtime, no optimizer state.
+//
+// Streams: every act() takes one observation per stream; a recurrent network keeps each stream's
+// LSTM state between calls (an MLP or CNN has none). The first act() fixes the number of streams;
+// reset() (all streams) lets the next act() choose again.
+//
+// Thread-safety: a Policy is not thread-safe (act() and reset() change its state): give each
+// thread its own (each loads its own copy of the parameters). The const accessors may be called
+// concurrently with each other, not with act().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/io/checkpoint.hpp"
+#include "seedrl/io/safetensors.hpp"
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/acting.hpp"
+
+namespace seedrl {
+
+struct PolicyOptions {
+  /// How to act; empty: as the checkpoint records for the agent's evaluation actors (greedy for a
+  /// checkpoint that records nothing).
+  std::optional<ActingSettings> acting;
+  std::uint64_t seed = 0;  ///< for sample and epsilon_greedy
+};
+
+/// What a checkpoint says about the agent in it, read without building anything.
+struct PolicyDescription {
+  std::string agent;  ///< "vtrace", "r2d2", ... (empty where the checkpoint does not say)
+  nn::NetworkConfig network;
+  ActingSettings acting;  ///< the agent's evaluation acting (greedy where not recorded)
+  io::CheckpointCounters counters;
+};
+
+/// Reads `checkpoint`'s description; throws naming the file and the missing or unknown part.
+PolicyDescription describe_checkpoint(const std::string& checkpoint);
+PolicyDescription describe_checkpoint(const io::SafetensorsFile& checkpoint);
+
+/// For each row i of `scores` [N, A] (a host tensor of logits or Q-values): the action `acting`
+/// picks. `sample` treats the scores as logits.
+void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+                    std::span<std::int32_t> actions);
+
+template <nn::Backend B = cpu::Backend>
+class Policy {
+ public:
+  explicit Policy(const std::string& checkpoint, PolicyOptions options = {});
+  /// The same from a checkpoint already read (SafetensorsFile::read).
+  explicit Policy(const io::SafetensorsFile& checkpoint, PolicyOptions options = {});
+
+  const std::string& checkpoint() const { return checkpoint_; }
+  const std::string& agent() const { return description_.agent; }
+  const nn::NetworkConfig& network_config() const { return description_.network; }
+  /// The frames, learner steps and episodes the run had when it saved the checkpoint.
+  const io::CheckpointCounters& counters() const { return description_.counters; }
+  const ActingSettings& acting() const { return acting_; }
+  std::int64_t num_actions() const { return description_.network.num_actions; }
+  bool recurrent() const { return network_.recurrent(); }
+  /// The streams act() serves (0 until the first act(), and after reset()).
+  std::int64_t streams() const { return streams_; }
+
+  /// One action per stream: `observations` [N, observation shape...] (f32, or u8 where the
+  /// network takes pixels) on any device, `actions` N entries. Throws naming the mismatch.
+  void act(const Tensor& observations, std::span<std::int32_t> actions);
+  std::vector<std::int32_t> act(const Tensor& observations);
+
+  /// Stream `stream`'s next act() starts a new episode (its LSTM state restarts from zero).
+  void reset(std::int64_t stream);
+  /// Every stream starts a new episode, and the next act() may serve another number of streams.
+  void reset();
+
+  /// The last act()'s network outputs ([1, N, A] logits and [1, N] values, or [1, N, A] Q-values),
+  /// on the backend's device; valid until the next act().
+  const nn::NetworkOutputs& outputs() const {
+    SEEDRL_REQUIRE(outputs_ != nullptr, "Policy::outputs: no act() yet");
+    return *outputs_;
+  }
+
+ private:
+  std::string checkpoint_;
+  PolicyDescription description_;
+  ActingSettings acting_;
+  Rng rng_;
+  nn::Network<B> network_;
+  std::int64_t streams_ = 0;
+  nn::LstmState state_;
+  Tensor resets_;  // [1, N] u8 on the host: 1 where a stream starts a new episode
+  const nn::NetworkOutputs* outputs_ = nullptr;
+};
+
+// ---- implementation ----
+
+template <nn::Backend B>
+Policy<B>::Policy(const std::string& checkpoint, PolicyOptions options)
+    : Policy(io::SafetensorsFile::read(checkpoint), options) {}
+
+template <nn::Backend B>
+Policy<B>::Policy(const io::SafetensorsFile& file, PolicyOptions options)
+    : checkpoint_(file.source()),
+      description_(describe_checkpoint(file)),
+      acting_(options.acting.value_or(description_.acting)),
+      rng_(options.seed),
+      network_(description_.network) {
+  acting_.validate();
+  SEEDRL_REQUIRE(acting_.mode != ActionMode::sample || description_.network.policy_value_heads,
+                 "Policy: acting 'sample' needs a policy head; ", checkpoint_,
+                 " holds a network with Q-values only (use greedy or epsilon_greedy)");
+  io::load_checkpoint(file, network_.parameters(), nullptr);
+}
+
+template <nn::Backend B>
+void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions) {
+  const nn::NetworkConfig& config = description_.network;
+  SEEDRL_REQUIRE(observations.defined() &&
+                     observations.rank() == config.observation_shape.rank() + 1 &&
+                     observations.shape().drop_front(1) == config.observation_shape,
+                 "Policy::act: observations must be [N, ",
+                 config.observation_shape.to_string().substr(1), " for ", checkpoint_, ", got ",
+                 observations.defined() ? observations.shape().to_string() : "nothing");
+  const std::int64_t n = observations.dim(0);
+  SEEDRL_REQUIRE(n > 0, "Policy::act: no observations");
+  SEEDRL_REQUIRE(static_cast<std::int64_t>(actions.size()) == n, "Policy::act: ", n,
+                 " observations but room for ", actions.size(), " actions");
+  if (streams_ == 0) {
+    streams_ = n;
+    state_ = network_.initial_state(n);
+    resets_ = Tensor::zeros({1, n}, DType::u8);
+    resets_.flat<std::uint8_t>().setOnes();
+  }
+  SEEDRL_REQUIRE(n == streams_, "Policy::act: ", n, " observations for ", streams_,
+                 " streams (call reset() to serve another number of streams)");
+
+  Tensor input = observations.reshape(observations.shape().prepend({1}));
+  if (input.device() != B::device) input = input.clone(B::device);
+  outputs_ = recurrent() ? &network_.forward(input, state_, resets_) : &network_.forward(input);
+  if (recurrent()) {
+    state_.h.copy_from(outputs_->final_state.h);
+    state_.c.copy_from(outputs_->final_state.c);
+    resets_.fill_zero();
+  }
+  const Tensor& scores = config.policy_value_heads ? outputs_->logits : outputs_->q;
+  const Tensor rows = scores.reshape({n, config.num_actions});
+  select_actions(rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_,
+                 actions);
+}
+
+template <nn::Backend B>
+std::vector<std::int32_t> Policy<B>::act(const Tensor& observations) {
+  SEEDRL_REQUIRE(observations.defined() && observations.rank() >= 1,
+                 "Policy::act: observations must be [N, ...]");
+  std::vector<std::int32_t> actions(static_cast<std::size_t>(observations.dim(0)));
+  act(observations, actions);
+  return actions;
+}
+
+template <nn::Backend B>
+void Policy<B>::reset(std::int64_t stream) {
+  SEEDRL_REQUIRE(stream >= 0 && stream < streams_, "Policy::reset: stream ", stream,
+                 " out of range (", streams_, " streams)");
+  resets_.data<std::uint8_t>()[stream] = 1;
+}
+
+template <nn::Backend B>
+void Policy<B>::reset() {
+  streams_ = 0;
+  state_ = {};
+  resets_ = Tensor();
+}
+
+extern template class Policy<cpu::Backend>;
+
+}  // namespace seedrl

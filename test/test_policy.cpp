@@ -1,0 +1,298 @@
+// Policy: a checkpoint written by a learner acts, through Policy alone, as the learner's network
+// does (checked against that network's own forward pass, step by step and over sequences with
+// resets); the acting modes; the checkpoint description and nn::parse_description; clear errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/io/safetensors.hpp"
+#include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/policy.hpp"
+#include "seedrl/runtime/r2d2_agent.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_policy {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const char* name)
+      : path(std::filesystem::temp_directory_path() / (std::string("seedrl_test_policy_") + name)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const char* name) const { return (path / name).string(); }
+};
+
+Tensor random_observations(const Shape& shape, Rng& rng) {
+  Tensor t = Tensor::zeros(shape);
+  for (float& x : std::span(t.data<float>(), static_cast<std::size_t>(t.numel())))
+    x = static_cast<float>(rng.uniform(-2, 2));
+  return t;
+}
+
+std::int32_t argmax_row(const Tensor& rows, std::int64_t i) {
+  const auto m = rows.matrix<float>();
+  Eigen::Index best = 0;
+  m.row(i).maxCoeff(&best);
+  return static_cast<std::int32_t>(best);
+}
+
+// A V-trace learner (MLP, 4 actions) that trained a few steps' worth of random parameters, saved.
+struct VTraceCheckpoint {
+  VTraceAgentOptions options;
+  std::unique_ptr<VTraceAgent> agent;
+  UnrollQueue queue{1};
+  std::unique_ptr<Learner<VTraceAgent, Backend>> learner;
+  explicit VTraceCheckpoint(const std::string& path) {
+    options.network = nn::NetworkConfig::mlp(3, 4, {16, 8});
+    options.network.seed = 11;
+    options.batch_size = 2;
+    agent = std::make_unique<VTraceAgent>(options);
+    InferenceServerOptions server;
+    server.unroll_length = 4;
+    const UnrollSpec spec = make_unroll_spec(*agent, {{3}, DType::f32}, {4}, server);
+    learner = std::make_unique<Learner<VTraceAgent, Backend>>(*agent, spec, queue);
+    learner->save_checkpoint(path, {12345, 0, 67, {}});
+  }
+};
+
+R2D2AgentOptions recurrent_options() {
+  R2D2AgentOptions o;
+  o.network = nn::NetworkConfig::minatar(2, 5);
+  o.network.lstm_size = 6;
+  o.network.q_head = true;
+  o.network.policy_value_heads = false;
+  o.network.dueling = true;
+  o.network.seed = 3;
+  o.batch_size = 2;
+  o.replay_capacity = 16;
+  o.min_replay_size = 2;
+  o.evaluation_epsilon = 0.25;
+  return o;
+}
+
+void save_r2d2(const R2D2AgentOptions& o, const std::string& path) {
+  const R2D2Agent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = 4;
+  server.burn_in = 2;
+  const UnrollSpec spec =
+      make_unroll_spec(agent, {o.network.observation_shape, DType::f32},
+                       {static_cast<std::int32_t>(o.network.num_actions)}, server);
+  UnrollQueue queue(1);
+  Learner<R2D2Agent, Backend> learner(agent, spec, queue);
+  learner.save_checkpoint(path, {1, 0, 0, {}});
+}
+
+}  // namespace
+
+TEST_CASE("Policy: a V-trace checkpoint acts greedily, as the learner's network ranks actions") {
+  TempDir dir("vtrace");
+  const std::string path = dir.file("checkpoint.safetensors");
+  VTraceCheckpoint saved(path);
+
+  Policy<> policy(path);
+  CHECK(policy.agent() == "vtrace");
+  CHECK(policy.acting().mode == ActionMode::greedy);
+  CHECK(policy.counters().frames == 12345);
+  CHECK(policy.counters().episodes == 67);
+  CHECK(policy.num_actions() == 4);
+  CHECK_FALSE(policy.recurrent());
+  CHECK(nn::describe(policy.network_config()) == nn::describe(saved.options.network));
+
+  Rng rng(1);
+  nn::Network<Backend>& reference = saved.learner->network();
+  for (int round = 0; round < 3; ++round) {
+    const Tensor obs = random_observations({7, 3}, rng);
+    const std::vector<std::int32_t> actions = policy.act(obs);
+    const Tensor policy_logits = policy.outputs().logits.reshape({7, 4}).clone();
+    const nn::NetworkOutputs& out = reference.forward(obs.reshape({1, 7, 3}));
+    const Tensor logits = out.logits.reshape({7, 4});
+    CHECK((policy_logits.matrix<float>() - logits.matrix<float>()).cwiseAbs().maxCoeff() <= 1e-6f);
+    for (std::int64_t i = 0; i < 7; ++i)
+      CHECK(actions[static_cast<std::size_t>(i)] == argmax_row(logits, i));
+  }
+}
+
+TEST_CASE(
+    "Policy: a recurrent R2D2 checkpoint keeps each stream's state and restarts it on reset") {
+  TempDir dir("r2d2");
+  const std::string path = dir.file("checkpoint.safetensors");
+  const R2D2AgentOptions o = recurrent_options();
+  save_r2d2(o, path);
+
+  Policy<> policy(path);
+  CHECK(policy.agent() == "r2d2");
+  CHECK(policy.recurrent());
+  CHECK(policy.network_config().dueling);
+  CHECK_FALSE(policy.network_config().policy_value_heads);
+  CHECK(policy.acting().mode == ActionMode::epsilon_greedy);
+  CHECK(policy.acting().epsilon == doctest::Approx(0.25));
+
+  // The reference: the same parameters, the whole [T, B] sequence in one forward with resets.
+  nn::Network<Backend> reference(o.network);
+  io::load_checkpoint(path, reference.parameters(), nullptr);
+  constexpr std::int64_t kSteps = 5, kStreams = 3;
+  Rng rng(2);
+  const Tensor obs = random_observations({kSteps, kStreams, 10, 10, 2}, rng);
+  Tensor resets = Tensor::zeros({kSteps, kStreams}, DType::u8);
+  resets.data<std::uint8_t>()[2 * kStreams + 1] = 1;  // stream 1 starts an episode at step 2
+  resets.data<std::uint8_t>()[4 * kStreams + 0] = 1;  // stream 0 at step 4
+  const Tensor q = reference.forward(obs, {}, resets).q.clone();
+
+  for (std::int64_t t = 0; t < kSteps; ++t) {
+    for (std::int64_t s = 0; s < kStreams; ++s)
+      if (t > 0 && resets.data<std::uint8_t>()[t * kStreams + s]) policy.reset(s);
+    const std::vector<std::int32_t> actions = policy.act(obs[t]);
+    CHECK(actions.size() == kStreams);
+    const Tensor got = policy.outputs().q.reshape({kStreams, 5});
+    const Tensor want = q[t].reshape({kStreams, 5});
+    CHECK((got.matrix<float>() - want.matrix<float>()).cwiseAbs().maxCoeff() <= 1e-5f);
+  }
+  // Without the resets the states would differ: the check above can fail.
+  Policy<> no_resets(path);
+  for (std::int64_t t = 0; t < kSteps; ++t) no_resets.act(obs[t]);
+  const Tensor last = no_resets.outputs().q.reshape({kStreams, 5});
+  const Tensor want = q[kSteps - 1].reshape({kStreams, 5});
+  CHECK((last.matrix<float>().row(0) - want.matrix<float>().row(0)).cwiseAbs().maxCoeff() > 1e-4f);
+}
+
+TEST_CASE("Policy: acting modes and streams") {
+  TempDir dir("modes");
+  const std::string path = dir.file("checkpoint.safetensors");
+  VTraceCheckpoint saved(path);
+  Rng rng(3);
+  const Tensor obs = random_observations({1, 3}, rng);
+
+  SUBCASE("epsilon 1 acts uniformly, epsilon 0 greedily") {
+    Policy<> greedy(path);
+    const std::int32_t best = greedy.act(obs)[0];
+    Policy<> never(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 0.0}, .seed = 1});
+    Policy<> always(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 1.0}, .seed = 1});
+    std::array<int, 4> counts{};
+    for (int i = 0; i < 4000; ++i) {
+      CHECK(never.act(obs)[0] == best);
+      ++counts[static_cast<std::size_t>(always.act(obs)[0])];
+    }
+    for (int c : counts) CHECK(std::abs(c - 1000) < 150);
+  }
+  SUBCASE("sample draws from softmax(logits)") {
+    Policy<> sampler(path, {.acting = ActingSettings{ActionMode::sample}, .seed = 7});
+    std::array<int, 4> counts{};
+    constexpr int kDraws = 20000;
+    for (int i = 0; i < kDraws; ++i) ++counts[static_cast<std::size_t>(sampler.act(obs)[0])];
+    const Eigen::VectorXf logits = sampler.outputs().logits.reshape({1, 4}).matrix<float>().row(0);
+    const Eigen::ArrayXd p = (logits.cast<double>().array() - logits.maxCoeff()).exp();
+    for (int a = 0; a < 4; ++a) {
+      const double expected = kDraws * p[a] / p.sum();
+      CHECK(std::abs(counts[static_cast<std::size_t>(a)] - expected) <
+            5.0 * std::sqrt(expected) + 5.0);
+    }
+  }
+  SUBCASE("the number of streams is fixed until reset()") {
+    Policy<> policy(path);
+    CHECK(policy.streams() == 0);
+    policy.act(random_observations({4, 3}, rng));
+    CHECK(policy.streams() == 4);
+    CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 3}, rng)),
+                         doctest::Contains("2 observations for 4 streams"), Error);
+    CHECK_THROWS_WITH_AS(policy.reset(4), doctest::Contains("stream 4 out of range"), Error);
+    policy.reset();
+    policy.act(random_observations({2, 3}, rng));
+    CHECK(policy.streams() == 2);
+    CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 5}, rng)),
+                         doctest::Contains("observations must be [N, 3]"), Error);
+    std::vector<std::int32_t> too_few(1);
+    CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 3}, rng), too_few),
+                         doctest::Contains("room for 1 actions"), Error);
+  }
+}
+
+TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
+  TempDir dir("errors");
+  CHECK_THROWS_WITH_AS(Policy<>(dir.file("missing.safetensors")),
+                       doctest::Contains("missing.safetensors"), Error);
+
+  // A safetensors file that is no checkpoint.
+  const std::string plain = dir.file("plain.safetensors");
+  const Tensor w = Tensor::zeros({2});
+  io::write_safetensors(plain, std::vector<io::NamedTensor>{{"w", w}}, {});
+  CHECK_THROWS_WITH_AS(Policy<>{plain}, doctest::Contains("not a seedrl checkpoint"), Error);
+
+  // A checkpoint without the network's name (e.g. written by io::save_checkpoint directly).
+  const std::string unnamed = dir.file("unnamed.safetensors");
+  nn::Network<Backend> net(nn::NetworkConfig::mlp(3, 2, {4}));
+  io::save_checkpoint(unnamed, net.parameters(), nullptr, {});
+  CHECK_THROWS_WITH_AS(Policy<>{unnamed}, doctest::Contains("does not name its network"), Error);
+
+  // A network description this build does not know.
+  const std::string unknown = dir.file("unknown.safetensors");
+  io::save_checkpoint(unknown, net.parameters(), nullptr, {}, {{"network", "transformer 12"}});
+  CHECK_THROWS_WITH_AS(Policy<>{unknown}, doctest::Contains("unknown torso 'transformer'"), Error);
+
+  // The description and the parameters disagree: the missing tensor is named.
+  const std::string mismatch = dir.file("mismatch.safetensors");
+  io::save_checkpoint(mismatch, net.parameters(), nullptr, {},
+                      {{"network", "mlp observation [3] actions 2 lstm 0 hidden [4,4]"}});
+  CHECK_THROWS_WITH_AS(Policy<>{mismatch}, doctest::Contains("missing tensor 'torso.fc2.weight'"),
+                       Error);
+
+  // Sampling needs a policy head; an unreadable acting record is named.
+  const std::string r2d2 = dir.file("r2d2.safetensors");
+  save_r2d2(recurrent_options(), r2d2);
+  CHECK_THROWS_WITH_AS(Policy<>(r2d2, {.acting = ActingSettings{ActionMode::sample}}),
+                       doctest::Contains("needs a policy head"), Error);
+  const std::string bad_acting = dir.file("bad_acting.safetensors");
+  io::save_checkpoint(bad_acting, net.parameters(), nullptr, {},
+                      {{"network", nn::describe(net.config())}, {"acting", "epsilon_greedy 2"}});
+  CHECK_THROWS_WITH_AS(Policy<>{bad_acting},
+                       doctest::Contains("epsilon must be a number in [0, 1]"), Error);
+}
+
+TEST_CASE("parse_description reads back what describe writes, and names what it cannot read") {
+  std::vector<nn::NetworkConfig> configs = {
+      nn::NetworkConfig::mlp(4, 2, {64, 64}), nn::NetworkConfig::mlp(7, 3, {}),
+      nn::NetworkConfig::minatar(4, 6), nn::NetworkConfig::nature(18)};
+  configs[2].lstm_size = 64;
+  configs.push_back(recurrent_options().network);
+  for (const nn::NetworkConfig& c : configs) {
+    const nn::NetworkConfig back = nn::parse_description(nn::describe(c), "test");
+    CHECK(nn::describe(back) == nn::describe(c));
+    CHECK(back.torso == c.torso);
+    CHECK(back.observation_shape == c.observation_shape);
+    CHECK(back.mlp_hidden == (c.torso == nn::Torso::mlp ? c.mlp_hidden : back.mlp_hidden));
+    CHECK(back.lstm_size == c.lstm_size);
+    CHECK(back.dueling == c.dueling);
+  }
+  for (const char* bad : {"", "mlp", "mlp observation [4 actions 2 lstm 0 hidden []",
+                          "mlp observation [4] actions x lstm 0 hidden []",
+                          "minatar observation [10, 10, 4] actions 6 lstm 0 wide",
+                          "mlp observation [4] actions 0 lstm 0 hidden [8]"}) {
+    CHECK_THROWS_WITH_AS(nn::parse_description(bad, "file.safetensors"),
+                         doctest::Contains("file.safetensors: network"), Error);
+  }
+}
+
+TEST_CASE("ActingSettings: text form both ways, and bad text named") {
+  for (const ActingSettings& s :
+       {ActingSettings{ActionMode::greedy}, ActingSettings{ActionMode::sample},
+        ActingSettings{ActionMode::epsilon_greedy, 0.001}}) {
+    const ActingSettings back = ActingSettings::parse(s.to_text(), "test");
+    CHECK(back.mode == s.mode);
+    CHECK(back.epsilon == doctest::Approx(s.epsilon));
+  }
+  for (const char* bad : {"", "greedy 0.1", "epsilon_greedy", "epsilon_greedy -1", "softmax"})
+    CHECK_THROWS_WITH_AS(ActingSettings::parse(bad, "src"), doctest::Contains("src: acting"),
+                         Error);
+  CHECK_THROWS_AS((ActingSettings{ActionMode::epsilon_greedy, 1.5}.validate()), Error);
+}
+
+}  // namespace test_policy
