@@ -1,0 +1,176 @@
+// play: a trained agent plays evaluation episodes from its checkpoint alone, through
+// seedrl::Policy (runtime/policy.hpp), on the built-in environment it was trained on.
+//
+//   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
+//        space_invaders [--episodes 100] [--envs 8] [--seed 1]
+//        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
+//
+// The agent acts as the training run's evaluation actors did (the checkpoint records how: V-trace
+// greedy, R2D2 epsilon-greedy at 0.001) unless --acting says otherwise, so its mean return
+// matches the run's evaluation_mean_return within noise. --envs environments play at once, one
+// policy stream each; episodes are only started while fewer than --episodes have been, so that
+// short episodes are not over-counted. Progress on stderr; the last line of stdout is a JSON
+// object (env, agent, acting, episodes, mean_return, std_return, min_return, max_return, frames,
+// seconds, training_frames).
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "seedrl/runtime/policy.hpp"
+
+namespace {
+
+using namespace seedrl;
+
+struct PlayResult {
+  std::vector<double> returns;
+  std::int64_t frames = 0;
+  double seconds = 0.0;
+};
+
+/// Plays `episodes` episodes on `envs` environments from `make_env(seed)` at once.
+template <class MakeEnv>
+PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::int32_t envs,
+                std::uint64_t seed) {
+  using Env = decltype(make_env(std::uint64_t{0}));
+  std::vector<Env> games;
+  games.reserve(static_cast<std::size_t>(envs));
+  for (std::int32_t e = 0; e < envs; ++e)
+    games.push_back(make_env(examples::environment_seed(seed, 0, e)));
+  const TensorSpec spec = games[0].observation_spec();
+  SEEDRL_REQUIRE(spec.shape == policy.network_config().observation_shape,
+                 "play: ", policy.checkpoint(), " holds a network for observations ",
+                 policy.network_config().observation_shape, ", the environment gives ", spec.shape,
+                 " (another environment or game?)");
+  SEEDRL_REQUIRE(games[0].action_spec().num_actions == policy.num_actions(),
+                 "play: ", policy.checkpoint(), " holds a network with ", policy.num_actions(),
+                 " actions, the environment has ", games[0].action_spec().num_actions);
+
+  const Tensor observations = Tensor::zeros(spec.shape.prepend({envs}), spec.dtype);
+  std::vector<double> running(static_cast<std::size_t>(envs), 0.0);
+  std::vector<bool> active(static_cast<std::size_t>(envs), false);
+  std::int64_t started = 0;
+  for (std::int32_t e = 0; e < envs && started < episodes; ++e, ++started) {
+    games[static_cast<std::size_t>(e)].reset(observations[e]);
+    active[static_cast<std::size_t>(e)] = true;
+  }
+
+  PlayResult result;
+  std::vector<std::int32_t> actions(static_cast<std::size_t>(envs));
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double next_report = 2.0;
+  while (static_cast<std::int64_t>(result.returns.size()) < episodes) {
+    policy.act(observations, actions);
+    for (std::int32_t e = 0; e < envs; ++e) {
+      const auto i = static_cast<std::size_t>(e);
+      if (!active[i]) continue;
+      const StepResult step = games[i].step(actions[i], observations[e]);
+      running[i] += step.reward;
+      ++result.frames;
+      if (!step.episode_over()) continue;
+      result.returns.push_back(running[i]);
+      running[i] = 0.0;
+      policy.reset(e);
+      active[i] = started < episodes;
+      if (active[i]) {
+        games[i].reset(observations[e]);
+        ++started;
+      }
+    }
+    if (elapsed() >= next_report) {
+      next_report += 2.0;
+      double sum = 0.0;
+      for (double r : result.returns) sum += r;
+      std::fprintf(stderr, "play: %zu/%lld episodes, mean return %.2f, %.0f frames/s\n",
+                   result.returns.size(), static_cast<long long>(episodes),
+                   result.returns.empty() ? 0.0 : sum / static_cast<double>(result.returns.size()),
+                   static_cast<double>(result.frames) / elapsed());
+    }
+  }
+  result.seconds = elapsed();
+  return result;
+}
+
+/// Calls `f(make_env)` for a built-in environment or MinAtar game, by name.
+template <class F>
+decltype(auto) with_builtin_environment(const std::string& name, F&& f) {
+  for (const std::string& game : examples::minatar_games())
+    if (game == name) return examples::with_minatar_game(name, f);
+  return examples::with_environment(name, f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"A trained agent plays evaluation episodes from its checkpoint"};
+  std::string checkpoint, env_name, acting;
+  std::int64_t episodes = 100;
+  std::int32_t envs = 8;
+  std::uint64_t seed = 1;
+  double epsilon = 0.001;
+  std::vector<std::string> names{"cartpole", "catch"};
+  for (const std::string& game : examples::minatar_games()) names.push_back(game);
+  app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
+      ->required();
+  app.add_option("--env", env_name, "the environment it was trained on")
+      ->required()
+      ->check(CLI::IsMember(names));
+  app.add_option("--episodes", episodes, "episodes to play")->check(CLI::Range(1, 10'000'000));
+  app.add_option("--envs", envs, "environments playing at once")->check(CLI::Range(1, 4096));
+  app.add_option("--seed", seed, "seed of the environments and of the policy's sampling");
+  app.add_option("--acting", acting, "override how the agent acts (default: as its evaluation)")
+      ->check(CLI::IsMember({"greedy", "sample", "epsilon_greedy"}));
+  app.add_option("--epsilon", epsilon, "with --acting epsilon_greedy")->check(CLI::Range(0.0, 1.0));
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (std::filesystem::is_directory(checkpoint))
+      checkpoint = (std::filesystem::path(checkpoint) / "checkpoint.safetensors").string();
+    PolicyOptions options;
+    options.seed = seed;
+    if (!acting.empty())
+      options.acting = ActingSettings::parse(
+          acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");
+    Policy<> policy(checkpoint, options);
+    std::fprintf(stderr, "play: %s (agent %s, network %s, trained %lld frames), %s, acting %s\n",
+                 checkpoint.c_str(), policy.agent().c_str(),
+                 nn::describe(policy.network_config()).c_str(),
+                 static_cast<long long>(policy.counters().frames), env_name.c_str(),
+                 policy.acting().to_text().c_str());
+    const PlayResult r = with_builtin_environment(
+        env_name, [&](auto make_env) { return play(policy, make_env, episodes, envs, seed); });
+
+    double sum = 0.0, lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+    for (double x : r.returns) {
+      sum += x;
+      lowest = std::min(lowest, x);
+      highest = std::max(highest, x);
+    }
+    const double n = static_cast<double>(r.returns.size()), mean = sum / n;
+    double squares = 0.0;
+    for (double x : r.returns) squares += (x - mean) * (x - mean);
+    std::printf(
+        "{\"env\":\"%s\",\"agent\":\"%s\",\"acting\":\"%s\",\"episodes\":%zu,"
+        "\"mean_return\":%.3f,\"std_return\":%.3f,\"min_return\":%.3f,\"max_return\":%.3f,"
+        "\"frames\":%lld,\"seconds\":%.3f,\"training_frames\":%lld}\n",
+        env_name.c_str(), policy.agent().c_str(), policy.acting().to_text().c_str(),
+        r.returns.size(), mean, std::sqrt(squares / n), lowest, highest,
+        static_cast<long long>(r.frames), r.seconds,
+        static_cast<long long>(policy.counters().frames));
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "play: error: %s\n", e.what());
+    return 1;
+  }
+}
