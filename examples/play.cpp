@@ -4,6 +4,7 @@
 //   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
 //        space_invaders [--episodes 100] [--envs 8] [--seed 1]
 //        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
+//        [--gif FILE [--gif-frames 1000] [--gif-fps 20]]
 //
 // The agent acts as the training run's evaluation actors did (the checkpoint records how: V-trace
 // greedy, R2D2 epsilon-greedy at 0.001) unless --acting says otherwise, so its mean return
@@ -11,9 +12,11 @@
 // policy stream each; episodes are only started while fewer than --episodes have been, so that
 // short episodes are not over-counted. Progress on stderr; the last line of stdout is a JSON
 // object (env, agent, acting, episodes, mean_return, std_return, min_return, max_return, frames,
-// seconds, training_frames).
+// seconds, training_frames). --gif records the first episode of environment 0 (up to --gif-frames
+// frames), drawn from its observations (env/render.hpp), as an animated GIF (io/gif.hpp).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +27,8 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "seedrl/env/render.hpp"
+#include "seedrl/io/gif.hpp"
 #include "seedrl/runtime/policy.hpp"
 
 namespace {
@@ -36,10 +41,36 @@ struct PlayResult {
   double seconds = 0.0;
 };
 
+/// What --gif asks for: the first episode of environment 0, drawn by `renderer`.
+struct Recording {
+  std::string path;  // empty: none
+  std::int64_t max_frames = 1000;
+  int fps = 20;
+  std::string kind;  // renderer_kind() of the environment
+  std::optional<ObservationRenderer> renderer;
+  io::GifAnimation animation;
+  bool done = false;
+
+  void start(const TensorSpec& spec) {
+    if (path.empty()) return;
+    renderer = make_renderer(kind, spec);
+    animation.palette = renderer->palette;
+    animation.delay_centiseconds = std::max(1, 100 / fps);
+  }
+  void add(const Tensor& observation) {
+    if (!renderer || done) return;
+    Image image = renderer->render(observation);
+    animation.width = image.width;
+    animation.height = image.height;
+    animation.frames.push_back(std::move(image.pixels));
+    done = static_cast<std::int64_t>(animation.frames.size()) >= max_frames;
+  }
+};
+
 /// Plays `episodes` episodes on `envs` environments from `make_env(seed)` at once.
 template <class MakeEnv>
 PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::int32_t envs,
-                std::uint64_t seed) {
+                std::uint64_t seed, Recording& recording) {
   using Env = decltype(make_env(std::uint64_t{0}));
   std::vector<Env> games;
   games.reserve(static_cast<std::size_t>(envs));
@@ -63,6 +94,9 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
     active[static_cast<std::size_t>(e)] = true;
   }
 
+  recording.start(spec);
+  recording.add(observations[0]);
+
   PlayResult result;
   std::vector<std::int32_t> actions(static_cast<std::size_t>(envs));
   const auto start = std::chrono::steady_clock::now();
@@ -78,7 +112,9 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
       const StepResult step = games[i].step(actions[i], observations[e]);
       running[i] += step.reward;
       ++result.frames;
+      if (e == 0) recording.add(observations[0]);
       if (!step.episode_over()) continue;
+      if (e == 0) recording.done = true;
       result.returns.push_back(running[i]);
       running[i] = 0.0;
       policy.reset(e);
@@ -119,6 +155,7 @@ int main(int argc, char** argv) {
   std::int32_t envs = 8;
   std::uint64_t seed = 1;
   double epsilon = 0.001;
+  Recording recording;
   std::vector<std::string> names{"cartpole", "catch"};
   for (const std::string& game : examples::minatar_games()) names.push_back(game);
   app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
@@ -132,6 +169,11 @@ int main(int argc, char** argv) {
   app.add_option("--acting", acting, "override how the agent acts (default: as its evaluation)")
       ->check(CLI::IsMember({"greedy", "sample", "epsilon_greedy"}));
   app.add_option("--epsilon", epsilon, "with --acting epsilon_greedy")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--gif", recording.path, "record the first episode as an animated GIF here");
+  app.add_option("--gif-frames", recording.max_frames, "at most this many frames in the GIF")
+      ->check(CLI::Range(1, 100'000));
+  app.add_option("--gif-fps", recording.fps, "frames per second of the GIF")
+      ->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -148,8 +190,15 @@ int main(int argc, char** argv) {
                  nn::describe(policy.network_config()).c_str(),
                  static_cast<long long>(policy.counters().frames), env_name.c_str(),
                  policy.acting().to_text().c_str());
-    const PlayResult r = with_builtin_environment(
-        env_name, [&](auto make_env) { return play(policy, make_env, episodes, envs, seed); });
+    recording.kind = renderer_kind(env_name);
+    const PlayResult r = with_builtin_environment(env_name, [&](auto make_env) {
+      return play(policy, make_env, episodes, envs, seed, recording);
+    });
+    if (!recording.path.empty()) {
+      io::write_gif(recording.path, recording.animation);
+      std::fprintf(stderr, "play: %zu frames of the first episode in %s\n",
+                   recording.animation.frames.size(), recording.path.c_str());
+    }
 
     double sum = 0.0, lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
     for (double x : r.returns) {

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git
   libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libboost-dev
-  doctest-dev libcli11-dev nlohmann-json3-dev
+  doctest-dev libcli11-dev nlohmann-json3-dev libgif-dev
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
 )
 

@@ -52,6 +52,7 @@
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
+#include "seedrl/env/render.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/asterix.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
@@ -61,6 +62,7 @@
 #include "seedrl/env/minatar/space_invaders.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
+#include "seedrl/io/gif.hpp"
 #include "seedrl/io/metrics_logger.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/io/tensorboard.hpp"
