@@ -6,8 +6,11 @@
 #include <filesystem>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/env/catch.hpp"
+#include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
@@ -163,6 +166,59 @@ TEST_CASE(
   const Tensor last = no_resets.outputs().q.reshape({kStreams, 5});
   const Tensor want = q[kSteps - 1].reshape({kStreams, 5});
   CHECK((last.matrix<float>().row(0) - want.matrix<float>().row(0)).cwiseAbs().maxCoeff() > 1e-4f);
+}
+
+TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its evaluation did") {
+  TempDir dir("catch");
+  const std::int64_t frames = 250000;
+  VTraceAgentOptions o;  // the defaults of examples/cartpole_vtrace
+  o.network = nn::NetworkConfig::mlp(50, 3);
+  o.network.seed = 1;
+  o.batch_size = 8;
+  o.loss = {0.5f, 0.01f};
+  o.optimizer.kind = nn::OptimizerKind::rmsprop;
+  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
+  LocalTrainerOptions run;
+  run.total_frames = frames;
+  run.num_actors = 4;
+  run.envs_per_actor = 8;
+  run.evaluation_actors = 1;
+  run.server.unroll_length = 20;
+  run.server.seed = 1;
+  run.logdir = dir.path.string();
+  const TrainingResult trained = train_locally<VTraceAgent, Backend>(
+      VTraceAgent(o),
+      [](std::int32_t a, std::int32_t e) {
+        return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * a + e)));
+      },
+      run);
+  REQUIRE(trained.evaluation_mean_return.has_value());
+
+  Policy<> policy(dir.file("checkpoint.safetensors"));
+  constexpr int kEnvs = 10, kEpisodes = 20;  // each env plays kEpisodes episodes
+  std::vector<FlattenObservation<Catch>> envs;
+  for (int e = 0; e < kEnvs; ++e) envs.emplace_back(Catch(static_cast<std::uint64_t>(777 + e)));
+  const Tensor obs = Tensor::zeros({kEnvs, 50});
+  for (int e = 0; e < kEnvs; ++e) envs[static_cast<std::size_t>(e)].reset(obs[e]);
+  double total = 0.0;
+  int episodes = 0;
+  while (episodes < kEnvs * kEpisodes) {
+    const std::vector<std::int32_t> actions = policy.act(obs);
+    for (int e = 0; e < kEnvs; ++e) {
+      auto& env = envs[static_cast<std::size_t>(e)];
+      const StepResult step = env.step(actions[static_cast<std::size_t>(e)], obs[e]);
+      total += step.reward;
+      if (step.episode_over()) {
+        ++episodes;
+        env.reset(obs[e]);
+      }
+    }
+  }
+  const double played = total / episodes;
+  MESSAGE("Catch: evaluation during training ", *trained.evaluation_mean_return,
+          ", played from the checkpoint ", played);
+  CHECK(played > 0.8);  // random play averages about -0.6
+  CHECK(std::abs(played - *trained.evaluation_mean_return) < 0.3);
 }
 
 TEST_CASE("Policy: acting modes and streams") {
