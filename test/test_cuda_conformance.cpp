@@ -24,6 +24,7 @@
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
@@ -389,6 +390,42 @@ TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU
     CHECK(g.priorities(i) == doctest::Approx(c.priorities(i)).epsilon(1e-4));
   check_close(cpu_learner.network().parameters().grads(),
               gpu_learner.network().parameters().grads(), kGradRtol, "gradients");
+}
+
+TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
+  R2D2AgentOptions o;
+  o.network = nn::NetworkConfig::minatar(3, 4);
+  o.network.lstm_size = 8;
+  o.network.q_head = true;
+  o.network.policy_value_heads = false;
+  o.network.dueling = true;
+  o.network.seed = 9;
+  o.batch_size = 2;
+  const R2D2Agent agent(o);
+  InferenceServerOptions server;
+  server.unroll_length = 4;
+  server.burn_in = 2;
+  const UnrollSpec spec = make_unroll_spec(agent, {{10, 10, 3}, DType::u8}, {4}, server);
+  UnrollQueue queue(1);
+  Learner<R2D2Agent, Cpu> learner(agent, spec, queue);
+  const std::string path = "seedrl_cuda_policy_checkpoint.safetensors";
+  learner.save_checkpoint(path, {});
+  const PolicyOptions greedy{.acting = ActingSettings{ActionMode::greedy}};
+  Policy<Cpu> on_cpu(path, greedy);
+  Policy<Gpu> on_gpu_policy(path, greedy);
+  Rng rng(5);
+  for (int t = 0; t < 4; ++t) {
+    const Tensor obs = random_tensor({3, 10, 10, 3}, rng, DType::u8);
+    if (t == 2) {
+      on_cpu.reset(1);
+      on_gpu_policy.reset(1);
+    }
+    const std::vector<std::int32_t> a = on_cpu.act(obs);
+    const std::vector<std::int32_t> b = on_gpu_policy.act(t % 2 ? on_gpu(obs) : obs);
+    check_close(on_cpu.outputs().q, on_gpu_policy.outputs().q, kRtol, "Q-values");
+    CHECK(a == b);
+  }
+  std::remove(path.c_str());
 }
 
 TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
