@@ -28,6 +28,7 @@
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/example_defaults.hpp"
 #include "support/printing.hpp"
 
 using namespace seedrl;
@@ -430,25 +431,9 @@ TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
 
 TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
   const std::int64_t frames = 250000;
-  VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(50, 3);
-  o.network.seed = 1;
-  o.batch_size = 8;
-  o.loss = {0.5f, 0.01f};
-  o.optimizer.kind = nn::OptimizerKind::rmsprop;
-  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
-  LocalTrainerOptions run;
-  run.total_frames = frames;
-  run.num_actors = 4;
-  run.envs_per_actor = 8;
-  run.server.unroll_length = 20;
-  run.server.seed = 1;
   const TrainingResult result = train_locally<VTraceAgent, Gpu>(
-      VTraceAgent(o),
-      [](std::int32_t actor, std::int32_t env) {
-        return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * actor + env)));
-      },
-      run);
+      VTraceAgent(test::example_vtrace_options(nn::NetworkConfig::mlp(50, 3), frames)),
+      test::make_catch, test::example_run_options(frames));
   CAPTURE(result.mean_return);
   CHECK(result.mean_return > 0.9);  // random play averages about -0.6
 }

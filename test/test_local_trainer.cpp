@@ -17,6 +17,7 @@
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/example_defaults.hpp"
 #include "support/printing.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -27,32 +28,13 @@ using Backend = cpu::Backend;
 
 namespace {
 
-// The defaults of examples/cartpole_vtrace.
 VTraceAgent agent_for(nn::NetworkConfig network, std::int64_t frames) {
-  VTraceAgentOptions o;
-  o.network = std::move(network);
-  o.network.seed = 1;
-  o.batch_size = 8;
-  o.loss = {0.5f, 0.01f};
-  o.optimizer.kind = nn::OptimizerKind::rmsprop;
-  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
-  return VTraceAgent(o);
+  return VTraceAgent(test::example_vtrace_options(std::move(network), frames));
 }
 
 LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
-  LocalTrainerOptions r;
-  r.total_frames = frames;
-  r.num_actors = 4;
-  r.envs_per_actor = 8;
-  r.server.unroll_length = 20;
-  r.server.seed = 1;
-  r.logdir = std::move(logdir);
-  return r;
+  return test::example_run_options(frames, std::move(logdir));
 }
-
-auto make_catch = [](std::int32_t actor, std::int32_t env) {
-  return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * actor + env)));
-};
 
 }  // namespace
 
@@ -76,7 +58,7 @@ TEST_CASE("train_locally: Catch is solved") {
   const std::int64_t frames = 250000;
   const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), frames);
   const TrainingResult result =
-      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(frames));
+      train_locally<VTraceAgent, Backend>(agent, test::make_catch, run_options(frames));
   CAPTURE(result.mean_return);
   CHECK(result.mean_return > 0.9);  // random play averages about -0.6
 }
@@ -111,13 +93,13 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_resume";
   std::filesystem::remove_all(dir);
   const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), 40000);
-  const TrainingResult first =
-      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(20000, dir.string()));
+  const TrainingResult first = train_locally<VTraceAgent, Backend>(
+      agent, test::make_catch, run_options(20000, dir.string()));
   CHECK_FALSE(first.resumed);
   CHECK(std::filesystem::exists(dir / "checkpoint.safetensors"));
   CHECK(std::filesystem::exists(dir / "metrics.csv"));
-  const TrainingResult second =
-      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(40000, dir.string()));
+  const TrainingResult second = train_locally<VTraceAgent, Backend>(
+      agent, test::make_catch, run_options(40000, dir.string()));
   CHECK(second.resumed);
   CHECK(second.frames >= 40000);
   CHECK(second.frames_this_run < second.frames);  // the frame counter continued from the checkpoint
@@ -126,8 +108,8 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
 
   // A run resumed at its frame budget ends at once, and still reports the last 100 episodes it
   // stopped with (the window travels in the checkpoint), not 0.
-  const TrainingResult third =
-      train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(40000, dir.string()));
+  const TrainingResult third = train_locally<VTraceAgent, Backend>(
+      agent, test::make_catch, run_options(40000, dir.string()));
   CHECK(third.resumed);
   CHECK(third.frames_this_run < 100);
   REQUIRE(third.mean_return.has_value());
@@ -146,7 +128,7 @@ TEST_CASE("train_locally: the run's lines go to the host's sink; without one it 
   run.messages = [&](io::MessageKind kind, std::string_view line) {
     lines.emplace_back(kind, std::string(line));
   };
-  const TrainingResult result = train_locally<VTraceAgent, Backend>(agent, make_catch, run);
+  const TrainingResult result = train_locally<VTraceAgent, Backend>(agent, test::make_catch, run);
   REQUIRE(lines.size() >= 2);
   CHECK(lines.front().first == io::MessageKind::info);
   CHECK(lines.front().second == "run: agent=vtrace purpose=test");
@@ -164,7 +146,7 @@ TEST_CASE("train_locally: the run's lines go to the host's sink; without one it 
   ::dup2(::fileno(capture), STDOUT_FILENO);
   ::dup2(::fileno(capture), STDERR_FILENO);
   run.messages = nullptr;
-  const TrainingResult quiet = train_locally<VTraceAgent, Backend>(agent, make_catch, run);
+  const TrainingResult quiet = train_locally<VTraceAgent, Backend>(agent, test::make_catch, run);
   std::fflush(stdout);
   std::fflush(stderr);
   ::dup2(saved_out, STDOUT_FILENO);
@@ -236,7 +218,7 @@ TEST_CASE("train_locally: invalid options are refused naming the setting") {
   CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.num_actors"), Error);
   // An environment that does not match the network.
   auto run_mismatch = [&] {
-    return train_locally<VTraceAgent, Backend>(agent, make_catch, run_options(1000));
+    return train_locally<VTraceAgent, Backend>(agent, test::make_catch, run_options(1000));
   };
   CHECK_THROWS_WITH_AS(run_mismatch(),
                        doctest::Contains("do not match the network's observation shape"), Error);

@@ -14,6 +14,7 @@
 #include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/example_defaults.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_policy {
@@ -171,27 +172,11 @@ TEST_CASE(
 TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its evaluation did") {
   TempDir dir("catch");
   const std::int64_t frames = 250000;
-  VTraceAgentOptions o;  // the defaults of examples/cartpole_vtrace
-  o.network = nn::NetworkConfig::mlp(50, 3);
-  o.network.seed = 1;
-  o.batch_size = 8;
-  o.loss = {0.5f, 0.01f};
-  o.optimizer.kind = nn::OptimizerKind::rmsprop;
-  o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
-  LocalTrainerOptions run;
-  run.total_frames = frames;
-  run.num_actors = 4;
-  run.envs_per_actor = 8;
+  LocalTrainerOptions run = test::example_run_options(frames, dir.path.string());
   run.evaluation_actors = 1;
-  run.server.unroll_length = 20;
-  run.server.seed = 1;
-  run.logdir = dir.path.string();
   const TrainingResult trained = train_locally<VTraceAgent, Backend>(
-      VTraceAgent(o),
-      [](std::int32_t a, std::int32_t e) {
-        return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * a + e)));
-      },
-      run);
+      VTraceAgent(test::example_vtrace_options(nn::NetworkConfig::mlp(50, 3), frames)),
+      test::make_catch, run);
   REQUIRE(trained.evaluation_mean_return.has_value());
 
   Policy<> policy(dir.file("checkpoint.safetensors"));
