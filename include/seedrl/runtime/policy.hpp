@@ -17,6 +17,9 @@
 // Thread-safety: a Policy is not thread-safe (act() and reset() change its state): give each
 // thread its own (each loads its own copy of the parameters). The const accessors may be called
 // concurrently with each other, not with act().
+//
+// A Policy can be neither copied nor moved (its network's layers point into its parameters):
+// hold it in a std::unique_ptr to pass it around.
 #pragma once
 
 #include <cstdint>
