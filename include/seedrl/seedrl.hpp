@@ -52,7 +52,6 @@
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
-#include "seedrl/env/render.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/asterix.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
@@ -60,6 +59,7 @@
 #include "seedrl/env/minatar/minatar.hpp"
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/env/render.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/gif.hpp"
