@@ -102,6 +102,8 @@ struct RunCli {
     app.add_option("--batch", batch, "unrolls per learner step (B)")->check(CLI::Range(1, 4096));
     app.add_option("--logdir", session.logdir,
                    "directory for metrics, TensorBoard events and checkpoints");
+    app.add_option("--export-onnx", session.export_onnx,
+                   "at the end, write the trained network here as an ONNX model");
     app.add_option("--threads", session.learner_threads, "learner compute threads")
         ->check(CLI::Range(1, 256));
     app.add_option("--inference-threads", session.server.threads, "inference compute threads")

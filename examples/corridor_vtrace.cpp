@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "corridor_env.hpp"
 #include "seedrl/seedrl.hpp"
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   app.add_option("--frames", frames, "environment frames to train for")->check(CLI::PositiveNumber);
   app.add_option("--length", length, "corridor length")->check(CLI::Range(2, 1000));
   app.add_option("--seed", seed, "seed");
+  std::string export_onnx;
+  app.add_option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
     run.envs_per_actor = 8;
     run.server.unroll_length = 20;
     run.messages = seedrl::io::console_sink();  // progress on stderr; the default is silent
+    run.export_onnx = export_onnx;              // empty: no export
 
     // 3. Environments: one per (actor, index), each with its own seed.
     const seedrl::TrainingResult result =

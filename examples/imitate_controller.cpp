@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "seedrl/seedrl.hpp"
 
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "states per step")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "seed for parameters and data");
   app.add_option("--threads", threads, "CPU threads")->check(CLI::PositiveNumber);
+  std::string export_onnx;
+  app.add_option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
   CLI11_PARSE(app, argc, argv);
   cpu::set_num_threads(threads);
 
@@ -99,6 +102,15 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() -
       start;
+  if (!export_onnx.empty()) {
+    try {
+      io::export_onnx(net, export_onnx);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "imitate_controller: error: %s\n", e.what());
+      return 1;
+    }
+    std::fprintf(stderr, "exported the network as ONNX: %s\n", export_onnx.c_str());
+  }
   std::printf("{\"steps\":%d,\"batch\":%lld,\"seconds\":%.3f,\"loss\":%.5f,\"accuracy\":%.4f}\n",
               steps, static_cast<long long>(batch), seconds, loss, accuracy);
   return 0;

@@ -4,7 +4,8 @@
 //   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
 //        space_invaders [--episodes 100] [--envs 8] [--seed 1]
 //        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
-//        [--gif FILE [--gif-frames 1000] [--gif-fps 20]]
+//        [--gif FILE [--gif-frames 1000] [--gif-fps 20]] [--export-onnx FILE]
+//   play --checkpoint FILE|LOGDIR --export-onnx FILE
 //
 // The agent acts as the training run's evaluation actors did (the checkpoint records how: V-trace
 // greedy, R2D2 epsilon-greedy at 0.001) unless --acting says otherwise, so its mean return
@@ -14,6 +15,8 @@
 // object (env, agent, acting, episodes, mean_return, std_return, min_return, max_return, frames,
 // seconds, training_frames). --gif records the first episode of environment 0 (up to --gif-frames
 // frames), drawn from its observations (env/render.hpp), as an animated GIF (io/gif.hpp).
+// --export-onnx writes the checkpoint's network as an ONNX model (io/onnx.hpp, docs/deployment.md)
+// first; without --env that is all play does.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "cli.hpp"
 #include "seedrl/env/render.hpp"
 #include "seedrl/io/gif.hpp"
+#include "seedrl/io/onnx.hpp"
 #include "seedrl/runtime/policy.hpp"
 
 namespace {
@@ -161,7 +165,6 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
       ->required();
   app.add_option("--env", env_name, "the environment it was trained on")
-      ->required()
       ->check(CLI::IsMember(names));
   app.add_option("--episodes", episodes, "episodes to play")->check(CLI::Range(1, 10'000'000));
   app.add_option("--envs", envs, "environments playing at once")->check(CLI::Range(1, 4096));
@@ -174,7 +177,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100'000));
   app.add_option("--gif-fps", recording.fps, "frames per second of the GIF")
       ->check(CLI::Range(1, 100));
+  std::string export_onnx;
+  app.add_option("--export-onnx", export_onnx, "write the checkpoint's network as an ONNX model");
   CLI11_PARSE(app, argc, argv);
+  if (env_name.empty() && export_onnx.empty()) {
+    std::fprintf(stderr, "play: --env is required (or --export-onnx alone, to export only)\n");
+    return 2;
+  }
 
   try {
     if (std::filesystem::is_directory(checkpoint))
@@ -185,11 +194,20 @@ int main(int argc, char** argv) {
       options.acting = ActingSettings::parse(
           acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");
     Policy<> policy(checkpoint, options);
-    std::fprintf(stderr, "play: %s (agent %s, network %s, trained %lld frames), %s, acting %s\n",
-                 checkpoint.c_str(), policy.agent().c_str(),
-                 nn::describe(policy.network_config()).c_str(),
-                 static_cast<long long>(policy.counters().frames), env_name.c_str(),
-                 policy.acting().to_text().c_str());
+    std::fprintf(
+        stderr, "play: %s (agent %s, network %s, trained %lld frames), %s, acting %s\n",
+        checkpoint.c_str(), policy.agent().c_str(), nn::describe(policy.network_config()).c_str(),
+        static_cast<long long>(policy.counters().frames),
+        env_name.empty() ? "no environment" : env_name.c_str(), policy.acting().to_text().c_str());
+    if (!export_onnx.empty()) {
+      io::export_onnx(policy.network(), export_onnx);
+      std::fprintf(stderr, "play: exported the network as ONNX: %s\n", export_onnx.c_str());
+      if (env_name.empty()) {
+        std::printf("{\"checkpoint\":\"%s\",\"agent\":\"%s\",\"onnx\":\"%s\"}\n",
+                    checkpoint.c_str(), policy.agent().c_str(), export_onnx.c_str());
+        return 0;
+      }
+    }
     recording.kind = renderer_kind(env_name);
     const PlayResult r = with_builtin_environment(env_name, [&](auto make_env) {
       return play(policy, make_env, episodes, envs, seed, recording);

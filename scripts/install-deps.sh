@@ -1,7 +1,30 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages seedrl needs to build, test and run its examples.
 # Idempotent: it runs apt-get (update, then install) only when something is missing.
+# Where npm is present it also fetches ONNX Runtime's shared library (npm package
+# onnxruntime-node, not in Debian) into .deps/onnxruntime, for the tests that run seedrl's ONNX
+# exports in an independent runtime; without it those tests report "skipped".
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+install_onnxruntime() {
+  local dir=.deps/onnxruntime version=1.30.0
+  local library=$dir/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
+  if [ -e "$library" ]; then
+    echo "install-deps: ONNX Runtime present ($library)"
+  elif ! command -v npm >/dev/null; then
+    echo "install-deps: no npm: the ONNX Runtime tests will be skipped"
+  else
+    echo "install-deps: fetching ONNX Runtime $version (npm onnxruntime-node) into $dir"
+    # --ignore-scripts: the package's install script downloads GPU extras seedrl does not use.
+    mkdir -p "$dir"
+    if ! npm install --ignore-scripts --no-audit --no-fund --prefix "$dir" \
+        "onnxruntime-node@$version" >"$dir/npm.log" 2>&1; then
+      echo "install-deps: npm could not fetch onnxruntime-node (see $dir/npm.log):" \
+        "the ONNX Runtime tests will be skipped"
+    fi
+  fi
+}
 
 packages=(
   build-essential cmake ninja-build git
@@ -19,6 +42,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  install_onnxruntime
   exit 0
 fi
 
@@ -30,3 +54,4 @@ fi
 echo "install-deps: installing ${missing[*]}"
 $sudo apt-get update
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+install_onnxruntime

@@ -1,12 +1,13 @@
 // The whole runtime in one process, learning for real: CartPole's return rises, Catch is solved,
-// a run resumes from its checkpoint (and its figures), an error in an environment or an actor
-// stops the run cleanly, and the run's lines go where the host says. (Also run under
-// ThreadSanitizer in CI.)
+// a run resumes from its checkpoint (and its figures) and exports its final network as ONNX, an
+// error in an environment or an actor stops the run cleanly, and the run's lines go where the host
+// says. (Also run under ThreadSanitizer in CI.)
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/io/onnx.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/example_defaults.hpp"
 #include "support/printing.hpp"
@@ -98,9 +101,20 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
   CHECK_FALSE(first.resumed);
   CHECK(std::filesystem::exists(dir / "checkpoint.safetensors"));
   CHECK(std::filesystem::exists(dir / "metrics.csv"));
-  const TrainingResult second = train_locally<VTraceAgent, Backend>(
-      agent, test::make_catch, run_options(40000, dir.string()));
+  LocalTrainerOptions resumed = run_options(40000, dir.string());
+  resumed.export_onnx = (dir / "agent.onnx").string();
+  const TrainingResult second =
+      train_locally<VTraceAgent, Backend>(agent, test::make_catch, resumed);
   CHECK(second.resumed);
+  {
+    // The ONNX export holds the final parameters: those of the final checkpoint.
+    std::ifstream in(resumed.export_onnx, std::ios::binary);
+    const std::string exported((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+    const Policy<> final_policy((dir / "checkpoint.safetensors").string());
+    CHECK(exported ==
+          io::encode_onnx(final_policy.network().config(), final_policy.network().parameters()));
+  }
   CHECK(second.frames >= 40000);
   CHECK(second.frames_this_run < second.frames);  // the frame counter continued from the checkpoint
   CHECK(second.learner_steps > first.learner_steps);
@@ -216,6 +230,9 @@ TEST_CASE("train_locally: invalid options are refused naming the setting") {
         agent, [](std::int32_t, std::int32_t) { return CartPole(); }, bad);
   };
   CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.num_actors"), Error);
+  bad = run_options(1000);
+  bad.export_onnx = "/nonexistent-seedrl-directory/agent.onnx";
+  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("TrainingSessionOptions.export_onnx"), Error);
   // An environment that does not match the network.
   auto run_mismatch = [&] {
     return train_locally<VTraceAgent, Backend>(agent, test::make_catch, run_options(1000));

@@ -64,6 +64,7 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/gif.hpp"
 #include "seedrl/io/metrics_logger.hpp"
+#include "seedrl/io/onnx.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/io/tensorboard.hpp"
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "protobuf.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/crc32c.hpp"
 #include "seedrl/core/error.hpp"
@@ -15,27 +16,8 @@ namespace seedrl::io {
 
 namespace {
 
-// Protocol-buffer wire format pieces.
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out += static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  out += static_cast<char>(v);
-}
-void put_tag(std::string& out, int field, int wire_type) {
-  put_varint(out, static_cast<std::uint64_t>(field << 3 | wire_type));
-}
-void put_bytes_field(std::string& out, int field, std::string_view bytes) {
-  put_tag(out, field, 2);
-  put_varint(out, bytes.size());
-  out.append(bytes);
-}
-template <class T>
-void put_fixed(std::string& out, T value) {
-  value = detail::to_little_endian(value);
-  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
+using proto::Message;
+using proto::put_fixed;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -59,27 +41,19 @@ void append_tfrecord(std::string& out, std::string_view record) {
 
 std::string encode_scalar_event(double wall_time, std::int64_t step, std::string_view tag,
                                 float value) {
-  std::string summary_value;  // Summary.Value: tag = 1, simple_value = 2
-  put_bytes_field(summary_value, 1, tag);
-  put_tag(summary_value, 2, 5);
-  put_fixed<float>(summary_value, value);
-  std::string summary;  // Summary: repeated Value value = 1
-  put_bytes_field(summary, 1, summary_value);
-  std::string event;  // Event: wall_time = 1, step = 2, summary = 5
-  put_tag(event, 1, 1);
-  put_fixed<double>(event, wall_time);
-  put_tag(event, 2, 0);
-  put_varint(event, static_cast<std::uint64_t>(step));
-  put_bytes_field(event, 5, summary);
-  return event;
+  Message summary_value;  // Summary.Value: tag = 1, simple_value = 2
+  summary_value.bytes(1, tag).float32(2, value);
+  Message summary;  // Summary: repeated Value value = 1
+  summary.message(1, summary_value);
+  Message event;  // Event: wall_time = 1, step = 2, summary = 5
+  event.float64(1, wall_time).integer(2, step).message(5, summary);
+  return event.take();
 }
 
 std::string encode_file_version_event(double wall_time) {
-  std::string event;  // Event: wall_time = 1, file_version = 3
-  put_tag(event, 1, 1);
-  put_fixed<double>(event, wall_time);
-  put_bytes_field(event, 3, "brain.Event:2");
-  return event;
+  Message event;  // Event: wall_time = 1, file_version = 3
+  event.float64(1, wall_time).bytes(3, "brain.Event:2");
+  return event.take();
 }
 
 TensorBoardWriter::TensorBoardWriter(const std::string& logdir) {

@@ -78,6 +78,8 @@ class Policy {
   const ActingSettings& acting() const { return acting_; }
   std::int64_t num_actions() const { return description_.network.num_actions; }
   bool recurrent() const { return network_.recurrent(); }
+  /// The network the checkpoint holds (e.g. for io::export_onnx).
+  const nn::Network<B>& network() const { return network_; }
   /// The streams act() serves (0 until the first act(), and after reset()).
   std::int64_t streams() const { return streams_; }
 

@@ -16,7 +16,7 @@
 //   server().stop()               answers what is still in flight, closes the unroll queue
 //   learner thread joins          after it has drained the queue
 //   hooks.join_sources()          join actor threads
-//   final report, metrics flushed, final checkpoint
+//   final report, metrics flushed, final checkpoint, ONNX export (options.export_onnx)
 //
 // With a logdir holding checkpoint.safetensors the session resumes from it (at construction):
 // parameters, optimizer state, learner steps, the frame and episode counters and the window of
@@ -41,6 +41,7 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/io/metrics_logger.hpp"
+#include "seedrl/io/onnx.hpp"
 #include "seedrl/runtime/agent.hpp"
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner.hpp"
@@ -58,7 +59,10 @@ struct TrainingSessionOptions {
   bool flush_denormals = true;
   std::size_t unroll_queue_capacity = 0;  ///< 0: twice the learner batch
   std::string logdir;                     ///< empty: no files (no checkpoints, no metrics files)
-  double checkpoint_seconds = 600.0;      ///< 0: only at the end
+  /// Non-empty: at the end of the run (finished or interrupted) the final parameters are exported
+  /// here as an ONNX model (io/onnx.hpp). Its directory must exist when the run starts.
+  std::string export_onnx;
+  double checkpoint_seconds = 600.0;  ///< 0: only at the end
   double report_seconds = 1.0;
   io::MetricsOptions metrics;
   /// Where the run's lines go (what runs, a resume, progress): empty is silent;
@@ -80,6 +84,12 @@ struct TrainingSessionOptions {
                    checkpoint_seconds);
     SEEDRL_REQUIRE(report_seconds > 0.0, "TrainingSessionOptions.report_seconds must be > 0, got ",
                    report_seconds);
+    if (!export_onnx.empty()) {
+      const std::filesystem::path directory = std::filesystem::path(export_onnx).parent_path();
+      SEEDRL_REQUIRE(directory.empty() || std::filesystem::is_directory(directory),
+                     "TrainingSessionOptions.export_onnx: the directory of '", export_onnx,
+                     "' does not exist");
+    }
     server.validate();
   }
 };
@@ -199,6 +209,10 @@ class TrainingSession {
     report(files, hooks, io::MessageKind::done);
     files.flush();
     save();
+    if (!options_.export_onnx.empty()) {
+      io::export_onnx(learner_.network(), options_.export_onnx);
+      say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
+    }
 
     const EpisodeSummary episodes = server_.episodes().summary();
     TrainingResult result;

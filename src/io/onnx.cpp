@@ -1,0 +1,375 @@
+#include "seedrl/io/onnx.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "protobuf.hpp"
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/error.hpp"
+#include "seedrl/version.hpp"
+
+namespace seedrl::io {
+namespace {
+
+using proto::Message;
+
+// onnx.proto's TensorProto.DataType and AttributeProto.AttributeType values.
+enum class OnnxType : std::int64_t { f32 = 1, u8 = 2, i64 = 7 };
+enum class AttributeType : std::int64_t { f = 1, i = 2, floats = 6, ints = 7 };
+
+OnnxType onnx_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return OnnxType::f32;
+    case DType::u8:
+      return OnnxType::u8;
+    default:
+      fail("export_onnx: observations of type ", dtype, " are not supported (u8 or f32)");
+  }
+}
+
+struct Attribute {
+  Message proto;
+
+  static Attribute integer(std::string_view name, std::int64_t value) {
+    Attribute a;  // AttributeProto: name = 1, i = 3, type = 20
+    a.proto.bytes(1, name).integer(3, value).integer(20,
+                                                     static_cast<std::int64_t>(AttributeType::i));
+    return a;
+  }
+  static Attribute integers(std::string_view name, std::span<const std::int64_t> values) {
+    Attribute a;  // ints = 8
+    a.proto.bytes(1, name);
+    for (std::int64_t v : values) a.proto.integer(8, v);
+    a.proto.integer(20, static_cast<std::int64_t>(AttributeType::ints));
+    return a;
+  }
+};
+
+/// A dimension of a value's type: a size, or a name (a size chosen when the model runs).
+struct Dim {
+  std::int64_t size = 0;
+  std::string_view symbol;
+};
+
+// The graph under construction: nodes, initializers (the parameters), inputs and outputs.
+class Graph {
+ public:
+  explicit Graph(const nn::ParameterStore& parameters) : store_(parameters) {
+    const Tensor& values = parameters.values();
+    host_values_ = values.device() == Device::cpu ? values : values.clone(Device::cpu);
+  }
+
+  /// A node with `op` and a unique name; returns its first output.
+  std::string node(std::string_view op, std::initializer_list<std::string_view> inputs,
+                   std::initializer_list<std::string_view> outputs,
+                   std::initializer_list<Attribute> attributes = {}) {
+    Message n;  // NodeProto: input = 1, output = 2, name = 3, op_type = 4, attribute = 5
+    for (std::string_view in : inputs) n.bytes(1, in);
+    for (std::string_view out : outputs) n.bytes(2, out);
+    n.bytes(3, str_cat(op, "_", node_count_++)).bytes(4, op);
+    for (const Attribute& a : attributes) n.message(5, a.proto);
+    graph_.message(1, n);  // GraphProto: node = 1
+    return std::string(*outputs.begin());
+  }
+
+  /// A node whose single output gets a fresh name.
+  std::string apply(std::string_view op, std::initializer_list<std::string_view> inputs,
+                    std::initializer_list<Attribute> attributes = {}) {
+    const std::string out = str_cat("t", value_count_++);
+    return node(op, inputs, {out}, attributes);
+  }
+
+  /// The parameter `name`, checked against `shape`, as an f32 initializer called `name`.
+  std::string parameter(const std::string& name, const Shape& shape) {
+    return initializer(name, shape, parameter_values(name, shape));
+  }
+
+  /// The values of parameter `name` (host copy), checked against `shape`.
+  std::span<const float> parameter_values(const std::string& name, const Shape& shape) const {
+    const nn::Parameter* p = nullptr;
+    for (const nn::Parameter& candidate : store_.parameters())
+      if (candidate.name == name) p = &candidate;
+    SEEDRL_REQUIRE(p != nullptr, "export_onnx: the network needs parameter '", name,
+                   "', which the parameter store lacks");
+    SEEDRL_REQUIRE(p->shape == shape, "export_onnx: parameter '", name, "' is ", p->shape,
+                   ", the network needs ", shape);
+    return {host_values_.data<float>() + p->offset, static_cast<std::size_t>(shape.numel())};
+  }
+
+  std::string initializer(const std::string& name, const Shape& shape,
+                          std::span<const float> values) {
+    Message t = tensor_header(name, shape, OnnxType::f32);
+    std::string raw(values.size() * sizeof(float), '\0');
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float v = detail::to_little_endian(values[i]);
+      std::memcpy(raw.data() + i * sizeof(float), &v, sizeof v);
+    }
+    t.bytes(9, raw);       // raw_data
+    graph_.message(5, t);  // GraphProto: initializer = 5
+    return name;
+  }
+
+  std::string int64_constant(std::span<const std::int64_t> values) {
+    const std::string name = str_cat("c", value_count_++);
+    Message t = tensor_header(name, {static_cast<std::int64_t>(values.size())}, OnnxType::i64);
+    std::string raw;
+    for (std::int64_t v : values) proto::put_fixed<std::int64_t>(raw, v);
+    t.bytes(9, raw);
+    graph_.message(5, t);
+    return name;
+  }
+
+  std::string float_scalar(float value) {
+    const std::string name = str_cat("c", value_count_++);
+    Message t = tensor_header(name, Shape{}, OnnxType::f32);
+    std::string raw;
+    proto::put_fixed<float>(raw, value);
+    t.bytes(9, raw);
+    graph_.message(5, t);
+    return name;
+  }
+
+  void input(std::string_view name, OnnxType type, std::initializer_list<Dim> dims) {
+    graph_.message(11, value_info(name, type, dims));  // GraphProto: input = 11
+  }
+  void input(std::string_view name, OnnxType type, std::vector<Dim> dims) {
+    graph_.message(11, value_info(name, type, dims));
+  }
+  void output(std::string_view name, OnnxType type, std::initializer_list<Dim> dims) {
+    graph_.message(12, value_info(name, type, dims));  // GraphProto: output = 12
+  }
+
+  Message finish(std::string_view name, std::string_view doc) {
+    graph_.bytes(2, name);                    // GraphProto: name = 2
+    if (!doc.empty()) graph_.bytes(10, doc);  // doc_string = 10
+    return std::move(graph_);
+  }
+
+ private:
+  static Message tensor_header(std::string_view name, const Shape& shape, OnnxType type) {
+    Message t;  // TensorProto: dims = 1, data_type = 2, name = 8, raw_data = 9
+    for (std::int64_t d : shape.dims()) t.integer(1, d);
+    t.integer(2, static_cast<std::int64_t>(type)).bytes(8, name);
+    return t;
+  }
+
+  template <class Dims>
+  static Message value_info(std::string_view name, OnnxType type, const Dims& dims) {
+    Message shape;  // TensorShapeProto: dim = 1; Dimension: dim_value = 1, dim_param = 2
+    for (const Dim& d : dims) {
+      Message dim;
+      if (d.symbol.empty()) {
+        dim.integer(1, d.size);
+      } else {
+        dim.bytes(2, d.symbol);
+      }
+      shape.message(1, dim);
+    }
+    Message tensor;  // TypeProto.Tensor: elem_type = 1, shape = 2
+    tensor.integer(1, static_cast<std::int64_t>(type)).message(2, shape);
+    Message type_proto;  // TypeProto: tensor_type = 1
+    type_proto.message(1, tensor);
+    Message info;  // ValueInfoProto: name = 1, type = 2
+    info.bytes(1, name).message(2, type_proto);
+    return info;
+  }
+
+  const nn::ParameterStore& store_;
+  Tensor host_values_;
+  Message graph_;
+  int node_count_ = 0, value_count_ = 0;
+};
+
+constexpr Dim kBatch{0, "batch"};
+
+// y = act(x W^T + b) for seedrl's Linear "<name>" ([out, in] weight, [out] bias).
+std::string linear(Graph& g, const std::string& x, const std::string& name, std::int64_t in,
+                   std::int64_t out, bool relu) {
+  const std::string w = g.parameter(name + ".weight", {out, in});
+  const std::string b = g.parameter(name + ".bias", {out});
+  const std::string y = g.apply("Gemm", {x, w, b}, {Attribute::integer("transB", 1)});
+  return relu ? g.apply("Relu", {y}) : y;
+}
+
+// ReLU(conv(x)) on NCHW; seedrl's Conv2d "<name>" stores [out, in, k, k] as ONNX does.
+std::string conv_relu(Graph& g, const std::string& x, const std::string& name, std::int64_t in,
+                      std::int64_t out, std::int64_t kernel, std::int64_t stride) {
+  const std::string w = g.parameter(name + ".weight", {out, in, kernel, kernel});
+  const std::string b = g.parameter(name + ".bias", {out});
+  const std::int64_t kernel_shape[] = {kernel, kernel}, strides[] = {stride, stride};
+  const std::string y = g.apply(
+      "Conv", {x, w, b},
+      {Attribute::integers("kernel_shape", kernel_shape), Attribute::integers("strides", strides)});
+  return g.apply("Relu", {y});
+}
+
+// seedrl flattens its channels-last feature maps in (H, W, C) order: transpose NCHW back first.
+std::string flatten_channels_last(Graph& g, const std::string& x) {
+  const std::int64_t to_nhwc[] = {0, 2, 3, 1};
+  const std::string nhwc = g.apply("Transpose", {x}, {Attribute::integers("perm", to_nhwc)});
+  return g.apply("Flatten", {nhwc}, {Attribute::integer("axis", 1)});
+}
+
+// The torso on the observations input; returns the features [batch, F] and sets `features`.
+std::string torso(Graph& g, const nn::NetworkConfig& c, const std::string& x_in, DType dtype,
+                  std::int64_t& features) {
+  const Shape& obs = c.observation_shape;
+  std::string x = x_in;
+  if (dtype != DType::f32) x = g.apply("Cast", {x}, {Attribute::integer("to", 1)});
+  switch (c.torso) {
+    case nn::Torso::mlp: {
+      std::int64_t in = obs[0];
+      for (std::size_t i = 0; i < c.mlp_hidden.size(); ++i) {
+        x = linear(g, x, str_cat("torso.fc", i + 1), in, c.mlp_hidden[i], true);
+        in = c.mlp_hidden[i];
+      }
+      features = in;
+      return x;
+    }
+    case nn::Torso::minatar: {
+      const std::int64_t to_nchw[] = {0, 3, 1, 2};  // MinAtar observations are [H, W, C]
+      x = g.apply("Transpose", {x}, {Attribute::integers("perm", to_nchw)});
+      x = conv_relu(g, x, "torso.conv", obs[2], 16, 3, 1);
+      const std::int64_t flat = (obs[0] - 2) * (obs[1] - 2) * 16;
+      features = 128;
+      return linear(g, flatten_channels_last(g, x), "torso.fc", flat, 128, true);
+    }
+    case nn::Torso::nature: {
+      x = g.apply("Mul", {x, g.float_scalar(1.0f / 255.0f)});  // observations are [C, H, W]
+      x = conv_relu(g, x, "torso.conv1", obs[0], 32, 8, 4);
+      x = conv_relu(g, x, "torso.conv2", 32, 64, 4, 2);
+      x = conv_relu(g, x, "torso.conv3", 64, 64, 3, 1);
+      nn::Conv2dOptions o1{obs[0], 32, 8, 4}, o2{32, 64, 4, 2}, o3{64, 64, 3, 1};
+      const std::int64_t h = o3.output_size(o2.output_size(o1.output_size(obs[1])));
+      const std::int64_t w = o3.output_size(o2.output_size(o1.output_size(obs[2])));
+      features = 512;
+      return linear(g, flatten_channels_last(g, x), "torso.fc", h * w * 64, 512, true);
+    }
+  }
+  fail("export_onnx: unknown torso");
+}
+
+// seedrl's LSTM "core" (gates i, f, g, o; one bias) as ONNX's LSTM (gates i, o, f, c; input and
+// recurrent biases): one step from (lstm_h, lstm_c). Returns the new hidden state [batch, H].
+std::string lstm(Graph& g, const std::string& x, std::int64_t in, std::int64_t hidden) {
+  const std::int64_t h = hidden;
+  // `columns` values per gate row; the bias is a vector (one column).
+  auto reorder = [&](const std::string& name, std::int64_t columns) {
+    const std::span<const float> v =
+        g.parameter_values(name, columns == 0 ? Shape{4 * h} : Shape{4 * h, columns});
+    columns = std::max<std::int64_t>(columns, 1);
+    std::vector<float> out(v.size());
+    const std::int64_t from_block[] = {0, 3, 1, 2};  // ONNX i, o, f, c from seedrl i, f, g, o
+    const auto block = static_cast<std::size_t>(h * columns);
+    for (std::size_t b = 0; b < 4; ++b)
+      std::memcpy(out.data() + b * block,
+                  v.data() + static_cast<std::size_t>(from_block[b]) * block,
+                  block * sizeof(float));
+    return out;
+  };
+  const std::string w = g.initializer("core.W", {1, 4 * h, in}, reorder("core.weight_ih", in));
+  const std::string r = g.initializer("core.R", {1, 4 * h, h}, reorder("core.weight_hh", h));
+  std::vector<float> bias = reorder("core.bias", 0);
+  bias.resize(static_cast<std::size_t>(8 * h), 0.0f);  // the recurrent bias is zero
+  const std::string b = g.initializer("core.B", {1, 8 * h}, bias);
+
+  const std::int64_t axis0[] = {0};
+  const std::string axes = g.int64_constant(axis0);
+  const std::string sequence = g.apply("Unsqueeze", {x, axes});  // [1, batch, in]
+  const std::string h0 = g.apply("Unsqueeze", {OnnxNames::lstm_h, axes});
+  const std::string c0 = g.apply("Unsqueeze", {OnnxNames::lstm_c, axes});
+  g.node("LSTM", {sequence, w, r, b, "", h0, c0}, {"", "core.Y_h", "core.Y_c"},
+         {Attribute::integer("hidden_size", h)});
+  g.node("Squeeze", {"core.Y_h", axes}, {OnnxNames::lstm_h_out});
+  g.node("Squeeze", {"core.Y_c", axes}, {OnnxNames::lstm_c_out});
+  return OnnxNames::lstm_h_out;
+}
+
+}  // namespace
+
+std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+                        const OnnxExportOptions& options) {
+  config.validate();
+  SEEDRL_REQUIRE(parameters.finalized(), "export_onnx: the parameter store is not finalised");
+  const DType dtype =
+      options.observation_dtype.value_or(config.torso == nn::Torso::mlp ? DType::f32 : DType::u8);
+  const OnnxType input_type = onnx_type(dtype);
+  SEEDRL_REQUIRE(config.torso != nn::Torso::mlp || dtype == DType::f32,
+                 "export_onnx: the MLP torso takes f32 observations, not ", dtype);
+
+  Graph g(parameters);
+  std::vector<Dim> observation_dims{kBatch};
+  for (std::int64_t d : config.observation_shape.dims()) observation_dims.push_back({d, {}});
+  g.input(OnnxNames::observations, input_type, observation_dims);
+
+  std::int64_t features = 0;
+  std::string x = torso(g, config, OnnxNames::observations, dtype, features);
+  const std::int64_t h = config.lstm_size, actions = config.num_actions;
+  if (h > 0) {
+    g.input(OnnxNames::lstm_h, OnnxType::f32, {kBatch, {h, {}}});
+    g.input(OnnxNames::lstm_c, OnnxType::f32, {kBatch, {h, {}}});
+    x = lstm(g, x, features, h);
+    features = h;
+  }
+
+  const std::int64_t axis1[] = {1};
+  if (config.policy_value_heads) {
+    g.node("Gemm",
+           {x, g.parameter("policy.weight", {actions, features}),
+            g.parameter("policy.bias", {actions})},
+           {OnnxNames::logits}, {Attribute::integer("transB", 1)});
+    const std::string v = linear(g, x, "value", features, 1, false);
+    g.node("Squeeze", {v, g.int64_constant(axis1)}, {OnnxNames::value});
+    g.output(OnnxNames::logits, OnnxType::f32, {kBatch, {actions, {}}});
+    g.output(OnnxNames::value, OnnxType::f32, {kBatch});
+  }
+  if (config.q_head && config.dueling) {  // Q = V + (A - mean_a A)
+    const std::string v = linear(g, x, "q_value", features, 1, false);
+    const std::string a = linear(g, x, "q_advantage", features, actions, false);
+    const std::string mean = g.apply(
+        "ReduceMean", {a}, {Attribute::integers("axes", axis1), Attribute::integer("keepdims", 1)});
+    const std::string centred = g.apply("Sub", {a, mean});
+    g.node("Add", {v, centred}, {OnnxNames::q});
+  } else if (config.q_head) {
+    g.node("Gemm",
+           {x, g.parameter("q.weight", {actions, features}), g.parameter("q.bias", {actions})},
+           {OnnxNames::q}, {Attribute::integer("transB", 1)});
+  }
+  if (config.q_head) g.output(OnnxNames::q, OnnxType::f32, {kBatch, {actions, {}}});
+  if (h > 0) {
+    g.output(OnnxNames::lstm_h_out, OnnxType::f32, {kBatch, {h, {}}});
+    g.output(OnnxNames::lstm_c_out, OnnxType::f32, {kBatch, {h, {}}});
+  }
+
+  const std::string network = nn::describe(config);
+  Message model;  // ModelProto
+  model
+      .integer(1, kOnnxIrVersion)                                         // ir_version
+      .bytes(2, "seedrl")                                                 // producer_name
+      .bytes(3, kVersion);                                                // producer_version
+  if (!options.description.empty()) model.bytes(6, options.description);  // doc_string
+  model.message(7, g.finish("seedrl", network));                          // graph
+  Message opset;  // OperatorSetIdProto: domain = 1 (empty: the default ONNX domain), version = 2
+  opset.integer(2, kOnnxOpset);
+  model.message(8, opset);  // opset_import
+  for (const auto& [key, value] :
+       {std::pair<std::string_view, std::string_view>{"seedrl.network", network},
+        {"seedrl.version", kVersion}}) {
+    Message entry;  // StringStringEntryProto: key = 1, value = 2
+    entry.bytes(1, key).bytes(2, value);
+    model.message(14, entry);  // metadata_props
+  }
+  return model.take();
+}
+
+void export_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+                 const std::string& path, const OnnxExportOptions& options) {
+  write_file_atomically(path, encode_onnx(config, parameters, options));
+}
+
+}  // namespace seedrl::io

@@ -1,0 +1,287 @@
+// ONNX export: every network seedrl builds (MLP, MinAtar net, Nature CNN; with and without the
+// LSTM core; policy/value, plain Q and dueling heads) runs in ONNX Runtime, an independent
+// implementation, with the outputs of seedrl's own forward pass (recurrent ones over several
+// steps, the state fed back as a host would); the protobuf writer against protobuf's documented
+// encodings; clear errors for what cannot be exported.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/protobuf.hpp"
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/io/onnx.hpp"
+#include "support/onnxruntime.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_onnx {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+using test::OnnxRuntime;
+
+namespace {
+
+std::string bytes_of(std::initializer_list<int> values) {
+  std::string s;
+  for (int v : values) s.push_back(static_cast<char>(v));
+  return s;
+}
+
+// The runtime, or null after printing the line CTest reports as a skip.
+OnnxRuntime* runtime_or_skip() {
+  std::string why;
+  OnnxRuntime* ort = OnnxRuntime::get(why);
+  if (ort == nullptr) std::printf("SEEDRL_SKIPPED: %s\n", why.c_str());
+  return ort;
+}
+
+// Random biases (the initialisers leave them at zero) so that every parameter shows in the output.
+void randomise_biases(nn::Network<Backend>& network, Rng& rng) {
+  for (nn::Parameter& p : network.parameters().parameters()) {
+    if (!p.name.ends_with("bias")) continue;
+    for (float& x : std::span(p.value.data<float>(), static_cast<std::size_t>(p.shape.numel())))
+      x = static_cast<float>(rng.uniform(-0.5, 0.5));
+  }
+  network.parameters().bump_version();
+}
+
+Tensor random_observations(const nn::NetworkConfig& config, DType dtype, std::int64_t n, Rng& rng) {
+  Tensor t = Tensor::empty(config.observation_shape.prepend({n}), dtype);
+  const auto count = static_cast<std::size_t>(t.numel());
+  if (dtype == DType::f32) {
+    for (float& x : std::span(t.data<float>(), count)) x = static_cast<float>(rng.normal());
+  } else {
+    // MinAtar's channels are 0/1; pixels take every byte value.
+    const int top = config.torso == nn::Torso::minatar ? 1 : 255;
+    for (std::uint8_t& x : std::span(t.data<std::uint8_t>(), count))
+      x = static_cast<std::uint8_t>(rng.next_u64() % static_cast<std::uint64_t>(top + 1));
+  }
+  return t;
+}
+
+Tensor random_state(std::int64_t n, std::int64_t h, Rng& rng) {
+  Tensor t = Tensor::empty({n, h});
+  for (float& x : std::span(t.data<float>(), static_cast<std::size_t>(t.numel())))
+    x = static_cast<float>(rng.uniform(-1, 1));
+  return t;
+}
+
+// max |a - b| relative to the output's scale (1 at least).
+double relative_difference(const Tensor& seedrl_output, const Tensor& ort_output) {
+  REQUIRE(seedrl_output.numel() == ort_output.numel());
+  const auto a = seedrl_output.flat<float>();
+  const auto b = ort_output.flat<float>();
+  const double scale = std::max(1.0, static_cast<double>(a.cwiseAbs().maxCoeff()));
+  return static_cast<double>((a - b).cwiseAbs().maxCoeff()) / scale;
+}
+
+constexpr double kTolerance = 1e-4;
+
+// Runs `steps` steps of `config`'s network in seedrl and in ONNX Runtime on the same random
+// observations (and, for an LSTM, the same random initial state, then each side's own state)
+// and checks every output.
+void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType dtype,
+                               std::int64_t batch, int steps) {
+  config.seed = 5;
+  nn::Network<Backend> network(config);
+  Rng rng(17);
+  randomise_biases(network, rng);
+  io::OnnxExportOptions options;
+  options.observation_dtype = dtype;
+  OnnxRuntime::Session session(ort, io::encode_onnx(config, network.parameters(), options));
+
+  std::vector<std::string> inputs{io::OnnxNames::observations}, outputs;
+  if (config.policy_value_heads) {
+    outputs.push_back(io::OnnxNames::logits);
+    outputs.push_back(io::OnnxNames::value);
+  }
+  if (config.q_head) outputs.push_back(io::OnnxNames::q);
+  const bool recurrent = config.lstm_size > 0;
+  if (recurrent) {
+    inputs.push_back(io::OnnxNames::lstm_h);
+    inputs.push_back(io::OnnxNames::lstm_c);
+    outputs.push_back(io::OnnxNames::lstm_h_out);
+    outputs.push_back(io::OnnxNames::lstm_c_out);
+  }
+
+  nn::LstmState state;
+  Tensor ort_h, ort_c;
+  if (recurrent) {
+    state = {random_state(batch, config.lstm_size, rng),
+             random_state(batch, config.lstm_size, rng)};
+    ort_h = state.h.clone();
+    ort_c = state.c.clone();
+  }
+  for (int step = 0; step < steps; ++step) {
+    CAPTURE(step);
+    const Tensor obs = random_observations(config, dtype, batch, rng);
+    const nn::NetworkOutputs& ours = network.forward(obs.reshape(obs.shape().prepend({1})), state);
+    std::vector<Tensor> feed(recurrent ? 3 : 1);
+    feed[0] = obs;
+    if (recurrent) {
+      feed[1] = ort_h;
+      feed[2] = ort_c;
+    }
+    const std::vector<Tensor> theirs = session.run(inputs, feed, outputs);
+    std::size_t k = 0;
+    if (config.policy_value_heads) {
+      CHECK(theirs[k].shape() == Shape{batch, config.num_actions});
+      CHECK(relative_difference(ours.logits, theirs[k++]) <= kTolerance);
+      CHECK(theirs[k].shape() == Shape{batch});
+      CHECK(relative_difference(ours.values, theirs[k++]) <= kTolerance);
+    }
+    if (config.q_head) {
+      CHECK(theirs[k].shape() == Shape{batch, config.num_actions});
+      CHECK(relative_difference(ours.q, theirs[k++]) <= kTolerance);
+    }
+    if (recurrent) {
+      CHECK(relative_difference(ours.final_state.h, theirs[k]) <= kTolerance);
+      CHECK(relative_difference(ours.final_state.c, theirs[k + 1]) <= kTolerance);
+      state = {ours.final_state.h.clone(), ours.final_state.c.clone()};
+      ort_h = theirs[k];
+      ort_c = theirs[k + 1];
+    }
+  }
+}
+
+nn::NetworkConfig with_lstm(nn::NetworkConfig c, std::int64_t size) {
+  c.lstm_size = size;
+  return c;
+}
+
+nn::NetworkConfig dueling_q(nn::NetworkConfig c) {
+  c.policy_value_heads = false;
+  c.q_head = true;
+  c.dueling = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("protobuf writer: the encodings protobuf's documentation gives") {
+  using io::proto::Message;
+  CHECK(Message().integer(1, 150).encoded() == bytes_of({0x08, 0x96, 0x01}));
+  CHECK(Message().bytes(2, "testing").encoded() ==
+        bytes_of({0x12, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g'}));
+  // A negative int64 is ten bytes; field numbers past 15 take a two-byte tag.
+  CHECK(Message().integer(1, -1).encoded() ==
+        bytes_of({0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}));
+  CHECK(Message().integer(20, 7).encoded() == bytes_of({0xa0, 0x01, 0x07}));
+  CHECK(Message().float32(2, 1.0f).encoded() == bytes_of({0x15, 0x00, 0x00, 0x80, 0x3f}));
+  Message inner;
+  inner.integer(1, 150);
+  CHECK(Message().message(3, inner).encoded() == bytes_of({0x1a, 0x03, 0x08, 0x96, 0x01}));
+}
+
+TEST_CASE("ONNX export: MLP networks match seedrl's forward pass in ONNX Runtime") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  const nn::NetworkConfig mlp = nn::NetworkConfig::mlp(4, 2);
+  SUBCASE("policy and value (CartPole)") {
+    check_against_onnxruntime(*ort, mlp, DType::f32, 5, 1);
+  }
+  SUBCASE("three hidden layers, batch 1") {
+    check_against_onnxruntime(*ort, nn::NetworkConfig::mlp(50, 3, {32, 16, 8}), DType::f32, 1, 1);
+  }
+  SUBCASE("LSTM core, state fed back over 4 steps") {
+    check_against_onnxruntime(*ort, with_lstm(mlp, 16), DType::f32, 3, 4);
+  }
+  SUBCASE("a plain Q head beside the policy and value heads") {
+    nn::NetworkConfig c = mlp;
+    c.q_head = true;
+    check_against_onnxruntime(*ort, c, DType::f32, 4, 1);
+  }
+  SUBCASE("policy, value and a dueling Q head") {
+    nn::NetworkConfig c = mlp;
+    c.q_head = true;
+    c.dueling = true;
+    check_against_onnxruntime(*ort, c, DType::f32, 4, 1);
+  }
+}
+
+TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Runtime") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  const nn::NetworkConfig minatar = nn::NetworkConfig::minatar(4, 6);
+  SUBCASE("policy and value, u8 observations") {
+    check_against_onnxruntime(*ort, minatar, DType::u8, 6, 1);
+  }
+  SUBCASE("policy and value, f32 observations") {
+    check_against_onnxruntime(*ort, nn::NetworkConfig::minatar(7, 3), DType::f32, 2, 1);
+  }
+  SUBCASE("R2D2's dueling LSTM Q-network over 5 steps") {
+    check_against_onnxruntime(*ort, dueling_q(with_lstm(minatar, 64)), DType::u8, 4, 5);
+  }
+  SUBCASE("a plain Q head") {
+    nn::NetworkConfig c = minatar;
+    c.policy_value_heads = false;
+    c.q_head = true;
+    check_against_onnxruntime(*ort, c, DType::u8, 3, 1);
+  }
+}
+
+TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  const nn::NetworkConfig nature = nn::NetworkConfig::nature(6);
+  SUBCASE("policy and value on u8 84x84 frames") {
+    check_against_onnxruntime(*ort, nature, DType::u8, 3, 1);
+  }
+  SUBCASE("dueling LSTM Q-network over 3 steps") {
+    check_against_onnxruntime(*ort, dueling_q(with_lstm(nature, 32)), DType::u8, 2, 3);
+  }
+  SUBCASE("a non-square 3-frame input") {
+    nn::NetworkConfig c = nature;
+    c.observation_shape = {3, 60, 44};
+    check_against_onnxruntime(*ort, c, DType::u8, 2, 1);
+  }
+}
+
+TEST_CASE("ONNX export: the file, its metadata and clear errors") {
+  nn::NetworkConfig config = nn::NetworkConfig::mlp(4, 2);
+  nn::Network<Backend> network(config);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "seedrl_test_onnx_file";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "policy.onnx").string();
+
+  io::export_onnx(network, path);
+  std::ifstream in(path, std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(written == io::encode_onnx(config, network.parameters()));
+  CHECK(written.find(nn::describe(config)) != std::string::npos);  // metadata and graph doc
+  CHECK(written.find("seedrl.version") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  // A store of another architecture: the missing or mis-shaped parameter is named.
+  const nn::Network<Backend> wider(nn::NetworkConfig::mlp(4, 2, {32, 64}));
+  CHECK_THROWS_WITH_AS(io::encode_onnx(config, wider.parameters()),
+                       doctest::Contains("parameter 'torso.fc1.weight' is [32, 4]"), Error);
+  CHECK_THROWS_WITH_AS(
+      io::encode_onnx(with_lstm(nn::NetworkConfig::mlp(4, 2), 8), network.parameters()),
+      doctest::Contains("needs parameter 'core.weight_ih'"), Error);
+  io::OnnxExportOptions u8;
+  u8.observation_dtype = DType::u8;
+  CHECK_THROWS_WITH_AS(io::encode_onnx(config, network.parameters(), u8),
+                       doctest::Contains("MLP torso takes f32"), Error);
+  io::OnnxExportOptions i32;
+  i32.observation_dtype = DType::i32;
+  CHECK_THROWS_WITH_AS(
+      io::encode_onnx(nn::NetworkConfig::minatar(4, 3),
+                      nn::Network<Backend>(nn::NetworkConfig::minatar(4, 3)).parameters(), i32),
+      doctest::Contains("i32 are not supported"), Error);
+  // An unwritable path: the error names it, and the file already there is untouched.
+  CHECK_THROWS_WITH_AS(io::export_onnx(network, (dir / "missing" / "x.onnx").string()),
+                       doctest::Contains("missing/x.onnx"), Error);
+  std::ifstream again(path, std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) ==
+        written);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace test_onnx
