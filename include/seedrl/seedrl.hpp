@@ -39,6 +39,7 @@
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/epsilon_schedule.hpp"
+#include "seedrl/algo/gae.hpp"
 #include "seedrl/algo/n_step_targets.hpp"
 #include "seedrl/algo/sequence_priority.hpp"
 #include "seedrl/algo/value_rescale.hpp"
