@@ -21,6 +21,7 @@
 #include "seedrl/core/thread_annotations.hpp"
 
 #include "seedrl/math/categorical.hpp"
+#include "seedrl/math/distributions.hpp"
 #include "seedrl/math/softmax.hpp"
 
 #include "seedrl/nn/backend.hpp"
