@@ -61,6 +61,7 @@
 #include "seedrl/env/minatar/minatar.hpp"
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
 
 #include "seedrl/io/checkpoint.hpp"

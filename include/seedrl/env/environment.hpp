@@ -5,9 +5,12 @@
 //
 //   struct MyEnv {
 //     seedrl::TensorSpec observation_spec() const;   // shape and dtype of one observation
-//     seedrl::ActionSpec action_spec() const;        // number of discrete actions
+//     seedrl::ActionSpec action_spec() const;        // N discrete actions, or a box of reals
 //     void reset(const seedrl::Tensor& observation);  // start an episode, write its first
-//     observation seedrl::StepResult step(std::int32_t action, const seedrl::Tensor& observation);
+//                                                     // observation
+//     seedrl::StepResult step(std::int32_t action, const seedrl::Tensor& observation);
+//     // or, for a box of real-valued actions (ActionSpec::box):
+//     seedrl::StepResult step(std::span<const float> action, const seedrl::Tensor& observation);
 //   };
 //   static_assert(seedrl::Environment<MyEnv>);
 //
@@ -20,17 +23,75 @@
 // commented environment.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
 
+#include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 
 namespace seedrl {
 
-/// A discrete action space of `num_actions` actions, numbered from 0.
+/// What an environment's actions are: one of `num_actions` discrete actions (numbered from 0),
+/// or a box of `dims()` real values, dimension d within [low[d], high[d]]. `ActionSpec{6}` is
+/// six discrete actions.
 struct ActionSpec {
-  std::int32_t num_actions = 0;
+  std::int32_t num_actions = 0;  ///< discrete: the number of actions; a box: 0
+  std::vector<float> low;        ///< a box: each dimension's lower bound; discrete: empty
+  std::vector<float> high;       ///< a box: each dimension's upper bound; discrete: empty
+
+  ActionSpec() = default;
+  /// `num_actions` discrete actions (implicit, so that an environment can `return {6};`).
+  ActionSpec(std::int32_t discrete_actions) : num_actions(discrete_actions) {}  // NOLINT
+
+  static ActionSpec discrete(std::int32_t n) { return ActionSpec(n); }
+  static ActionSpec box(std::vector<float> low, std::vector<float> high) {
+    ActionSpec spec;
+    spec.low = std::move(low);
+    spec.high = std::move(high);
+    return spec;
+  }
+  /// `dims` dimensions with the same bounds.
+  static ActionSpec box(std::int32_t dims, float low, float high) {
+    return box(std::vector<float>(static_cast<std::size_t>(std::max(dims, 0)), low),
+               std::vector<float>(static_cast<std::size_t>(std::max(dims, 0)), high));
+  }
+
+  bool is_box() const { return num_actions == 0 && !low.empty(); }
+  /// Values per action: a box's dimensions, 1 for a discrete action.
+  std::int32_t dims() const { return is_box() ? static_cast<std::int32_t>(low.size()) : 1; }
+
+  /// "6 discrete actions" or "box of 2 in [-1, 1] x [-2, 2]".
+  std::string to_string() const {
+    if (!is_box()) return str_cat(num_actions, " discrete actions");
+    std::string text = str_cat("box of ", low.size(), " in");
+    for (std::size_t d = 0; d < low.size(); ++d)
+      text.append(str_cat(d == 0 ? " [" : " x [", low[d], ", ", high[d], "]"));
+    return text;
+  }
+
+  /// Throws naming `who` unless this is either N > 0 discrete actions or a box of 1 or more
+  /// dimensions with finite bounds, low < high.
+  void validate(const char* who) const {
+    if (num_actions != 0 || low.empty()) {
+      SEEDRL_REQUIRE(num_actions > 0 && low.empty() && high.empty(), who,
+                     ": an action spec is N > 0 discrete actions or a box, got ", num_actions,
+                     " actions with ", low.size(), " box dimensions");
+      return;
+    }
+    SEEDRL_REQUIRE(low.size() == high.size(), who, ": a box has ", low.size(), " lower bounds but ",
+                   high.size(), " upper bounds");
+    for (std::size_t d = 0; d < low.size(); ++d)
+      SEEDRL_REQUIRE(std::isfinite(low[d]) && std::isfinite(high[d]) && low[d] < high[d], who,
+                     ": box dimension ", d, " has bounds [", low[d], ", ", high[d],
+                     "] (finite, low < high)");
+  }
+
   friend bool operator==(const ActionSpec&, const ActionSpec&) = default;
 };
 
@@ -42,14 +103,26 @@ struct StepResult {
   bool episode_over() const { return terminated || truncated; }
 };
 
+/// An environment whose step() takes one discrete action.
 template <class E>
-concept Environment = requires(E& env, const E& const_env, const Tensor& observation,
-                               std::int32_t action) {
+concept DiscreteEnvironment = requires(E& env, const Tensor& observation, std::int32_t action) {
+  { env.step(action, observation) } -> std::convertible_to<StepResult>;
+};
+
+/// An environment whose step() takes a box action: ActionSpec::dims() values.
+template <class E>
+concept BoxEnvironment = requires(E& env, const Tensor& observation,
+                                  std::span<const float> action) {
+  { env.step(action, observation) } -> std::convertible_to<StepResult>;
+};
+
+template <class E>
+concept Environment = requires(E& env, const E& const_env, const Tensor& observation) {
   { const_env.observation_spec() } -> std::convertible_to<TensorSpec>;
   { const_env.action_spec() } -> std::convertible_to<ActionSpec>;
   env.reset(observation);
-  { env.step(action, observation) } -> std::convertible_to<StepResult>;
-};
+}
+&&(DiscreteEnvironment<E> || BoxEnvironment<E>);
 
 /// Throws seedrl::Error naming `who` unless `observation` matches `spec` (shape and dtype).
 inline void require_observation(const Tensor& observation, const TensorSpec& spec,

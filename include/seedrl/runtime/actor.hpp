@@ -64,6 +64,10 @@ inline std::uint64_t new_run_id() {
 
 template <Environment Env, InferenceClient Client>
 class Actor {
+  static_assert(DiscreteEnvironment<Env>,
+                "Actor steps environments with discrete actions; the runtime does not carry box "
+                "actions (ActionSpec::box) from the inference server to actors yet");
+
  public:
   Actor(std::vector<Env> envs, Client client, const ActorOptions& options = {})
       : envs_(std::move(envs)), client_(std::move(client)), options_(options) {

@@ -116,6 +116,8 @@ class InferenceServer final : public InferenceEndpoint {
                    "InferenceServer: observations ", observation_spec.to_string(),
                    " do not match the network's observation shape ",
                    agent.network_config().observation_shape);
+    SEEDRL_REQUIRE(!action_spec.is_box(), "InferenceServer: actions ", action_spec.to_string(),
+                   ": the runtime serves discrete actions only so far");
     SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
                    "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
                    agent.network_config().num_actions);
