@@ -30,6 +30,7 @@ packages=(
   build-essential cmake ninja-build git
   libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libboost-dev
   doctest-dev libcli11-dev nlohmann-json3-dev libgif-dev
+  libmujoco-dev  # the MuJoCo locomotion tasks (seedrl::mujoco)
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
 )
 
