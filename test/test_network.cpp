@@ -37,9 +37,13 @@ Tensor random_observations(const Shape& shape, DType dtype, Rng& rng) {
 // Loss = <wl, logits> + <wv, values> + <wq, q> with fixed random weights (an undefined weight
 // skips its output); returns it in double.
 struct LinearLoss {
-  Tensor wl, wv, wq;
+  Tensor wl, wv, wq, wm, ws;
   double operator()(const nn::NetworkOutputs& out) const {
     double s = 0.0;
+    for (Index i = 0; wm.defined() && i < wm.numel(); ++i)
+      s += static_cast<double>(wm.data<float>()[i]) * out.mean.data<float>()[i];
+    for (Index i = 0; ws.defined() && i < ws.numel(); ++i)
+      s += static_cast<double>(ws.data<float>()[i]) * out.log_std.data<float>()[i];
     for (Index i = 0; wq.defined() && i < wq.numel(); ++i)
       s += static_cast<double>(wq.data<float>()[i]) * out.q.data<float>()[i];
     for (Index i = 0; wl.defined() && i < wl.numel(); ++i)
@@ -57,13 +61,19 @@ void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
   Rng rng(seed);
   const Index steps = obs.dim(0), batch = obs.dim(1), actions = net.config().num_actions;
   LinearLoss loss;
-  if (net.config().policy_value_heads) {
+  const Index dims = net.config().action_dims;
+  if (net.config().policy_value_heads && dims > 0) {
+    loss.wm = random_observations({steps, batch, dims}, DType::f32, rng);
+    loss.ws = random_observations({steps, batch, dims}, DType::f32, rng);
+    loss.wv = random_observations({steps, batch}, DType::f32, rng);
+  } else if (net.config().policy_value_heads) {
     loss.wl = random_observations({steps, batch, actions}, DType::f32, rng);
     loss.wv = random_observations({steps, batch}, DType::f32, rng);
   }
   if (net.config().q_head) loss.wq = random_observations({steps, batch, actions}, DType::f32, rng);
   net.forward(obs, {}, resets);
-  net.backward({.logits = loss.wl, .values = loss.wv, .q = loss.wq});
+  net.backward(
+      {.logits = loss.wl, .mean = loss.wm, .log_std = loss.ws, .values = loss.wv, .q = loss.wq});
   const Tensor analytic = net.parameters().grads().clone();
   int checked = 0;
   for (const nn::Parameter& p : net.parameters().parameters()) {
@@ -269,6 +279,53 @@ TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") 
   bad.q_head = false;
   bad.policy_value_heads = true;
   CHECK_THROWS_WITH_AS(Net{bad}, doctest::Contains("dueling needs q_head"), Error);
+}
+
+TEST_CASE("Network: Gaussian policy heads (free or state-dependent log std) and their gradients") {
+  for (const bool head : {false, true}) {
+    CAPTURE(head);
+    auto config = nn::NetworkConfig::mlp(3, 0, {6}).gaussian(2);
+    config.state_dependent_log_std = head;
+    config.initial_log_std = -0.5f;
+    config.lstm_size = 4;
+    config.seed = 8;
+    Net net(config);
+    Rng rng(8);
+    const Tensor obs = random_observations({3, 2, 3}, DType::f32, rng);
+    const nn::NetworkOutputs& out = net.forward(obs);
+    CHECK(out.mean.shape() == Shape{3, 2, 2});
+    CHECK(out.log_std.shape() == Shape{3, 2, 2});
+    CHECK(out.values.shape() == Shape{3, 2});
+    CHECK_FALSE(out.logits.defined());
+    if (!head) {  // one free value per dimension, the same in every row, starting where asked
+      for (Index i = 0; i < out.log_std.numel(); ++i) CHECK(out.log_std.data<float>()[i] == -0.5f);
+    }
+    // Train the log std away from its start so that the free one differs per dimension.
+    Tensor resets = Tensor::zeros({3, 2}, DType::u8);
+    resets.data<std::uint8_t>()[3] = 1;
+    nn::Parameter& bias = net.parameters().find("policy_log_std.bias");
+    bias.value.data<float>()[1] = 0.3f;
+    net.parameters().bump_version();
+    check_network_gradients(net, obs, resets, 9);
+    if (!head) {  // the free log std's layer weight never gets a gradient
+      CHECK(net.parameters().find("policy_log_std.weight").grad.flat<float>().abs().maxCoeff() ==
+            0.0f);
+    }
+    const std::string text = nn::describe(config);
+    CHECK(text == std::string("mlp observation [3] box 2 lstm 4 hidden [6]") +
+                      (head ? " log_std_head" : ""));
+    const nn::NetworkConfig back = nn::parse_description(text, "test");
+    CHECK(back.action_dims == 2);
+    CHECK(back.num_actions == 0);
+    CHECK(back.state_dependent_log_std == head);
+  }
+  auto both = nn::NetworkConfig::mlp(3, 4);
+  both.action_dims = 2;
+  CHECK_THROWS_WITH_AS(Net{both}, doctest::Contains("num_actions and action_dims are exclusive"),
+                       Error);
+  auto with_q = nn::NetworkConfig::mlp(3, 0).gaussian(2);
+  with_q.q_head = true;
+  CHECK_THROWS_WITH_AS(Net{with_q}, doctest::Contains("no Q head"), Error);
 }
 
 }  // namespace test_network

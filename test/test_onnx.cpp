@@ -1,8 +1,8 @@
 // ONNX export: every network seedrl builds (MLP, MinAtar net, Nature CNN; with and without the
-// LSTM core; policy/value, plain Q and dueling heads) runs in ONNX Runtime, an independent
-// implementation, with the outputs of seedrl's own forward pass (recurrent ones over several
-// steps, the state fed back as a host would); the protobuf writer against protobuf's documented
-// encodings; clear errors for what cannot be exported.
+// LSTM core; policy/value, plain Q, dueling and Gaussian heads) runs in ONNX Runtime, an
+// independent implementation, with the outputs of seedrl's own forward pass (recurrent ones over
+// several steps, the state fed back as a host would); the protobuf writer against protobuf's
+// documented encodings; clear errors for what cannot be exported.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -95,7 +95,11 @@ void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType
   OnnxRuntime::Session session(ort, io::encode_onnx(config, network.parameters(), options));
 
   std::vector<std::string> inputs{io::OnnxNames::observations}, outputs;
-  if (config.policy_value_heads) {
+  if (config.policy_value_heads && config.box_actions()) {
+    outputs.push_back(io::OnnxNames::mean);
+    outputs.push_back(io::OnnxNames::log_std);
+    outputs.push_back(io::OnnxNames::value);
+  } else if (config.policy_value_heads) {
     outputs.push_back(io::OnnxNames::logits);
     outputs.push_back(io::OnnxNames::value);
   }
@@ -128,7 +132,14 @@ void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType
     }
     const std::vector<Tensor> theirs = session.run(inputs, feed, outputs);
     std::size_t k = 0;
-    if (config.policy_value_heads) {
+    if (config.policy_value_heads && config.box_actions()) {
+      const Shape rows{batch, config.action_dims};
+      CHECK(theirs[k].shape() == rows);
+      CHECK(relative_difference(ours.mean, theirs[k++]) <= kTolerance);
+      CHECK(theirs[k].shape() == rows);
+      CHECK(relative_difference(ours.log_std, theirs[k++]) <= kTolerance);
+      CHECK(relative_difference(ours.values, theirs[k++]) <= kTolerance);
+    } else if (config.policy_value_heads) {
       CHECK(theirs[k].shape() == Shape{batch, config.num_actions});
       CHECK(relative_difference(ours.logits, theirs[k++]) <= kTolerance);
       CHECK(theirs[k].shape() == Shape{batch});
@@ -200,6 +211,21 @@ TEST_CASE("ONNX export: MLP networks match seedrl's forward pass in ONNX Runtime
     c.q_head = true;
     c.dueling = true;
     check_against_onnxruntime(*ort, c, DType::f32, 4, 1);
+  }
+}
+
+TEST_CASE("ONNX export: Gaussian policy heads match seedrl's forward pass in ONNX Runtime") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  nn::NetworkConfig pendulum = nn::NetworkConfig::mlp(3, 0).gaussian(1);
+  pendulum.initial_log_std = -0.7f;
+  SUBCASE("free log std (PPO's head), Pendulum-sized") {
+    check_against_onnxruntime(*ort, pendulum, DType::f32, 5, 1);
+  }
+  SUBCASE("log std head, 6 dimensions, LSTM core over 3 steps") {
+    nn::NetworkConfig c = with_lstm(nn::NetworkConfig::mlp(17, 0).gaussian(6), 8);
+    c.state_dependent_log_std = true;
+    check_against_onnxruntime(*ort, c, DType::f32, 3, 3);
   }
 }
 

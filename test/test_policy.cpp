@@ -286,6 +286,14 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   CHECK_THROWS_WITH_AS(Policy<>{mismatch}, doctest::Contains("missing tensor 'torso.fc2.weight'"),
                        Error);
 
+  // A Gaussian policy over a box of real values: not served yet, and said so.
+  const nn::Network<Backend> gaussian(nn::NetworkConfig::mlp(3, 0).gaussian(2));
+  const std::string box = dir.file("box.safetensors");
+  io::save_checkpoint(box, gaussian.parameters(), nullptr, {},
+                      {{"network", nn::describe(gaussian.config())}});
+  CHECK_THROWS_WITH_AS(Policy<>{box}, doctest::Contains("serves discrete actions only so far"),
+                       Error);
+
   // Sampling needs a policy head; an unreadable acting record is named.
   const std::string r2d2 = dir.file("r2d2.safetensors");
   save_r2d2(recurrent_options(), r2d2);

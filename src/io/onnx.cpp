@@ -318,14 +318,30 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
   }
 
   const std::int64_t axis1[] = {1};
-  if (config.policy_value_heads) {
+  // A linear head "<name>" on the features, as graph output `output`.
+  auto head = [&](const char* name, std::int64_t out, const char* output) {
     g.node("Gemm",
-           {x, g.parameter("policy.weight", {actions, features}),
-            g.parameter("policy.bias", {actions})},
-           {OnnxNames::logits}, {Attribute::integer("transB", 1)});
+           {x, g.parameter(str_cat(name, ".weight"), {out, features}),
+            g.parameter(str_cat(name, ".bias"), {out})},
+           {output}, {Attribute::integer("transB", 1)});
+    g.output(output, OnnxType::f32, {kBatch, {out, {}}});
+  };
+  if (config.policy_value_heads && config.box_actions()) {
+    const std::int64_t d = config.action_dims;
+    head("policy_mean", d, OnnxNames::mean);
+    if (config.state_dependent_log_std) {
+      head("policy_log_std", d, OnnxNames::log_std);
+    } else {  // the free log std, broadcast to every row
+      const std::string shape = g.apply("Shape", {OnnxNames::mean});
+      g.node("Expand", {g.parameter("policy_log_std.bias", {d}), shape}, {OnnxNames::log_std});
+      g.output(OnnxNames::log_std, OnnxType::f32, {kBatch, {d, {}}});
+    }
+  } else if (config.policy_value_heads) {
+    head("policy", actions, OnnxNames::logits);
+  }
+  if (config.policy_value_heads) {
     const std::string v = linear(g, x, "value", features, 1, false);
     g.node("Squeeze", {v, g.int64_constant(axis1)}, {OnnxNames::value});
-    g.output(OnnxNames::logits, OnnxType::f32, {kBatch, {actions, {}}});
     g.output(OnnxNames::value, OnnxType::f32, {kBatch});
   }
   if (config.q_head && config.dueling) {  // Q = V + (A - mean_a A)
@@ -335,12 +351,10 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
         "ReduceMean", {a}, {Attribute::integers("axes", axis1), Attribute::integer("keepdims", 1)});
     const std::string centred = g.apply("Sub", {a, mean});
     g.node("Add", {v, centred}, {OnnxNames::q});
+    g.output(OnnxNames::q, OnnxType::f32, {kBatch, {actions, {}}});
   } else if (config.q_head) {
-    g.node("Gemm",
-           {x, g.parameter("q.weight", {actions, features}), g.parameter("q.bias", {actions})},
-           {OnnxNames::q}, {Attribute::integer("transB", 1)});
+    head("q", actions, OnnxNames::q);
   }
-  if (config.q_head) g.output(OnnxNames::q, OnnxType::f32, {kBatch, {actions, {}}});
   if (h > 0) {
     g.output(OnnxNames::lstm_h_out, OnnxType::f32, {kBatch, {h, {}}});
     g.output(OnnxNames::lstm_c_out, OnnxType::f32, {kBatch, {h, {}}});

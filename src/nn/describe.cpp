@@ -99,8 +99,14 @@ NetworkConfig parse_description(std::string_view text, std::string_view source) 
   if (dims.empty() || dims.size() > static_cast<std::size_t>(Shape::kMaxRank))
     r.fail("observation shape of rank ", dims.size());
   c.observation_shape = Shape(std::span<const std::int64_t>(dims));
-  r.expect("actions");
-  c.num_actions = r.number();
+  const std::string_view kind = r.word();
+  if (kind == "actions") {
+    c.num_actions = r.number();
+  } else if (kind == "box") {
+    c.gaussian(r.number());
+  } else {
+    r.fail("expected 'actions' or 'box', found '", kind, "'");
+  }
   r.expect("lstm");
   c.lstm_size = r.number();
   if (c.torso == Torso::mlp) {
@@ -109,10 +115,15 @@ NetworkConfig parse_description(std::string_view text, std::string_view source) 
   }
   while (!r.done()) {
     const std::string_view flag = r.word();
-    if (flag != "dueling") r.fail("unknown part '", flag, "'");
-    c.dueling = true;
-    c.q_head = true;
-    c.policy_value_heads = false;
+    if (flag == "dueling") {
+      c.dueling = true;
+      c.q_head = true;
+      c.policy_value_heads = false;
+    } else if (flag == "log_std_head") {
+      c.state_dependent_log_std = true;
+    } else {
+      r.fail("unknown part '", flag, "'");
+    }
   }
   try {
     c.validate();

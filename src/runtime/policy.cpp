@@ -33,6 +33,8 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                  ": the checkpoint does not name its network (metadata 'network'); it was not "
                  "written by a seedrl learner");
   d.network = nn::parse_description(*network, checkpoint);
+  SEEDRL_REQUIRE(!d.network.box_actions(), checkpoint, ": network '", *network,
+                 "' acts on a box of real values; Policy serves discrete actions only so far");
   // The heads, from the parameters the file holds.
   const bool policy = file.find("policy.weight") != nullptr;
   const bool q = file.find("q.weight") != nullptr;

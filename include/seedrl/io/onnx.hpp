@@ -7,6 +7,7 @@
 //   inputs   observations  [batch, observation shape...]  u8 (MinAtar, Nature) or f32 (MLP)
 //            lstm_h, lstm_c [batch, H] f32                 recurrent networks only
 //   outputs  logits [batch, A], value [batch]              policy and value heads
+//            mean, log_std [batch, D], value [batch]        Gaussian policy (box actions)
 //            q [batch, A]                                  Q head (dueling combined in the graph)
 //            lstm_h_out, lstm_c_out [batch, H]             recurrent networks only
 //
@@ -36,6 +37,8 @@ struct OnnxNames {
   static constexpr const char* lstm_h = "lstm_h";
   static constexpr const char* lstm_c = "lstm_c";
   static constexpr const char* logits = "logits";
+  static constexpr const char* mean = "mean";
+  static constexpr const char* log_std = "log_std";
   static constexpr const char* value = "value";
   static constexpr const char* q = "q";
   static constexpr const char* lstm_h_out = "lstm_h_out";

@@ -2,12 +2,19 @@
 //
 //   observations [T, B, obs...] --torso--> features [T*B, F] --(LSTM core)--> [T*B, H]
 //        --> policy logits [T, B, A], value [T, B], Q-values [T, B, A]
+//        --> or, for a box of D real-valued actions, a diagonal Gaussian policy: mean and log
+//            standard deviation [T, B, D], and the value [T, B]
 //
 // Torsos: an MLP (CartPole-sized); the MinAtar net (conv 16 3x3 stride 1 on 10x10xC, ReLU,
 // linear 128, ReLU; Young & Tian 2019); the Nature DQN CNN (u8 4x84x84 scaled by 1/255, conv 32
 // 8x8/4, conv 64 4x4/2, conv 64 3x3/1, linear 512, ReLUs; Mnih et al. 2015). An optional LSTM
 // core runs over the time axis with per-step resets; heads are linear. The Q head is either one
 // linear layer or dueling (Wang et al. 2016): Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a').
+// The Gaussian head's mean is linear in the features; its log standard deviation is either a
+// free parameter per dimension (state-independent, as PPO's usual head; initial_log_std) or a
+// second linear head (state_dependent_log_std). The free parameter is the bias of a linear layer
+// applied to a constant zero input, which broadcasts it to every row and sums its gradient over
+// the rows with the layers every backend already has; that layer's weight stays zero.
 #pragma once
 
 #include <memory>
@@ -39,9 +46,12 @@ struct NetworkConfig {
   Torso torso = Torso::mlp;
   Shape observation_shape;  ///< one frame, see Torso
   std::vector<std::int64_t> mlp_hidden{64, 64};
-  std::int64_t lstm_size = 0;  ///< 0: no LSTM core
-  std::int64_t num_actions = 0;
-  bool policy_value_heads = true;  ///< policy logits and state value
+  std::int64_t lstm_size = 0;    ///< 0: no LSTM core
+  std::int64_t num_actions = 0;  ///< discrete actions (logits, Q-values); 0 with action_dims
+  std::int64_t action_dims = 0;  ///< > 0: a Gaussian policy over a box of this many reals
+  bool state_dependent_log_std = false;  ///< Gaussian: log std from the features, not free
+  float initial_log_std = 0.0f;          ///< Gaussian: the free log std's initial value
+  bool policy_value_heads = true;  ///< policy (logits, or Gaussian mean and log std) and value
   bool q_head = false;             ///< action values
   bool dueling = false;            ///< the Q head is a value and an advantage stream (R2D2)
   std::uint64_t seed = 0;          ///< parameter initialisation
@@ -70,9 +80,30 @@ struct NetworkConfig {
     return c;
   }
 
+  /// A Gaussian policy over `dims` real values (mean and log std) and a value head.
+  NetworkConfig& gaussian(std::int64_t dims) {
+    num_actions = 0;
+    action_dims = dims;
+    return *this;
+  }
+  bool box_actions() const { return action_dims > 0; }
+
   void validate() const {
-    SEEDRL_REQUIRE(num_actions > 0, "NetworkConfig.num_actions must be positive, got ",
-                   num_actions);
+    SEEDRL_REQUIRE(action_dims >= 0, "NetworkConfig.action_dims must be >= 0, got ", action_dims);
+    if (action_dims > 0) {
+      SEEDRL_REQUIRE(num_actions == 0,
+                     "NetworkConfig: num_actions and action_dims are exclusive (discrete "
+                     "actions or a box), got ",
+                     num_actions, " and ", action_dims);
+      SEEDRL_REQUIRE(policy_value_heads && !q_head,
+                     "NetworkConfig: box actions (action_dims) need the policy and value heads "
+                     "and no Q head");
+      SEEDRL_REQUIRE(std::isfinite(initial_log_std),
+                     "NetworkConfig.initial_log_std must be finite, got ", initial_log_std);
+    } else {
+      SEEDRL_REQUIRE(num_actions > 0, "NetworkConfig.num_actions must be positive, got ",
+                     num_actions);
+    }
     SEEDRL_REQUIRE(lstm_size >= 0, "NetworkConfig.lstm_size must be >= 0, got ", lstm_size);
     SEEDRL_REQUIRE(policy_value_heads || q_head,
                    "NetworkConfig: no head enabled (policy_value_heads or q_head)");
@@ -112,14 +143,20 @@ inline std::string describe(const NetworkConfig& n) {
                       : n.torso == Torso::minatar ? "minatar"
                                                   : "nature";
   std::ostringstream s;
-  s << torso << " observation " << n.observation_shape << " actions " << n.num_actions << " lstm "
-    << n.lstm_size;
+  s << torso << " observation " << n.observation_shape;
+  if (n.box_actions()) {
+    s << " box " << n.action_dims;
+  } else {
+    s << " actions " << n.num_actions;
+  }
+  s << " lstm " << n.lstm_size;
   if (n.torso == Torso::mlp) {
     s << " hidden [";
     for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
     s << "]";
   }
   if (n.dueling) s << " dueling";
+  if (n.box_actions() && n.state_dependent_log_std) s << " log_std_head";
   return s.str();
 }
 
@@ -134,6 +171,8 @@ NetworkConfig parse_description(std::string_view text, std::string_view source);
 /// forward(). Undefined when the head is disabled.
 struct NetworkOutputs {
   Tensor logits;          ///< [T, B, A]
+  Tensor mean;            ///< [T, B, D] (box actions)
+  Tensor log_std;         ///< [T, B, D] (box actions)
   Tensor values;          ///< [T, B]
   Tensor q;               ///< [T, B, A]
   LstmState final_state;  ///< [B, H] each, when there is an LSTM core
@@ -142,6 +181,8 @@ struct NetworkOutputs {
 /// Gradients of a loss w.r.t. the outputs of the last forward(); undefined ones count as zero.
 struct NetworkGrads {
   Tensor logits{};
+  Tensor mean{};
+  Tensor log_std{};
   Tensor values{};
   Tensor q{};
   LstmState final_state{};
@@ -166,7 +207,21 @@ class Network {
       features = config_.lstm_size;
     }
     head_input_size_ = features;
-    if (config_.policy_value_heads) {
+    if (config_.policy_value_heads && config_.box_actions()) {
+      const std::int64_t d = config_.action_dims;
+      policy_.emplace(store_, "policy_mean", head_options(features, d, 0.01));
+      if (config_.state_dependent_log_std) {
+        LinearOptions o = head_options(features, d, 0.01);
+        o.bias_init = Init::constant(config_.initial_log_std);
+        log_std_.emplace(store_, "policy_log_std", o);
+      } else {
+        LinearOptions o{1, d};  // the free log std: the bias, on a constant zero input
+        o.weight_init = Init::zeros();
+        o.bias_init = Init::constant(config_.initial_log_std);
+        log_std_.emplace(store_, "policy_log_std", o);
+      }
+      value_.emplace(store_, "value", head_options(features, 1, 1.0));
+    } else if (config_.policy_value_heads) {
       policy_.emplace(store_, "policy", head_options(features, config_.num_actions, 0.01));
       value_.emplace(store_, "value", head_options(features, 1, 1.0));
     }
@@ -213,7 +268,12 @@ class Network {
           core_->forward(sequence, initial_state, resets).reshape({frames, config_.lstm_size});
       outputs_.final_state = core_->final_state();
     }
-    if (policy_) {
+    if (policy_ && config_.box_actions()) {
+      const std::int64_t d = config_.action_dims;
+      outputs_.mean = policy_->forward(features).reshape({steps_, batch_, d});
+      outputs_.log_std = log_std_->forward(log_std_input(features)).reshape({steps_, batch_, d});
+      outputs_.values = value_->forward(features).reshape({steps_, batch_});
+    } else if (policy_) {
       outputs_.logits = policy_->forward(features).reshape({steps_, batch_, config_.num_actions});
       outputs_.values = value_->forward(features).reshape({steps_, batch_});
     }
@@ -226,10 +286,14 @@ class Network {
   void backward(const NetworkGrads& grads) {
     SEEDRL_REQUIRE(steps_ > 0, "Network: backward before forward");
     const std::int64_t frames = steps_ * batch_;
-    const bool any_head = grads.logits.defined() || grads.values.defined() || grads.q.defined();
+    const bool box = config_.box_actions();
+    const bool any_head = grads.logits.defined() || grads.values.defined() || grads.q.defined() ||
+                          grads.mean.defined() || grads.log_std.defined();
     SEEDRL_REQUIRE(any_head || grads.final_state.defined(), "Network::backward: no gradient given");
     // Layers write their gradients; the ones a partial backward does not reach must read zero.
-    const bool partial = (policy_ && (!grads.logits.defined() || !grads.values.defined())) ||
+    const bool policy_partial =
+        box ? !grads.mean.defined() || !grads.log_std.defined() : !grads.logits.defined();
+    const bool partial = (policy_ && (policy_partial || !grads.values.defined())) ||
                          ((q_ || q_advantage_) && !grads.q.defined());
     if (partial) store_.zero_grad();
 
@@ -245,7 +309,18 @@ class Network {
         B::add_to(grad_features, g);
       }
     };
-    if (policy_) {
+    if (policy_ && box) {
+      const std::int64_t d = config_.action_dims;
+      accumulate(policy_, grads.mean, {steps_, batch_, d}, "mean");
+      if (config_.state_dependent_log_std) {
+        accumulate(log_std_, grads.log_std, {steps_, batch_, d}, "log_std");
+      } else if (grads.log_std.defined()) {  // reaches the free parameter only
+        require_tensor(grads.log_std, {steps_, batch_, d}, DType::f32,
+                       "Network::backward: gradient of ", "log_std");
+        log_std_->backward(grads.log_std.reshape({frames, d}), false);
+      }
+      accumulate(value_, grads.values, {steps_, batch_}, "values");
+    } else if (policy_) {
       accumulate(policy_, grads.logits, {steps_, batch_, config_.num_actions}, "logits");
       accumulate(value_, grads.values, {steps_, batch_}, "values");
     }
@@ -300,6 +375,15 @@ class Network {
     o.weight_init = Init::orthogonal(std::sqrt(2.0));
     o.bias_init = Init::zeros();
     return o;
+  }
+
+  // The free log std's input: zeros [frames, 1] (the features themselves for a log std head).
+  Tensor log_std_input(const Tensor& features) {
+    if (config_.state_dependent_log_std) return features;
+    const std::int64_t frames = features.dim(0);
+    if (!zeros_.defined() || zeros_.dim(0) != frames)
+      zeros_ = Tensor::zeros({frames, 1}, DType::f32, B::device);
+    return zeros_;
   }
 
   Shape frame_shape(std::int64_t frames) const {
@@ -362,6 +446,7 @@ class Network {
       total += h->forward_flops(in) + (train ? h->backward_flops(in, true) : 0.0);
     };
     head(policy_);
+    if (config_.state_dependent_log_std) head(log_std_);
     head(value_);
     head(q_);
     head(q_value_);
@@ -374,7 +459,8 @@ class Network {
   ParameterStore store_;
   Sequential<B> torso_;
   std::optional<typename B::LSTM> core_;
-  std::optional<Linear> policy_, value_, q_, q_value_, q_advantage_;
+  std::optional<Linear> policy_, log_std_, value_, q_, q_value_, q_advantage_;
+  Tensor zeros_;  // the free log std's zero input
   ScratchBuffer q_buffer_{B::device}, grad_value_buffer_{B::device},
       grad_advantage_buffer_{B::device};
   std::int64_t head_input_size_ = 0;

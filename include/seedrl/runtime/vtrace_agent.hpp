@@ -28,6 +28,9 @@ struct VTraceAgentOptions : AgentOptions {
     AgentOptions::validate("VTraceAgentOptions");
     SEEDRL_REQUIRE(network.policy_value_heads,
                    "VTraceAgentOptions.network needs policy_value_heads");
+    SEEDRL_REQUIRE(!network.box_actions(),
+                   "VTraceAgentOptions.network: the V-trace agent trains discrete actions only so "
+                   "far (action_dims must be 0)");
     vtrace.validate();
     loss.validate();
   }
