@@ -310,6 +310,15 @@ TEST_CASE("Network: Gaussian policy heads (free or state-dependent log std) and 
     if (!head) {  // the free log std's layer weight never gets a gradient
       CHECK(net.parameters().find("policy_log_std.weight").grad.flat<float>().abs().maxCoeff() ==
             0.0f);
+      // Any batch size: every row holds the parameter (a larger batch, then a smaller one).
+      for (const Index n : {7, 1}) {
+        const nn::NetworkOutputs& o = net.forward(random_observations({1, n, 3}, DType::f32, rng));
+        REQUIRE(o.log_std.shape() == Shape{1, n, 2});
+        for (Index i = 0; i < n; ++i) {
+          CHECK(o.log_std.data<float>()[2 * i] == bias.value.data<float>()[0]);
+          CHECK(o.log_std.data<float>()[2 * i + 1] == 0.3f);
+        }
+      }
     }
     const std::string text = nn::describe(config);
     CHECK(text == std::string("mlp observation [3] box 2 lstm 4 hidden [6]") +

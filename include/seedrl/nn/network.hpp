@@ -17,6 +17,7 @@
 // the rows with the layers every backend already has; that layer's weight stays zero.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -377,13 +378,16 @@ class Network {
     return o;
   }
 
-  // The free log std's input: zeros [frames, 1] (the features themselves for a log std head).
+  // The free log std's input: zeros [frames, 1] (the features themselves for a log std head),
+  // rows of one zero buffer that only grows (no allocation per batch size).
   Tensor log_std_input(const Tensor& features) {
     if (config_.state_dependent_log_std) return features;
     const std::int64_t frames = features.dim(0);
-    if (!zeros_.defined() || zeros_.dim(0) != frames)
-      zeros_ = Tensor::zeros({frames, 1}, DType::f32, B::device);
-    return zeros_;
+    if (!zeros_.defined() || zeros_.dim(0) < frames)
+      zeros_ = Tensor::zeros(
+          {std::max<std::int64_t>(frames, 2 * (zeros_.defined() ? zeros_.dim(0) : 0)), 1},
+          DType::f32, B::device);
+    return zeros_.slice(0, frames);
   }
 
   Shape frame_shape(std::int64_t frames) const {
