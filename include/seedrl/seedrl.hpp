@@ -42,6 +42,7 @@
 #include "seedrl/algo/epsilon_schedule.hpp"
 #include "seedrl/algo/gae.hpp"
 #include "seedrl/algo/n_step_targets.hpp"
+#include "seedrl/algo/ppo_loss.hpp"
 #include "seedrl/algo/sequence_priority.hpp"
 #include "seedrl/algo/value_rescale.hpp"
 #include "seedrl/algo/vtrace.hpp"
