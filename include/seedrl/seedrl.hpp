@@ -22,6 +22,7 @@
 
 #include "seedrl/math/categorical.hpp"
 #include "seedrl/math/distributions.hpp"
+#include "seedrl/math/running_moments.hpp"
 #include "seedrl/math/softmax.hpp"
 
 #include "seedrl/nn/backend.hpp"
