@@ -87,6 +87,7 @@ struct MujocoEnv::Impl {
   Rng rng;
   std::shared_ptr<const mjModel> model;
   mjData* data = nullptr;
+  int torso = -1;  // the torso body's id (Ant's x is its position)
   std::int32_t steps = 0;
   bool over = true;
   MujocoRewardTerms last;
@@ -95,17 +96,15 @@ struct MujocoEnv::Impl {
       : task(t), spec(&spec_of(t)), options(o), rng(seed), model(load_model(t)) {
     data = mj_makeData(model.get());
     SEEDRL_REQUIRE(data != nullptr, "MujocoEnv: MuJoCo could not allocate its data");
+    torso = mj_name2id(model.get(), mjOBJ_BODY, "torso");
+    SEEDRL_REQUIRE(torso >= 0, "MujocoEnv: the ", spec->name, " model has no body 'torso'");
   }
   ~Impl() { mj_deleteData(data); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
   double x_position() const {
-    if (task == MujocoTask::ant) {
-      const int torso = mj_name2id(model.get(), mjOBJ_BODY, "torso");
-      return data->xpos[3 * torso];
-    }
-    return data->qpos[0];
+    return task == MujocoTask::ant ? data->xpos[3 * torso] : data->qpos[0];
   }
 
   bool healthy() const {

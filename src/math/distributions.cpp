@@ -30,6 +30,19 @@ void require_out(const char* what, const ConstMatrixRef& m, const MatrixRef& out
                  m.rows(), ", ", m.cols(), "], got [", out.rows(), ", ", out.cols(), "]");
 }
 
+// The arguments of a Gaussian backward: mean, log_std and `other` (actions or noise) of one
+// shape, g one entry per row, both gradient outputs of that shape.
+void require_gaussian_backward(const char* what, const ConstMatrixRef& mean,
+                               const ConstMatrixRef& log_std, const ConstMatrixRef& other,
+                               const char* other_name, const ConstVectorRef& g,
+                               const MatrixRef& grad_mean, const MatrixRef& grad_log_std) {
+  require_same(what, mean, log_std, "mean", "log_std");
+  require_same(what, mean, other, "mean", other_name);
+  require_vector(what, mean, g);
+  require_out(what, mean, grad_mean, "grad_mean");
+  require_out(what, mean, grad_log_std, "grad_log_std");
+}
+
 void check_actions(const char* what, std::span<const std::int32_t> actions, Eigen::Index count) {
   for (std::size_t i = 0; i < actions.size(); ++i)
     SEEDRL_REQUIRE(actions[i] >= 0 && actions[i] < count, what, ": action ", actions[i], " of row ",
@@ -133,12 +146,8 @@ Eigen::VectorXf DiagGaussian::entropy(const ConstMatrixRef& log_std) {
 void DiagGaussian::log_prob_backward(const ConstMatrixRef& mean, const ConstMatrixRef& log_std,
                                      const ConstMatrixRef& actions, const ConstVectorRef& g,
                                      MatrixRef grad_mean, MatrixRef grad_log_std) {
-  const char* what = "DiagGaussian::log_prob_backward";
-  require_same(what, mean, log_std, "mean", "log_std");
-  require_same(what, mean, actions, "mean", "actions");
-  require_vector(what, mean, g);
-  require_out(what, mean, grad_mean, "grad_mean");
-  require_out(what, mean, grad_log_std, "grad_log_std");
+  require_gaussian_backward("DiagGaussian::log_prob_backward", mean, log_std, actions, "actions", g,
+                            grad_mean, grad_log_std);
   const Eigen::ArrayXXf inv_std = (-log_std.array()).exp();
   const Eigen::ArrayXXf z = (actions - mean).array() * inv_std;
   const Eigen::ArrayXXf rows = g.array().replicate(1, mean.cols());
@@ -200,12 +209,8 @@ void TanhGaussian::entropy_estimate_backward(const ConstMatrixRef& mean,
                                              const ConstMatrixRef& log_std,
                                              const ConstMatrixRef& noise, const ConstVectorRef& g,
                                              MatrixRef grad_mean, MatrixRef grad_log_std) {
-  const char* what = "TanhGaussian::entropy_estimate_backward";
-  require_same(what, mean, log_std, "mean", "log_std");
-  require_same(what, mean, noise, "mean", "noise");
-  require_vector(what, mean, g);
-  require_out(what, mean, grad_mean, "grad_mean");
-  require_out(what, mean, grad_log_std, "grad_log_std");
+  require_gaussian_backward("TanhGaussian::entropy_estimate_backward", mean, log_std, noise,
+                            "noise", g, grad_mean, grad_log_std);
   const Eigen::ArrayXXf std_dev = log_std.array().exp();
   const Eigen::ArrayXXf tanh_u = (mean.array() + std_dev * noise.array()).tanh();
   const Eigen::ArrayXXf rows = g.array().replicate(1, mean.cols());
