@@ -125,7 +125,9 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
   const TrainingResult third = train_locally<VTraceAgent, Backend>(
       agent, test::make_catch, run_options(40000, dir.string()));
   CHECK(third.resumed);
-  CHECK(third.frames_this_run < 100);
+  // Actors start stepping before the session sees the budget is met: the few steps already in
+  // flight (how many depends on scheduling; 128 under ThreadSanitizer) count, a new run does not.
+  CHECK(third.frames_this_run < 40000 / 20);
   REQUIRE(third.mean_return.has_value());
   REQUIRE(second.mean_return.has_value());
   CHECK(*third.mean_return == doctest::Approx(*second.mean_return).epsilon(0.05));
