@@ -1,5 +1,6 @@
 // Command-line pieces shared by the example programs: the built-in environments and MinAtar games
-// by name, the run's options (RunCli), the V-trace and R2D2 agents' options (VTraceCli, R2D2Cli),
+// by name, the run's options (RunCli), the V-trace, R2D2 and PPO agents' options (VTraceCli,
+// R2D2Cli, PpoCli),
 // in-process training and the final JSON line. Copy it along with the program you start from.
 #pragma once
 
@@ -25,6 +26,7 @@
 #include "seedrl/env/minatar/space_invaders.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
@@ -202,6 +204,85 @@ struct VTraceCli : RunCli {
   /// The agent for an in-process run.
   VTraceAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
     return make_agent(std::move(network), run.server.unroll_length);
+  }
+};
+
+/// The PPO agent's command-line options, with CleanRL's MuJoCo defaults (PpoAgentOptions): 2048
+/// transitions per batch, 10 epochs of minibatches of 64, lambda 0.95, clip 0.2, Adam at 3e-4
+/// decayed to 0, gradient norm 0.5, observations normalised and rewards scaled.
+struct PpoCli : RunCli {
+  std::vector<std::int64_t> hidden{64, 64};
+  float lambda = 0.95f, clip = 0.2f, value_cost = 0.5f, entropy_cost = 0.0f;
+  float initial_log_std = 0.0f;
+  std::int64_t epochs = 10, minibatch = 64, max_policy_lag = 1000;
+  bool clip_value = true, normalize_observations = true, scale_rewards = true;
+
+  PpoCli() {
+    batch = 16;
+    learning_rate = 3e-4;
+    max_grad_norm = 0.5;
+    adam_epsilon = 1e-5;
+  }
+
+  /// The run's options and PPO's (the caller adds --env).
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();
+    add_run_options(app, session);
+    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
+    app.add_option("--lambda", lambda, "GAE lambda")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--epochs", epochs, "passes over each batch")->check(CLI::Range(1, 1000));
+    app.add_option("--minibatch", minibatch, "transitions per update")
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--clip", clip, "PPO ratio clip epsilon")->check(CLI::Range(0.001, 0.999));
+    app.add_option("--clip-value", clip_value, "clip the value update around the old values");
+    app.add_option("--value-cost", value_cost, "weight of the value loss")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--initial-log-std", initial_log_std,
+                   "box actions: initial log standard deviation of the policy");
+    app.add_option("--max-policy-lag", max_policy_lag,
+                   "drop unrolls acted by parameters this many updates old (0: keep all)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--normalize-observations", normalize_observations,
+                   "running mean/variance normalisation of the observations");
+    app.add_option("--scale-rewards", scale_rewards,
+                   "scale rewards by the running std of the discounted return");
+  }
+
+  /// Updates per batch of `transitions`.
+  std::int64_t updates_per_batch(std::int64_t transitions) const {
+    return epochs * ((transitions + minibatch - 1) / minibatch);
+  }
+
+  /// The agent the parsed options describe, with `network` (its seed and, for box actions, the
+  /// initial log std set from the options).
+  PpoAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    PpoAgentOptions o;
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.network.initial_log_std = initial_log_std;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.lambda = lambda;
+    o.epochs = epochs;
+    o.minibatch_size = minibatch;
+    o.max_policy_lag = max_policy_lag;
+    o.loss.clip = clip;
+    o.loss.clip_value = clip_value;
+    o.loss.value_cost = value_cost;
+    o.loss.entropy_cost = entropy_cost;
+    o.max_abs_reward = max_abs_reward;
+    o.max_grad_norm = max_grad_norm;
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+    o.normalization.observations = normalize_observations;
+    o.normalization.rewards = scale_rewards;
+    const std::int64_t transitions = batch * run.server.unroll_length;
+    o.learning_rate = {
+        learning_rate,
+        decay ? (frames + transitions - 1) / transitions * updates_per_batch(transitions) : 0, 0.0};
+    return PpoAgent(o);
   }
 };
 

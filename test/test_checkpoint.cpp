@@ -60,7 +60,7 @@ TEST_CASE("checkpoint: parameters, optimizer moments and counters round-trip") {
   const std::string path = temp_path("seedrl_test_checkpoint.safetensors");
   Model a(1);
   a.train(5);
-  io::save_checkpoint(path, a.store, a.optimizer.get(), {1000, 5, 17, "train 1.5 20\n"},
+  io::save_checkpoint(path, a.store, a.optimizer.get(), {1000, 5, 17, "train 1.5 20\n", {}},
                       {{"network", "tiny"}});
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
 
@@ -90,7 +90,7 @@ TEST_CASE("checkpoint: mismatches are refused with the file and the reason, and 
   const std::string path = temp_path("seedrl_test_checkpoint_mismatch.safetensors");
   Model a(1);
   a.train(2);
-  io::save_checkpoint(path, a.store, a.optimizer.get(), {10, 2, 1, {}}, {{"network", "tiny"}});
+  io::save_checkpoint(path, a.store, a.optimizer.get(), {10, 2, 1, {}, {}}, {{"network", "tiny"}});
   auto unchanged = [](const Model& m, const Tensor& before) {
     CHECK((m.store.values().flat<float>() == before.flat<float>()).all());
   };

@@ -64,7 +64,7 @@ struct VTraceCheckpoint {
     server.unroll_length = 4;
     const UnrollSpec spec = make_unroll_spec(*agent, {{3}, DType::f32}, {4}, server);
     learner = std::make_unique<Learner<VTraceAgent, Backend>>(*agent, spec, queue);
-    learner->save_checkpoint(path, {12345, 0, 67, {}});
+    learner->save_checkpoint(path, {12345, 0, 67, {}, {}});
   }
 };
 
@@ -93,7 +93,7 @@ void save_r2d2(const R2D2AgentOptions& o, const std::string& path) {
                        {static_cast<std::int32_t>(o.network.num_actions)}, server);
   UnrollQueue queue(1);
   Learner<R2D2Agent, Backend> learner(agent, spec, queue);
-  learner.save_checkpoint(path, {1, 0, 0, {}});
+  learner.save_checkpoint(path, {1, 0, 0, {}, {}});
 }
 
 }  // namespace

@@ -413,7 +413,7 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
     first.insert(sequences);
     first.train_on_sample();
     std::filesystem::remove(replay_state_path(path));
-    first.save_checkpoint(path, {1000, 0, 3, {}});
+    first.save_checkpoint(path, {1000, 0, 3, {}, {}});
     CHECK(std::filesystem::exists(replay_state_path(path)) == keep);
 
     R2D2Learner second(agent, spec, queue);

@@ -150,6 +150,49 @@ TEST_CASE("UnrollBatch: stacks unrolls time-major") {
   CHECK(batch.initial_state.h[2].data<float>()[0] == 120.0f);
 }
 
+TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the behaviour 2 D") {
+  UnrollSpec box = spec(3, 1);
+  box.num_actions = 0;
+  box.action_dims = 2;
+  REQUIRE(box.behaviour_size() == 4);
+  UnrollStore store(2, box);
+  Stepper s;
+  float action[2], behaviour[4];
+  std::vector<std::unique_ptr<Unroll>> done;
+  for (int k = 0; k < 5; ++k) {
+    for (int slot = 0; slot < 2; ++slot) {
+      UnrollStep step = s.make(10 * slot + k, slot, k == 0 ? step_flags::kFirst : 0);
+      action[0] = static_cast<float>(10 * slot + k) + 0.25f;
+      action[1] = -action[0];
+      for (int j = 0; j < 4; ++j) behaviour[j] = static_cast<float>(100 * slot + 10 * k + j);
+      step.box_action = action;
+      step.logits = behaviour;
+      if (auto u = store.append(slot, step)) done.push_back(std::move(u));
+    }
+  }
+  REQUIRE(done.size() == 4);        // two per slot: steps 0-2 and 2-4
+  const Unroll& second = *done[2];  // slot 0, steps 2, 3, 4
+  CHECK(second.actions.shape() == Shape{3, 2});
+  CHECK(second.actions.dtype() == DType::f32);
+  CHECK(second.logits.shape() == Shape{3, 4});
+  for (int t = 0; t < 3; ++t) {
+    CHECK(second.actions[t].data<float>()[0] == static_cast<float>(2 + t) + 0.25f);
+    CHECK(second.actions[t].data<float>()[1] == -(static_cast<float>(2 + t) + 0.25f));
+    CHECK(second.logits[t].data<float>()[3] == static_cast<float>(10 * (2 + t) + 3));
+  }
+  CHECK(matches(second, box));
+  CHECK_FALSE(matches(second, spec(3, 1)));
+  UnrollBatch batch;
+  batch.stack(std::vector<const Unroll*>{done[2].get(), done[3].get()}, box);
+  CHECK(batch.actions.shape() == Shape{3, 2, 2});
+  for (int t = 0; t < 3; ++t) {
+    CHECK(batch.actions[t][1].data<float>()[0] == static_cast<float>(10 + 2 + t) + 0.25f);
+    CHECK(batch.logits[t][1].data<float>()[0] == static_cast<float>(100 + 10 * (2 + t)));
+  }
+  UnrollStep missing = s.make(0, 0, step_flags::kFirst);
+  CHECK_THROWS_WITH_AS(store.append(0, missing), doctest::Contains("box actions"), Error);
+}
+
 TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named") {
   UnrollStore store(1, spec(3, 1, 2));
   Stepper s;

@@ -149,7 +149,7 @@ TEST_CASE(
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_learner_ckpt";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "checkpoint.safetensors").string();
-  a.save_checkpoint(path, {1234, 0, 56, {}});
+  a.save_checkpoint(path, {1234, 0, 56, {}, {}});
 
   Learner<VTraceAgent, Backend> b(tiny_agent(4, /*seed=*/99), spec, queue);
   const io::CheckpointCounters counters = b.load_checkpoint(path);

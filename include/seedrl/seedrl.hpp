@@ -83,6 +83,8 @@
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/policy.hpp"
+#include "seedrl/runtime/normalization.hpp"
+#include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/r2d2_learner.hpp"
 #include "seedrl/runtime/request_batcher.hpp"

@@ -47,6 +47,7 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
   meta["learner_steps"] = std::to_string(counters.learner_steps);
   meta["episodes"] = std::to_string(counters.episodes);
   if (!counters.episode_window.empty()) meta["episode_window"] = counters.episode_window;
+  if (!counters.normalization.empty()) meta["normalization"] = counters.normalization;
   if (optimizer) {
     meta["optimizer"] = optimizer->name();
     meta["optimizer_steps"] = std::to_string(optimizer->steps());
@@ -79,6 +80,8 @@ CheckpointCounters checkpoint_counters(const SafetensorsFile& file) {
   counters.episodes = parse_count(file, "episodes");
   if (const auto it = meta.find("episode_window"); it != meta.end())
     counters.episode_window = it->second;
+  if (const auto it = meta.find("normalization"); it != meta.end())
+    counters.normalization = it->second;
   return counters;
 }
 

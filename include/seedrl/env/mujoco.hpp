@@ -4,13 +4,14 @@
 // files (src/env/mujoco_models.cpp). Built as the optional library seedrl::mujoco when CMake
 // finds MuJoCo; this header includes nothing from MuJoCo.
 //
-// | task         | observation                    | actions     | frame skip (dt)  | reset noise |
-// |--------------|--------------------------------|-------------|------------------|----------------------|
-// | half_cheetah | 17: qpos[1:], qvel             | 6 in [-1,1] | 5 (0.05 s)       | qpos U(+-0.1),
-// qvel 0.1 N(0,1) | | hopper       | 11: qpos[1:], clip(qvel, +-10) | 3 in [-1,1] | 4 (0.008 s) |
-// U(+-0.005) both      | | walker2d     | 17: qpos[1:], clip(qvel, +-10) | 6 in [-1,1] | 4 (0.008
-// s)      | U(+-0.005) both      | | ant          | 27: qpos[2:], qvel             | 8 in [-1,1] |
-// 5 (0.05 s)       | qpos U(+-0.1), qvel 0.1 N(0,1) |
+// clang-format off
+// | task         | observation                    | actions     | frame skip (dt) | reset noise                     |
+// |--------------|--------------------------------|-------------|-----------------|---------------------------------|
+// | half_cheetah | 17: qpos[1:], qvel             | 6 in [-1,1] | 5 (0.05 s)      | qpos U(+-0.1), qvel 0.1 N(0,1)  |
+// | hopper       | 11: qpos[1:], clip(qvel, +-10) | 3 in [-1,1] | 4 (0.008 s)     | U(+-0.005) both                 |
+// | walker2d     | 17: qpos[1:], clip(qvel, +-10) | 6 in [-1,1] | 4 (0.008 s)     | U(+-0.005) both                 |
+// | ant          | 27: qpos[2:], qvel             | 8 in [-1,1] | 5 (0.05 s)      | qpos U(+-0.1), qvel 0.1 N(0,1)  |
+// clang-format on
 //
 // Reward per step: forward = (x after - x before) / dt (the torso's x: qpos[0], or for Ant the
 // torso body's position), minus control cost = weight * sum(action^2) (0.1 HalfCheetah, 0.001

@@ -4,8 +4,8 @@
 //   "<parameter name>"                      the parameter, e.g. "torso.conv1.weight"
 //   "optimizer/<slot>/<parameter name>"     optimizer state, e.g. "optimizer/adam.m/torso.fc.bias"
 //   __metadata__: format, format_version, seedrl_version, frames, learner_steps, episodes,
-//                 episode_window (when there is one), optimizer, optimizer_steps, plus what the
-//                 caller adds (e.g. the network)
+//                 episode_window and normalization (when there are), optimizer, optimizer_steps,
+//                 plus what the caller adds (e.g. the network)
 //
 // Saving is atomic (temporary file, flush, rename): a crash never leaves a torn checkpoint.
 // Loading checks the whole file against the model first and changes nothing unless everything
@@ -28,6 +28,9 @@ struct CheckpointCounters {
   /// The runtime's window of recent episodes (EpisodeStats::window_text), so that a resumed run
   /// reports what it stopped with; empty: none (also what checkpoints without one read as).
   std::string episode_window;
+  /// The inference server's normalisation statistics (ExperienceNormalizer::to_text); empty:
+  /// none. Stored as the metadata "normalization".
+  std::string normalization;
 };
 
 /// Writes a checkpoint. `optimizer` may be null (parameters only). `metadata` entries are stored

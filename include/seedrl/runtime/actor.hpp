@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <deque>
 #include <random>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "seedrl/core/thread_annotations.hpp"
@@ -64,9 +66,12 @@ inline std::uint64_t new_run_id() {
 
 template <Environment Env, InferenceClient Client>
 class Actor {
-  static_assert(DiscreteEnvironment<Env>,
-                "Actor steps environments with discrete actions; the runtime does not carry box "
-                "actions (ActionSpec::box) from the inference server to actors yet");
+  // Box environments take D floats per step; their client must carry them.
+  static constexpr bool kBox = !DiscreteEnvironment<Env>;
+  static_assert(!kBox || BoxInferenceClient<Client>,
+                "Actor: the environments take box actions but the client carries only discrete "
+                "ones (see BoxInferenceClient)");
+  using Action = std::conditional_t<kBox, float, std::int32_t>;
 
  public:
   Actor(std::vector<Env> envs, Client client, const ActorOptions& options = {})
@@ -79,11 +84,15 @@ class Actor {
           env.observation_spec() == observation_spec_ && env.action_spec() == action_spec_,
           "Actor: environments with different observation or action specs");
     }
+    action_spec_.validate("Actor: the environments' action spec");
+    SEEDRL_REQUIRE(action_spec_.is_box() == kBox, "Actor: the environments report ",
+                   action_spec_.to_string(), " but their step() takes ", kBox ? "box" : "discrete",
+                   " actions");
     const auto n = static_cast<std::int64_t>(envs_.size());
     observations_ = Tensor::empty(observation_spec_.shape.prepend({n}), observation_spec_.dtype);
     rewards_.assign(envs_.size(), 0.0f);
     flags_.assign(envs_.size(), 0);
-    actions_.assign(envs_.size(), 0);
+    actions_.assign(envs_.size() * static_cast<std::size_t>(action_spec_.dims()), Action{});
     episode_returns_.assign(envs_.size(), 0.0);
   }
 
@@ -161,7 +170,7 @@ class Actor {
           continue;
         }
         const StepResult result =
-            envs_[e].step(actions_[e], observations_[static_cast<std::int64_t>(e)]);
+            envs_[e].step(action(e), observations_[static_cast<std::int64_t>(e)]);
         rewards_[e] = result.reward;
         flags_[e] = static_cast<std::uint8_t>((result.terminated ? step_flags::kTerminated : 0) |
                                               (result.truncated ? step_flags::kTruncated : 0));
@@ -179,6 +188,16 @@ class Actor {
     return status.is_ok() || stopping_ ? Status::ok() : status;
   }
 
+  // Environment e's action as its step() takes it.
+  auto action(std::size_t e) const {
+    if constexpr (kBox) {
+      const auto dims = static_cast<std::size_t>(action_spec_.dims());
+      return std::span<const float>(actions_).subspan(e * dims, dims);
+    } else {
+      return actions_[e];
+    }
+  }
+
   void restart(std::size_t e) {
     envs_[e].reset(observations_[static_cast<std::int64_t>(e)]);
     rewards_[e] = 0.0f;
@@ -194,7 +213,7 @@ class Actor {
   Tensor observations_;
   std::vector<float> rewards_;
   std::vector<std::uint8_t> flags_;
-  std::vector<std::int32_t> actions_;
+  std::vector<Action> actions_;  // num_envs (discrete) or num_envs * D (box)
   std::vector<double> episode_returns_;
 
   // Read without the lock by run(); stop() sets it under stop_mutex_ so that a run() about to wait

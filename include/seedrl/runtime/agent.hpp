@@ -24,6 +24,15 @@
 //   };
 //   static_assert(seedrl::Agent<MyAgent>);
 //
+// An agent that also acts in box action spaces (ActionSpec::box: a Gaussian policy head,
+// NetworkConfig::gaussian) provides, satisfying BoxAgent:
+//
+//     // For each frame i (outputs.mean, outputs.log_std [1, N, D]): its action, unbounded (the
+//     // server clips it to the environment's bounds; the unroll keeps it as drawn).
+//     void select_box_actions(const nn::NetworkOutputs& outputs,
+//                             std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+//                             Rng& rng) const;
+//
 // plus a specialisation Learner<MyAgent, B> (runtime/learner.hpp says what it must offer);
 // docs/runtime.md walks through adding one.
 #pragma once
@@ -35,9 +44,11 @@
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/math/distributions.hpp"
 #include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
+#include "seedrl/runtime/normalization.hpp"
 
 namespace seedrl {
 
@@ -52,6 +63,9 @@ struct AgentOptions {
   nn::OptimizerConfig optimizer;  ///< Adam by default
   nn::LinearDecay learning_rate{0.00048, 0, 0.0};
   double max_grad_norm = 40.0;  ///< global-norm clipping; 0: none
+  /// Running normalisation of observations and rewards, applied by inference
+  /// (runtime/normalization.hpp); off by default.
+  NormalizationOptions normalization;
 
   /// Throws seedrl::Error naming the first bad setting as `owner`.field.
   void validate(std::string_view owner) const {
@@ -64,6 +78,7 @@ struct AgentOptions {
     learning_rate.validate();
     SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm), owner,
                    ".max_grad_norm must be finite and >= 0, got ", max_grad_norm);
+    normalization.validate(owner);
   }
 };
 
@@ -76,6 +91,26 @@ concept Agent = std::copy_constructible<A> &&
   { agent.options() } -> std::convertible_to<const AgentOptions&>;
   { agent.network_config() } -> std::same_as<const nn::NetworkConfig&>;
   agent.select_actions(outputs, slots, evaluation, actions, rng);
+};
+
+/// The Gaussian actions of an inference batch (outputs.mean, outputs.log_std [1, N, D]): for each
+/// frame mean + exp(log_std) z, z ~ N(0, 1), or the mean in evaluation frames. What PPO and V-trace
+/// act with on box actions.
+inline void select_gaussian_actions(const nn::NetworkOutputs& outputs,
+                                    std::span<const std::uint8_t> evaluation,
+                                    math::MatrixRef actions, Rng& rng) {
+  const std::int64_t n = outputs.mean.dim(1), d = outputs.mean.dim(2);
+  const auto mean = outputs.mean.reshape({n, d}).matrix<float>();
+  math::DiagGaussian::sample(mean, outputs.log_std.reshape({n, d}).matrix<float>(), actions, rng);
+  for (std::int64_t i = 0; i < n; ++i)
+    if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
+}
+
+template <class A>
+concept BoxAgent = Agent<A> &&
+    requires(const A& agent, const nn::NetworkOutputs& outputs,
+             std::span<const std::uint8_t> evaluation, math::MatrixRef actions, Rng& rng) {
+  agent.select_box_actions(outputs, evaluation, actions, rng);
 };
 
 }  // namespace seedrl

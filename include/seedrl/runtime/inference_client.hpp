@@ -10,6 +10,9 @@
 //   };
 //   static_assert(seedrl::InferenceClient<MyClient>);
 //
+// A client that also serves box actions (ActionSpec::box) has the same step() with
+// `std::span<float> actions` (num_envs * D values) and satisfies BoxInferenceClient.
+//
 // A status that is closed() means the server shut down: the actor stops. unavailable() means the
 // connection was lost: the actor reconnects (with a new run id) after a back-off. A client may
 // also have a thread-safe `void interrupt()` that makes a step in progress return: Actor::stop()
@@ -34,6 +37,14 @@ concept InferenceClient = requires(C& client, const ConnectRequest& request,
   client.disconnect();
 };
 
+/// A client that can also step environments with box actions (num_envs * D floats).
+template <class C>
+concept BoxInferenceClient = InferenceClient<C> &&
+    requires(C& client, const Tensor& observations, std::span<const float> rewards,
+             std::span<const std::uint8_t> flags, std::span<float> actions) {
+  { client.step(observations, rewards, flags, actions) } -> std::same_as<Status>;
+};
+
 /// Connects an actor to an InferenceServer in the same process: observations are read straight
 /// from the actor's buffer into the inference batch (one copy), actions written straight back.
 /// One client per actor; not shared between threads.
@@ -52,6 +63,23 @@ class LocalClient {
   }
   Status step(const Tensor& observations, std::span<const float> rewards,
               std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
+    return timed_step(observations, rewards, flags, actions);
+  }
+  Status step(const Tensor& observations, std::span<const float> rewards,
+              std::span<const std::uint8_t> flags, std::span<float> actions) {
+    return timed_step(observations, rewards, flags, actions);
+  }
+  void disconnect() {
+    if (!connection_.connected()) return;
+    endpoint_->disconnect(connection_);
+    connection_ = {};
+  }
+  const Connection& connection() const { return connection_; }
+
+ private:
+  template <class Action>
+  Status timed_step(const Tensor& observations, std::span<const float> rewards,
+                    std::span<const std::uint8_t> flags, std::span<Action> actions) {
     if (!connection_.connected()) return Status::unavailable("LocalClient: not connected");
     const auto start = std::chrono::steady_clock::now();
     const bool spin = average_wait_us_ < 2.0 * InferenceEndpoint::kDefaultSpinMicros;
@@ -63,19 +91,12 @@ class LocalClient {
     average_wait_us_ += 0.1 * (waited - average_wait_us_);
     return status;
   }
-  void disconnect() {
-    if (!connection_.connected()) return;
-    endpoint_->disconnect(connection_);
-    connection_ = {};
-  }
-  const Connection& connection() const { return connection_; }
 
- private:
   InferenceEndpoint* endpoint_;
   Connection connection_;
   double average_wait_us_ = 0.0;  ///< moving average of step() waits
 };
 
-static_assert(InferenceClient<LocalClient>);
+static_assert(BoxInferenceClient<LocalClient>);
 
 }  // namespace seedrl

@@ -48,7 +48,11 @@ struct StepRequest {
   Tensor observations;                  ///< [num_envs, obs...] on the CPU
   std::span<const float> rewards;       ///< num_envs
   std::span<const std::uint8_t> flags;  ///< num_envs step flags (runtime/unroll.hpp)
-  std::span<std::int32_t> actions;      ///< num_envs, filled before on_complete(ok)
+  std::span<std::int32_t> actions;  ///< num_envs discrete actions, filled before on_complete(ok)
+  /// Box actions instead (ActionSpec::box, D dimensions): num_envs * D, environment e's action at
+  /// [e * D, (e + 1) * D), within the bounds; filled before on_complete(ok). Exactly one of
+  /// `actions` and `box_actions` is non-empty.
+  std::span<float> box_actions;
   /// Called exactly once: from the endpoint's inference thread when the step is answered, or
   /// from submit() itself when it is refused. Must return quickly and must not block.
   std::function<void(const Status&)> on_complete;
@@ -83,6 +87,21 @@ class InferenceEndpoint {
               std::span<const float> rewards, std::span<const std::uint8_t> flags,
               std::span<std::int32_t> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
+    return step_and_wait({connection, observations, rewards, flags, actions, {}, {}}, spin);
+  }
+  /// The same for box actions: `actions` holds num_envs * D values.
+  Status step(const Connection& connection, const Tensor& observations,
+              std::span<const float> rewards, std::span<const std::uint8_t> flags,
+              std::span<float> actions,
+              std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
+    return step_and_wait({connection, observations, rewards, flags, {}, actions, {}}, spin);
+  }
+
+  static constexpr int kDefaultSpinMicros = 100;
+
+ private:
+  // Submits `request` (its on_complete is set here) and waits for the answer as step() describes.
+  Status step_and_wait(StepRequest request, std::chrono::microseconds spin) {
     struct Wait {
       Mutex mutex;
       CondVar done;
@@ -90,13 +109,12 @@ class InferenceEndpoint {
       bool sleeping SEEDRL_GUARDED_BY(mutex) = false;
       Status status SEEDRL_GUARDED_BY(mutex);
     } wait;
-    StepRequest request{
-        connection, observations, rewards, flags, actions, [w = &wait](const Status& status) {
-          MutexLock lock(w->mutex);
-          w->status = status;
-          w->finished.store(true, std::memory_order_release);
-          if (w->sleeping) w->done.notify_one();
-        }};
+    request.on_complete = [w = &wait](const Status& status) {
+      MutexLock lock(w->mutex);
+      w->status = status;
+      w->finished.store(true, std::memory_order_release);
+      if (w->sleeping) w->done.notify_one();
+    };
     submit(request);
     if (spin.count() > 0 && !wait.finished.load(std::memory_order_acquire)) {
       const auto deadline = std::chrono::steady_clock::now() + spin;
@@ -111,8 +129,6 @@ class InferenceEndpoint {
     while (!wait.finished.load(std::memory_order_relaxed)) wait.done.wait(lock);
     return wait.status;
   }
-
-  static constexpr int kDefaultSpinMicros = 100;
 };
 
 }  // namespace seedrl

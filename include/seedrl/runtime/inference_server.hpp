@@ -6,7 +6,8 @@
 //                          half-full batch is served; seed_rl's batcher would wait forever)
 //            gather   copy observations once into the batch tensor, slots' recurrent state in
 //            forward  the network under SharedParameters::read() (the learner's values)
-//            select   Agent::select_actions
+//            select   Agent::select_actions (box actions: Agent::select_box_actions, then
+//                     clipped to the environment's bounds)
 //            scatter  actions to the requests, new recurrent state to the slots
 //            record   episode figures; UnrollStore::append ──full unroll──▶ UnrollQueue ──▶
 //                     learner (a full queue blocks here: back-pressure to the actors)
@@ -26,9 +27,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -43,6 +46,7 @@
 #include "seedrl/runtime/bounded_queue.hpp"
 #include "seedrl/runtime/episode_stats.hpp"
 #include "seedrl/runtime/inference_endpoint.hpp"
+#include "seedrl/runtime/normalization.hpp"
 #include "seedrl/runtime/request_batcher.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
 #include "seedrl/runtime/slot_table.hpp"
@@ -82,6 +86,7 @@ UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const
   UnrollSpec spec;
   spec.observation = observation;
   spec.num_actions = action.num_actions;
+  spec.action_dims = action.is_box() ? action.dims() : 0;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
   spec.store_logits = A::kStoresLogits;
@@ -116,11 +121,31 @@ class InferenceServer final : public InferenceEndpoint {
                    "InferenceServer: observations ", observation_spec.to_string(),
                    " do not match the network's observation shape ",
                    agent.network_config().observation_shape);
-    SEEDRL_REQUIRE(!action_spec.is_box(), "InferenceServer: actions ", action_spec.to_string(),
-                   ": the runtime serves discrete actions only so far");
-    SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
-                   "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
-                   agent.network_config().num_actions);
+    action_spec.validate("InferenceServer");
+    if (action_spec.is_box()) {
+      SEEDRL_REQUIRE(BoxAgent<A>, "InferenceServer: actions ", action_spec.to_string(),
+                     " but the agent '", A::kName, "' acts on discrete actions only");
+      SEEDRL_REQUIRE(action_spec.dims() == agent.network_config().action_dims,
+                     "InferenceServer: actions ", action_spec.to_string(),
+                     " but the network's Gaussian head has ", agent.network_config().action_dims,
+                     " dimensions");
+    } else {
+      SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
+                     "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
+                     agent.network_config().num_actions,
+                     agent.network_config().box_actions() ? " (it has a Gaussian head)" : "");
+    }
+    const NormalizationOptions& normalization = agent.options().normalization;
+    if (normalization.any()) {
+      SEEDRL_REQUIRE(!normalization.observations || observation_spec.dtype == DType::f32,
+                     "InferenceServer: normalization.observations needs f32 observations, got ",
+                     observation_spec.to_string());
+      MutexLock lock(normalizer_mutex_);
+      normalizer_.emplace(normalization, observation_spec.shape.numel(), agent.options().discount,
+                          options.max_slots);
+      normalize_observations_ = normalization.observations;
+      scale_rewards_ = normalization.rewards;
+    }
     network_.parameters().alias_values(parameters.store());
     if (state_size() > 0) {
       state_table_ = {Tensor::zeros({options.max_slots, state_size()}),
@@ -164,9 +189,8 @@ class InferenceServer final : public InferenceEndpoint {
                   ", the server expects ", observation_spec_.to_string()));
     }
     if (!(request.action_spec == action_spec_)) {
-      return Status::invalid_argument(str_cat("actor has ", request.action_spec.num_actions,
-                                              " actions, the server expects ",
-                                              action_spec_.num_actions));
+      return Status::invalid_argument(str_cat("actor actions are ", request.action_spec.to_string(),
+                                              ", the server expects ", action_spec_.to_string()));
     }
     if (request.num_envs < 1 || request.num_envs > options_.max_batch) {
       return Status::invalid_argument(str_cat(
@@ -210,6 +234,27 @@ class InferenceServer final : public InferenceEndpoint {
   void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
   InferenceServerStats stats() const { return batcher_.stats(); }
 
+  /// The normalisation statistics (ExperienceNormalizer::to_text; empty when the agent normalises
+  /// nothing), for checkpoints. Any thread.
+  std::string normalization_text() const SEEDRL_EXCLUDES(normalizer_mutex_) {
+    MutexLock lock(normalizer_mutex_);
+    return normalizer_ ? normalizer_->to_text() : std::string();
+  }
+  /// Restores normalization_text() from a checkpoint at `source` (a run resumes); refuses
+  /// statistics that do not fit the agent's normalisation, naming `source`.
+  void restore_normalization(std::string_view text, std::string_view source)
+      SEEDRL_EXCLUDES(normalizer_mutex_) {
+    MutexLock lock(normalizer_mutex_);
+    if (!normalizer_) {
+      SEEDRL_REQUIRE(text.empty(), source,
+                     " has normalization statistics but the agent normalises nothing");
+      return;
+    }
+    SEEDRL_REQUIRE(!text.empty(), source,
+                   " has no normalization statistics but the agent normalises its experience");
+    normalizer_->restore(text, source);
+  }
+
  private:
   // The inference thread's view of a slot.
   struct SlotState {
@@ -219,6 +264,7 @@ class InferenceServer final : public InferenceEndpoint {
   };
 
   std::int64_t state_size() const { return agent_.network_config().lstm_size; }
+  bool box() const { return action_spec_.is_box(); }
 
   // A step's shapes and values, before it may reach the batch.
   Status validate(const StepRequest& r) const {
@@ -234,9 +280,31 @@ class InferenceServer final : public InferenceEndpoint {
           "observations must be ", name(observation_spec_.dtype), expected, ", got ",
           obs.defined() ? std::string(name(obs.dtype())) + obs.shape().to_string() : "nothing"));
     }
-    if (r.rewards.size() != n || r.flags.size() != n || r.actions.size() != n) {
-      return Status::invalid_argument(
-          str_cat("rewards, flags and actions must have ", n, " entries"));
+    if (r.rewards.size() != n || r.flags.size() != n) {
+      return Status::invalid_argument(str_cat("rewards and flags must have ", n, " entries"));
+    }
+    if (box()) {
+      const std::size_t values = n * static_cast<std::size_t>(action_spec_.dims());
+      if (!r.actions.empty() || r.box_actions.size() != values) {
+        return Status::invalid_argument(str_cat("box actions need room for ", values, " values (",
+                                                n, " environments x ", action_spec_.dims(),
+                                                "), got ", r.box_actions.size(),
+                                                r.actions.empty() ? "" : " and discrete actions"));
+      }
+    } else if (r.actions.size() != n || !r.box_actions.empty()) {
+      return Status::invalid_argument(str_cat("discrete actions need room for ", n, " values, got ",
+                                              r.actions.size(),
+                                              r.box_actions.empty() ? "" : " and box actions"));
+    }
+    if (normalize_observations_) {
+      const float* values = obs.data<float>();
+      for (std::int64_t i = 0; i < obs.numel(); ++i) {
+        if (!std::isfinite(values[i])) {
+          return Status::invalid_argument(
+              str_cat("environment ", i / observation_spec_.shape.numel(),
+                      ": observation is not finite (observations are normalised)"));
+        }
+      }
     }
     for (std::size_t e = 0; e < n; ++e) {
       if (!std::isfinite(r.rewards[e]))
@@ -253,7 +321,11 @@ class InferenceServer final : public InferenceEndpoint {
   void process(std::span<StepRequest* const> batch, std::int64_t frames) {
     gather(batch, frames);
     forward();
-    agent_.select_actions(*outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+    if (box()) {
+      select_box_actions();
+    } else {
+      agent_.select_actions(*outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+    }
     scatter(batch);
     record(batch);
   }
@@ -289,6 +361,12 @@ class InferenceServer final : public InferenceEndpoint {
         }
       }
     }
+    if (normalize_observations_) {
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->normalize_observations(
+          observations_.reshape({frames, observation_spec_.shape.numel()}).template matrix<float>(),
+          frame_evaluation_);
+    }
   }
 
   // The network on the batch, under the learner's current parameters (and their version). One
@@ -301,12 +379,45 @@ class InferenceServer final : public InferenceEndpoint {
         network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
   }
 
+  // Box actions: the agent's draws (kept in the unrolls: their log-probability is of them), the
+  // environments' actions clipped to the bounds (a NaN becomes the upper bound, never a NaN), and
+  // the behaviour policy as the unrolls record it (mean, log std).
+  void select_box_actions() {
+    if constexpr (BoxAgent<A>) {
+      const std::int64_t frames = static_cast<std::int64_t>(frame_slots_.size());
+      const std::int64_t dims = action_spec_.dims();
+      box_drawn_.resize(frames, dims);
+      box_clipped_.resize(frames, dims);
+      agent_.select_box_actions(*outputs_, frame_evaluation_, box_drawn_, rng_);
+      for (std::int64_t i = 0; i < frames; ++i) {
+        for (std::int64_t d = 0; d < dims; ++d) {
+          const auto k = static_cast<std::size_t>(d);
+          box_clipped_(i, d) =
+              std::fmax(action_spec_.low[k], std::fmin(box_drawn_(i, d), action_spec_.high[k]));
+        }
+      }
+      if constexpr (A::kStoresLogits) {
+        box_behaviour_.resize(frames, 2 * dims);
+        box_behaviour_.leftCols(dims) =
+            outputs_->mean.reshape({frames, dims}).template matrix<float>();
+        box_behaviour_.rightCols(dims) =
+            outputs_->log_std.reshape({frames, dims}).template matrix<float>();
+      }
+    }
+  }
+
   // Actions to the requests, the new recurrent state to the slots.
   void scatter(std::span<StepRequest* const> batch) {
     std::int64_t row = 0;
+    const std::int64_t dims = action_spec_.dims();
     for (StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
-        r->actions[static_cast<std::size_t>(e)] = frame_actions_[static_cast<std::size_t>(row)];
+        if (box()) {
+          std::memcpy(r->box_actions.data() + e * dims, box_clipped_.row(row).data(),
+                      static_cast<std::size_t>(dims) * sizeof(float));
+        } else {
+          r->actions[static_cast<std::size_t>(e)] = frame_actions_[static_cast<std::size_t>(row)];
+        }
         if (state_size() > 0) {
           const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
           state_table_.h[slot].copy_from(outputs_->final_state.h[row]);
@@ -316,8 +427,20 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  // Episode figures of every slot; the training slots' steps to their unrolls.
+  // Episode figures of every slot (raw rewards); the training slots' steps (scaled rewards when
+  // the agent scales them) to their unrolls.
   void record(std::span<StepRequest* const> batch) {
+    const bool scaling = scale_rewards_;
+    if (scaling) {
+      frame_rewards_.clear();
+      frame_flags_.clear();
+      for (const StepRequest* r : batch) {
+        frame_rewards_.insert(frame_rewards_.end(), r->rewards.begin(), r->rewards.end());
+        frame_flags_.insert(frame_flags_.end(), r->flags.begin(), r->flags.end());
+      }
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->scale_rewards(frame_slots_, frame_flags_, frame_evaluation_, frame_rewards_);
+    }
     std::int64_t row = 0;
     for (const StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
@@ -330,11 +453,16 @@ class InferenceServer final : public InferenceEndpoint {
         if (r->connection.evaluation) continue;
         UnrollStep step;
         step.observation = observations_[0][row];
-        step.reward = reward;
+        step.reward = scaling ? frame_rewards_[i] : reward;
         step.flags = flags;
-        step.action = frame_actions_[i];
-        if constexpr (A::kStoresLogits)
-          step.logits = outputs_->logits[0][row].template data<float>();
+        if (box()) {
+          step.box_action = box_drawn_.row(row).data();
+          if constexpr (A::kStoresLogits) step.logits = box_behaviour_.row(row).data();
+        } else {
+          step.action = frame_actions_[i];
+          if constexpr (A::kStoresLogits)
+            step.logits = outputs_->logits[0][row].template data<float>();
+        }
         step.policy_version = version_;
         if (state_size() > 0) {
           step.state_h = state_in_.h[row].template data<float>();
@@ -349,6 +477,10 @@ class InferenceServer final : public InferenceEndpoint {
   void restart_slot(std::int32_t slot, std::uint64_t connection) {
     slots_[static_cast<std::size_t>(slot)] = SlotState{connection, 0.0, 0};
     store_.reset(slot);
+    if (scale_rewards_) {
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->restart_slot(slot);
+    }
     if (state_table_.h.defined()) {
       state_table_.h[slot].fill_zero();
       state_table_.c[slot].fill_zero();
@@ -394,6 +526,13 @@ class InferenceServer final : public InferenceEndpoint {
   std::vector<std::int32_t> frame_slots_;
   std::vector<std::uint8_t> frame_evaluation_;
   std::vector<std::int32_t> frame_actions_;
+  RowMatrixXf box_drawn_, box_clipped_, box_behaviour_;  // [N, D], [N, D], [N, 2 D]
+  std::vector<float> frame_rewards_;                     // scaled, when the agent scales rewards
+  std::vector<std::uint8_t> frame_flags_;
+  // Used by the inference thread; the lock lets checkpoints read the statistics meanwhile.
+  mutable Mutex normalizer_mutex_;
+  std::optional<ExperienceNormalizer> normalizer_ SEEDRL_GUARDED_BY(normalizer_mutex_);
+  bool normalize_observations_ = false, scale_rewards_ = false;  // set once, at construction
   // The batch is assembled on the host (in memory page-locked for a GPU backend, which gets one
   // copy per batch); the recurrent state table stays on the host too.
   ScratchBuffer observation_buffer_ = ScratchBuffer::pinned(B::device),

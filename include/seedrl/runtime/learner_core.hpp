@@ -125,6 +125,9 @@ class LearnerCore {
     SEEDRL_REQUIRE(spec.num_actions == options.network.num_actions, "Learner<", agent_name,
                    ">: unrolls have ", spec.num_actions, " actions, the network ",
                    options.network.num_actions);
+    SEEDRL_REQUIRE(spec.action_dims == options.network.action_dims, "Learner<", agent_name,
+                   ">: unrolls have box actions of ", spec.action_dims,
+                   " dimensions, the network's Gaussian head ", options.network.action_dims);
   }
 
   const UnrollSpec& spec() const { return spec_; }

@@ -55,6 +55,8 @@ class HostOutputs {
       : logits_(Device::cpu, device),
         values_(Device::cpu, device),
         q_(Device::cpu, device),
+        mean_(Device::cpu, device),
+        log_std_(Device::cpu, device),
         h_(Device::cpu, device),
         c_(Device::cpu, device) {}
 
@@ -63,19 +65,21 @@ class HostOutputs {
     host_.logits = logits_(outputs.logits);
     host_.values = values_(outputs.values);
     host_.q = q_(outputs.q);
+    host_.mean = mean_(outputs.mean);
+    host_.log_std = log_std_(outputs.log_std);
     host_.final_state = {h_(outputs.final_state.h), c_(outputs.final_state.c)};
     return host_;
   }
 
  private:
   static bool on_device(const nn::NetworkOutputs& o) {
-    for (const Tensor* t : {&o.logits, &o.values, &o.q, &o.final_state.h}) {
+    for (const Tensor* t : {&o.logits, &o.values, &o.q, &o.mean, &o.final_state.h}) {
       if (t->defined()) return t->device() != Device::cpu;
     }
     return false;
   }
 
-  StagingBuffer logits_, values_, q_, h_, c_;
+  StagingBuffer logits_, values_, q_, mean_, log_std_, h_, c_;
   nn::NetworkOutputs host_;
 };
 

@@ -57,8 +57,10 @@ struct TrainingSessionOptions {
   /// The learner thread flushes denormal floats to zero (core/float_mode.hpp): optimizer moments
   /// that decay toward zero otherwise slow training several-fold.
   bool flush_denormals = true;
-  std::size_t unroll_queue_capacity = 0;  ///< 0: twice the learner batch
-  std::string logdir;                     ///< empty: no files (no checkpoints, no metrics files)
+  /// 0: the agent's kQueuedBatches learner batches when it has that constant (PPO: 1, which
+  /// bounds how far the actors run ahead of an on-policy learner), else two.
+  std::size_t unroll_queue_capacity = 0;
+  std::string logdir;  ///< empty: no files (no checkpoints, no metrics files)
   /// Non-empty: at the end of the run (finished or interrupted) the final parameters are exported
   /// here as an ONNX model (io/onnx.hpp). Its directory must exist when the run starts.
   std::string export_onnx;
@@ -124,7 +126,7 @@ class TrainingSession {
       : options_((options.validate(), options)),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
-                     : static_cast<std::size_t>(2 * agent.options().batch_size)),
+                     : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
         learner_(agent, make_unroll_spec(agent, observation_spec, action_spec, options.server),
                  unrolls_),
         server_(agent, learner_.parameters(), unrolls_, observation_spec, action_spec,
@@ -138,6 +140,7 @@ class TrainingSession {
     server_.set_training_frames(resumed_from_->frames);
     server_.episodes().set_counts(resumed_from_->episodes, 0);
     server_.episodes().restore_window(resumed_from_->episode_window, path);
+    server_.restore_normalization(resumed_from_->normalization, path);
   }
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -235,6 +238,14 @@ class TrainingSession {
     return error_;
   }
 
+  static std::int64_t queued_batches() {
+    if constexpr (requires { A::kQueuedBatches; }) {
+      return A::kQueuedBatches;
+    } else {
+      return 2;
+    }
+  }
+
   bool interrupted() const { return options_.interrupt && options_.interrupt->load(); }
 
   double elapsed() const {
@@ -266,6 +277,7 @@ class TrainingSession {
     counters.frames = server_.training_frames();
     counters.episodes = server_.episodes().summary().episodes;
     counters.episode_window = server_.episodes().window_text();
+    counters.normalization = server_.normalization_text();
     learner_.save_checkpoint(checkpoint_path(options_.logdir), counters);
     last_checkpoint_ = std::chrono::steady_clock::now();
   }

@@ -1,8 +1,14 @@
 // Unroll: consecutive steps of one environment slot, the unit the learner trains on.
 //
 // Step t holds what the server saw and did at that step: the observation, the reward received
-// on arriving there, the step's flags, the action chosen, the behaviour policy's logits (V-trace)
-// and the parameter version that chose it. initial_state is the recurrent state before step 0.
+// on arriving there, the step's flags, the action chosen, the behaviour policy (V-trace, PPO) and
+// the parameter version that chose it. initial_state is the recurrent state before step 0.
+//
+// Actions are discrete (one i32 per step) or a box (UnrollSpec::action_dims > 0: D f32 per step,
+// the Gaussian policy's sample before it was clipped to the environment's bounds, which is what
+// its log-probability is of). The behaviour policy is recorded as the network's policy outputs at
+// acting time: the logits [A] for discrete actions, the Gaussian's mean and log standard deviation
+// [2 D] for a box, so a learner recomputes mu(a|x) exactly as inference had it.
 // The flags are core/step_flags.hpp's: a last step followed by a first one is an episode
 // boundary, not experience.
 #pragma once
@@ -25,19 +31,28 @@ namespace seedrl {
 /// What an unroll holds and how long it is.
 struct UnrollSpec {
   TensorSpec observation;
-  std::int32_t num_actions = 0;
-  std::int64_t length = 0;      ///< steps per unroll: burn_in + T + 1
-  std::int64_t overlap = 1;     ///< steps shared with the next unroll: burn_in + 1
-  bool store_logits = true;     ///< keep the behaviour policy's logits (V-trace)
-  std::int64_t state_size = 0;  ///< recurrent state size H (0: not recurrent)
+  std::int32_t num_actions = 0;  ///< discrete actions (0 with action_dims)
+  std::int64_t action_dims = 0;  ///< > 0: box actions of this many reals
+  std::int64_t length = 0;       ///< steps per unroll: burn_in + T + 1
+  std::int64_t overlap = 1;      ///< steps shared with the next unroll: burn_in + 1
+  bool store_logits = true;      ///< keep the behaviour policy (V-trace, PPO)
+  std::int64_t state_size = 0;   ///< recurrent state size H (0: not recurrent)
+
+  bool box_actions() const { return action_dims > 0; }
+  /// Shape of one step's action: [] (one i32) or [D] (f32).
+  Shape action_shape() const { return box_actions() ? Shape{action_dims} : Shape{}; }
+  DType action_dtype() const { return box_actions() ? DType::f32 : DType::i32; }
+  /// Floats recording the behaviour policy per step: A logits, or a Gaussian's D means and D log
+  /// standard deviations.
+  std::int64_t behaviour_size() const { return box_actions() ? 2 * action_dims : num_actions; }
 };
 
 struct Unroll {
   Tensor observations;          ///< [L, obs...]
   Tensor rewards;               ///< [L] f32
   Tensor flags;                 ///< [L] u8
-  Tensor actions;               ///< [L] i32
-  Tensor logits;                ///< [L, A] f32 when stored
+  Tensor actions;               ///< [L] i32, or [L, D] f32 for box actions
+  Tensor logits;                ///< [L, A] (or [L, 2 D]: mean, log std) f32 when stored
   Tensor policy_versions;       ///< [L] i32
   nn::LstmState initial_state;  ///< [H] each when recurrent
   std::int32_t slot = -1;
@@ -48,8 +63,8 @@ struct Unroll {
         Tensor::empty(spec.observation.shape.prepend({spec.length}), spec.observation.dtype);
     u->rewards = Tensor::empty({spec.length});
     u->flags = Tensor::empty({spec.length}, DType::u8);
-    u->actions = Tensor::empty({spec.length}, DType::i32);
-    if (spec.store_logits) u->logits = Tensor::empty({spec.length, spec.num_actions});
+    u->actions = Tensor::empty(spec.action_shape().prepend({spec.length}), spec.action_dtype());
+    if (spec.store_logits) u->logits = Tensor::empty({spec.length, spec.behaviour_size()});
     u->policy_versions = Tensor::empty({spec.length}, DType::i32);
     if (spec.state_size > 0)
       u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
@@ -66,8 +81,8 @@ struct UnrollBatch {
   Tensor observations;          ///< [L, B, obs...]
   Tensor rewards;               ///< [L, B]
   Tensor flags;                 ///< [L, B] u8
-  Tensor actions;               ///< [L, B] i32
-  Tensor logits;                ///< [L, B, A]
+  Tensor actions;               ///< [L, B] i32, or [L, B, D] f32 for box actions
+  Tensor logits;                ///< [L, B, A], or [L, B, 2 D] for box actions
   Tensor policy_versions;       ///< [L, B] i32
   nn::LstmState initial_state;  ///< [B, H] each
 
@@ -81,9 +96,9 @@ struct UnrollBatch {
     ensure(observations, spec.observation.shape.prepend({length, b}), spec.observation.dtype);
     ensure(rewards, {length, b}, DType::f32);
     ensure(flags, {length, b}, DType::u8);
-    ensure(actions, {length, b}, DType::i32);
+    ensure(actions, spec.action_shape().prepend({length, b}), spec.action_dtype());
     ensure(policy_versions, {length, b}, DType::i32);
-    if (spec.store_logits) ensure(logits, {length, b, spec.num_actions}, DType::f32);
+    if (spec.store_logits) ensure(logits, {length, b, spec.behaviour_size()}, DType::f32);
     if (spec.state_size > 0) {
       ensure(initial_state.h, {b, spec.state_size}, DType::f32);
       ensure(initial_state.c, {b, spec.state_size}, DType::f32);
@@ -95,10 +110,11 @@ struct UnrollBatch {
       for (std::int64_t t = 0; t < length; ++t) {
         observations[t][j].copy_from(u.observations[t]);
         if (spec.store_logits) logits[t][j].copy_from(u.logits[t]);
+        if (spec.box_actions()) actions[t][j].copy_from(u.actions[t]);
       }
       scatter_column(rewards, u.rewards, j);
       scatter_column(flags, u.flags, j);
-      scatter_column(actions, u.actions, j);
+      if (!spec.box_actions()) scatter_column(actions, u.actions, j);
       scatter_column(policy_versions, u.policy_versions, j);
       if (spec.state_size > 0) {
         initial_state.h[j].copy_from(u.initial_state.h);

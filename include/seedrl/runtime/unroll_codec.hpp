@@ -92,12 +92,12 @@ inline bool matches(const Unroll& u, const UnrollSpec& spec) {
   const bool state = spec.state_size > 0 ? is(u.initial_state.h, {spec.state_size}, DType::f32) &&
                                                is(u.initial_state.c, {spec.state_size}, DType::f32)
                                          : !u.initial_state.h.defined();
-  const bool logits =
-      spec.store_logits ? is(u.logits, {l, spec.num_actions}, DType::f32) : !u.logits.defined();
+  const bool logits = spec.store_logits ? is(u.logits, {l, spec.behaviour_size()}, DType::f32)
+                                        : !u.logits.defined();
   return is(u.observations, spec.observation.shape.prepend({l}), spec.observation.dtype) &&
          is(u.rewards, {l}, DType::f32) && is(u.flags, {l}, DType::u8) &&
-         is(u.actions, {l}, DType::i32) && is(u.policy_versions, {l}, DType::i32) && state &&
-         logits;
+         is(u.actions, spec.action_shape().prepend({l}), spec.action_dtype()) &&
+         is(u.policy_versions, {l}, DType::i32) && state && logits;
 }
 
 }  // namespace seedrl

@@ -23,8 +23,9 @@ struct UnrollStep {
   Tensor observation;  ///< one observation (a view; copied into the unroll)
   float reward = 0.0f;
   std::uint8_t flags = 0;
-  std::int32_t action = 0;
-  const float* logits = nullptr;  ///< [A] when the spec stores logits
+  std::int32_t action = 0;            ///< discrete actions
+  const float* box_action = nullptr;  ///< [D] for box actions (UnrollSpec::action_dims)
+  const float* logits = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
   std::int32_t policy_version = 0;
   const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
   const float* state_c = nullptr;
@@ -61,13 +62,20 @@ class UnrollStore {
     u.observations[t].copy_from(step.observation);
     u.rewards.data<float>()[t] = step.reward;
     u.flags.data<std::uint8_t>()[t] = step.flags;
-    u.actions.data<std::int32_t>()[t] = step.action;
+    if (spec_.box_actions()) {
+      SEEDRL_REQUIRE(step.box_action != nullptr,
+                     "UnrollStore: the spec has box actions but the step has none");
+      std::memcpy(u.actions[t].raw_data(), step.box_action,
+                  static_cast<std::size_t>(spec_.action_dims) * sizeof(float));
+    } else {
+      u.actions.data<std::int32_t>()[t] = step.action;
+    }
     u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
     if (spec_.store_logits) {
       SEEDRL_REQUIRE(step.logits != nullptr,
-                     "UnrollStore: the spec stores logits but the step has none");
+                     "UnrollStore: the spec stores the behaviour policy but the step has none");
       std::memcpy(u.logits[t].raw_data(), step.logits,
-                  static_cast<std::size_t>(spec_.num_actions) * sizeof(float));
+                  static_cast<std::size_t>(spec_.behaviour_size()) * sizeof(float));
     }
     u.slot = slot;
     if (++s.count < spec_.length) return nullptr;
@@ -80,7 +88,7 @@ class UnrollStore {
       s.current->observations[i].copy_from(done->observations[from + i]);
       s.current->rewards.data<float>()[i] = done->rewards.data<float>()[from + i];
       s.current->flags.data<std::uint8_t>()[i] = done->flags.data<std::uint8_t>()[from + i];
-      s.current->actions.data<std::int32_t>()[i] = done->actions.data<std::int32_t>()[from + i];
+      s.current->actions[i].copy_from(done->actions[from + i]);
       s.current->policy_versions.data<std::int32_t>()[i] =
           done->policy_versions.data<std::int32_t>()[from + i];
       if (spec_.store_logits) s.current->logits[i].copy_from(done->logits[from + i]);

@@ -28,17 +28,6 @@
 
 namespace seedrl {
 
-/// The [T, B] inputs of V-trace and the loss: the transitions with the boundaries filled in from
-/// the learner's values of all T+1 steps (`values` row t * B + b).
-struct VTraceInputs {
-  Eigen::ArrayXXf rewards;    ///< r_{t+1}; V(x_t) at boundaries
-  Eigen::ArrayXXf discounts;  ///< gamma, 0 after a termination and at boundaries
-  Eigen::ArrayXXf values;     ///< V(x_t)
-  Eigen::ArrayXf bootstrap;   ///< V(x_T)
-};
-
-VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float discount);
-
 template <nn::Backend B>
 class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   using Core = LearnerCore<B>;

@@ -1,0 +1,107 @@
+// PpoAgent: proximal policy optimisation (Schulman et al. 2017) in SEED's shape: actors only step
+// environments, inference samples from the current policy centrally and records the behaviour
+// policy with every step, and the learner runs several epochs of shuffled minibatches over each
+// batch of unrolls. Discrete actions use a softmax policy; box actions (ActionSpec::box) a
+// diagonal Gaussian whose draws the server clips to the environment's bounds.
+//
+// The learning side is Learner<PpoAgent, Backend> (runtime/ppo_learner.hpp, included at the end
+// of this header).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "seedrl/algo/ppo_loss.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/math/categorical.hpp"
+#include "seedrl/math/distributions.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/acting.hpp"
+#include "seedrl/runtime/agent.hpp"
+
+namespace seedrl {
+
+/// Defaults are CleanRL's ppo_continuous_action (the MuJoCo settings of Schulman et al.):
+/// 2048 transitions per batch (16 unrolls of 128 with InferenceServerOptions.unroll_length 128),
+/// 10 epochs of minibatches of 64, GAE lambda 0.95, clip 0.2 with the value clipped too, Adam at
+/// 3e-4 (eps 1e-5; the examples decay it linearly to 0 over the run), gradients clipped to a norm
+/// of 0.5, observations normalised and rewards scaled by inference (runtime/normalization.hpp).
+struct PpoAgentOptions : AgentOptions {
+  PpoLossOptions loss;       ///< clip, value clip, value and entropy costs, advantage normalisation
+  float lambda = 0.95f;      ///< GAE(lambda)
+  std::int64_t epochs = 10;  ///< passes over each batch
+  std::int64_t minibatch_size = 64;  ///< transitions per update
+  /// Unrolls with a step acted by parameters more than this many updates older than the
+  /// learner's are dropped (and counted: the metric dropped_unrolls); 0: no bound. The default
+  /// is about three batches' worth of updates at the default sizes.
+  std::int64_t max_policy_lag = 1000;
+
+  PpoAgentOptions() {
+    batch_size = 16;
+    learning_rate = {3e-4, 0, 0.0};
+    optimizer.adam.epsilon = 1e-5f;
+    max_grad_norm = 0.5;
+    normalization.observations = true;
+    normalization.rewards = true;
+  }
+
+  void validate() const {
+    AgentOptions::validate("PpoAgentOptions");
+    SEEDRL_REQUIRE(network.policy_value_heads, "PpoAgentOptions.network needs policy_value_heads");
+    SEEDRL_REQUIRE(network.lstm_size == 0,
+                   "PpoAgentOptions.network: PPO trains feed-forward networks (lstm_size 0), got "
+                   "lstm_size ",
+                   network.lstm_size);
+    loss.validate();
+    SEEDRL_REQUIRE(lambda >= 0.0f && lambda <= 1.0f,
+                   "PpoAgentOptions.lambda must be in [0, 1], got ", lambda);
+    SEEDRL_REQUIRE(epochs >= 1, "PpoAgentOptions.epochs must be >= 1, got ", epochs);
+    SEEDRL_REQUIRE(minibatch_size >= 1, "PpoAgentOptions.minibatch_size must be >= 1, got ",
+                   minibatch_size);
+    SEEDRL_REQUIRE(max_policy_lag >= 0, "PpoAgentOptions.max_policy_lag must be >= 0, got ",
+                   max_policy_lag);
+  }
+};
+
+class PpoAgent {
+ public:
+  static constexpr std::string_view kName = "ppo";
+  /// Inference records the behaviour policy: PPO's ratio is against it.
+  static constexpr bool kStoresLogits = true;
+  /// The unroll queue holds one learner batch: actors run at most about a batch ahead of the
+  /// learner (TrainingSessionOptions::unroll_queue_capacity).
+  static constexpr std::int64_t kQueuedBatches = 1;
+
+  explicit PpoAgent(PpoAgentOptions options) : options_(std::move(options)) { options_.validate(); }
+
+  const PpoAgentOptions& options() const { return options_; }
+  const nn::NetworkConfig& network_config() const { return options_.network; }
+  /// Evaluation actors take the most likely action (the Gaussian's mean).
+  static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
+
+  /// Discrete actions: a sample from softmax(logits), the most likely one in evaluation slots.
+  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
+                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
+                      Rng& rng) const {
+    math::sample_categorical(
+        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
+        evaluation, actions, rng);
+  }
+
+  /// Box actions: mean + std z, z ~ N(0, 1), or the mean in evaluation slots.
+  void select_box_actions(const nn::NetworkOutputs& outputs,
+                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+                          Rng& rng) const {
+    select_gaussian_actions(outputs, evaluation, actions, rng);
+  }
+
+ private:
+  PpoAgentOptions options_;
+};
+
+static_assert(BoxAgent<PpoAgent>);
+
+}  // namespace seedrl
+
+#include "seedrl/runtime/ppo_learner.hpp"  // IWYU pragma: export
