@@ -229,8 +229,9 @@ struct PpoCli : RunCli {
     app.option_defaults()->always_capture_default();
     add_run_options(app, session);
     app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
-    app.add_option("--lambda", lambda, "GAE lambda")->check(CLI::Range(0.0, 1.0));
-    app.add_option("--epochs", epochs, "passes over each batch")->check(CLI::Range(1, 1000));
+    app.add_option("--lambda", lambda, "GAE lambda (PPO) or V-trace lambda")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--epochs", epochs, "PPO: passes over each batch")->check(CLI::Range(1, 1000));
     app.add_option("--minibatch", minibatch, "transitions per update")
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--clip", clip, "PPO ratio clip epsilon")->check(CLI::Range(0.001, 0.999));
@@ -283,6 +284,36 @@ struct PpoCli : RunCli {
         learning_rate,
         decay ? (frames + transitions - 1) / transitions * updates_per_batch(transitions) : 0, 0.0};
     return PpoAgent(o);
+  }
+
+  /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
+  /// PPO: unroll 16 and batch 8 (with `learning_rate`) unless the command line set them.
+  void use_vtrace_defaults(const CLI::App& app, LocalTrainerOptions& run, double rate) {
+    if (app.count("--unroll") == 0) run.server.unroll_length = 16;
+    if (app.count("--batch") == 0) batch = 8;
+    if (app.count("--learning-rate") == 0) learning_rate = rate;
+  }
+
+  /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
+  /// (decayed over the run's learner steps), gradient clip, normalisation, value and entropy
+  /// costs; lambda is V-trace's (the rho clips stay 1).
+  VTraceAgent make_vtrace_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    VTraceAgentOptions o;
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.network.initial_log_std = initial_log_std;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.vtrace.lambda = lambda;
+    o.loss = {value_cost, entropy_cost};
+    o.max_abs_reward = max_abs_reward;
+    o.max_grad_norm = max_grad_norm;
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+    o.normalization.observations = normalize_observations;
+    o.normalization.rewards = scale_rewards;
+    o.learning_rate = learning_rate_schedule(batch * run.server.unroll_length);
+    return VTraceAgent(o);
   }
 };
 
@@ -389,24 +420,33 @@ inline void add_actor_options(CLI::App& app, LocalTrainerOptions& run, int max_e
       ->check(CLI::Range(0, 256));
 }
 
-/// Trains the agent `cli` (VTraceCli or R2D2Cli) describes, with `network`, in one process on
-/// environments from `make_env(seed)`, after a line on stderr saying what runs; stops cleanly on
-/// SIGINT/SIGTERM.
+/// Trains `agent` in one process on environments from `make_env(seed)`, after a line on stderr
+/// saying what runs; stops cleanly on SIGINT/SIGTERM.
+template <class Cli, class AgentT, class MakeEnv>
+TrainingResult train_agent_in_process(const char* program, const std::string& env_name,
+                                      const Cli& cli, LocalTrainerOptions run, const AgentT& agent,
+                                      MakeEnv make_env) {
+  cli.finish(run);
+  run.interrupt = stop_on_signals();
+  std::fprintf(stderr,
+               "%s: %s, agent %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n",
+               program, env_name.c_str(), std::string(AgentT::kName).c_str(), run.num_actors,
+               run.envs_per_actor, static_cast<long long>(run.server.unroll_length),
+               static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed));
+  return train_locally<AgentT, cpu::Backend>(
+      agent,
+      [&](std::int32_t a, std::int32_t e) { return make_env(environment_seed(cli.seed, a, e)); },
+      run);
+}
+
+/// Trains the agent `cli` (VTraceCli, R2D2Cli or PpoCli) describes, with `network`, in one
+/// process on environments from `make_env(seed)` (train_agent_in_process).
 template <class Cli, class MakeEnv>
 TrainingResult train_in_process(const char* program, const std::string& env_name, const Cli& cli,
                                 LocalTrainerOptions run, nn::NetworkConfig network,
                                 MakeEnv make_env) {
-  cli.finish(run);
-  run.interrupt = stop_on_signals();
-  std::fprintf(stderr, "%s: %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n", program,
-               env_name.c_str(), run.num_actors, run.envs_per_actor,
-               static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
-               static_cast<unsigned long long>(cli.seed));
   const auto agent = cli.make_agent(std::move(network), run);
-  return train_locally<std::remove_cvref_t<decltype(agent)>, cpu::Backend>(
-      agent,
-      [&](std::int32_t a, std::int32_t e) { return make_env(environment_seed(cli.seed, a, e)); },
-      run);
+  return train_agent_in_process(program, env_name, cli, std::move(run), agent, make_env);
 }
 
 inline void add_game_option(CLI::App& app, std::string& game) {
@@ -436,6 +476,31 @@ inline void print_result(const std::string& env_name, std::uint64_t seed,
       static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
       result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
   std::fflush(stdout);
+}
+
+/// The continuous-control programs (pendulum_ppo, mujoco_ppo): trains `--agent` ppo or vtrace on
+/// box-action environments from `make_env(seed)` with an MLP Gaussian policy; prints the JSON line
+/// and returns the exit status (errors on stderr).
+template <class MakeEnv>
+int train_box_agent(const char* program, const std::string& env_name, const std::string& agent,
+                    const PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
+  try {
+    const auto probe = make_env(0);
+    nn::NetworkConfig network =
+        nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(), 0, cli.hidden);
+    network.gaussian(probe.action_spec().dims());
+    LocalTrainerOptions r = run;
+    r.run_info.push_back({"env", env_name});
+    const TrainingResult result =
+        agent == "vtrace" ? train_agent_in_process(program, env_name, cli, r,
+                                                   cli.make_vtrace_agent(network, r), make_env)
+                          : train_in_process(program, env_name, cli, r, network, make_env);
+    print_result(env_name, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 1;
+  }
 }
 
 /// The body of minatar_vtrace and minatar_r2d2: trains the agent `cli` describes on `game` with

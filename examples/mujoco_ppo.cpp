@@ -1,10 +1,11 @@
 // mujoco_ppo: MuJoCo locomotion (HalfCheetah, Hopper, Walker2d, Ant; Gymnasium v4 semantics) in
 // one process. Actors step the simulations, central inference samples the Gaussian policy, the PPO
-// learner trains it with CleanRL's MuJoCo settings.
+// learner (or, with --agent vtrace, the V-trace learner) trains it; PPO's defaults are CleanRL's
+// MuJoCo settings.
 //
-//   mujoco_ppo --env halfcheetah|hopper|walker2d|ant [--frames 1000000] [--actors 2]
-//              [--envs-per-actor 8] [--unroll 128] [--batch 16] [--seed 1] [--logdir DIR]
-//              [agent options...]
+//   mujoco_ppo --env halfcheetah|hopper|walker2d|ant [--agent ppo|vtrace] [--frames 1000000]
+//              [--actors 2] [--envs-per-actor 8] [--unroll 128] [--batch 16] [--seed 1]
+//              [--logdir DIR] [agent options...]
 //
 // --frames counts agent steps, as Gymnasium does (a step simulates the task's frame skip). The
 // mean return printed is that of the last 100 training episodes. Progress goes to stderr; the last
@@ -23,35 +24,32 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL PPO on MuJoCo locomotion, in one process"};
+  CLI::App app{"SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process"};
   examples::PpoCli cli;
   cli.env_name = "halfcheetah";
   cli.frames = 1'000'000;
+  std::string agent = "ppo";
   LocalTrainerOptions run;
   run.num_actors = 2;
   run.envs_per_actor = 8;
   run.checkpoint_seconds = 300;
   run.server.unroll_length = 128;
-  app.add_option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant");
+  app.add_option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant")
+      ->check(CLI::IsMember({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"}));
+  app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
   CLI11_PARSE(app, argc, argv);
+  if (agent == "vtrace") cli.use_vtrace_defaults(app, run, 3e-4);
 
+  MujocoTask task;
   try {
-    const MujocoTask task = parse_mujoco_task(cli.env_name);
-    const MujocoEnv probe(task);
-    nn::NetworkConfig network =
-        nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(), 0, cli.hidden);
-    network.gaussian(probe.action_spec().dims());
-    const std::string name(mujoco_task_name(task));
-    run.run_info.push_back({"env", name});
-    const TrainingResult result =
-        examples::train_in_process("mujoco_ppo", name, cli, run, network,
-                                   [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
-    examples::print_result(name, cli.seed, result);
-    return 0;
+    task = parse_mujoco_task(cli.env_name);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mujoco_ppo: error: %s\n", e.what());
     return 1;
   }
+  return examples::train_box_agent("mujoco_ppo", std::string(mujoco_task_name(task)), agent, cli,
+                                   run,
+                                   [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
 }

@@ -137,62 +137,6 @@ TEST_CASE("ppo_targets: GAE over transitions, nothing across a boundary, behavio
   CHECK(targets.rows.size() == 6);  // 8 steps, two of them boundaries
 }
 
-TEST_CASE("ppo_policy_backward: the gradients of log-prob and entropy match finite differences") {
-  Rng rng(3);
-  for (const bool box : {false, true}) {
-    CAPTURE(box);
-    const std::int64_t m = 3, k = box ? 2 : 4;
-    nn::NetworkOutputs out;
-    Tensor actions;
-    if (box) {
-      out.mean = Tensor::empty({1, m, k});
-      out.log_std = Tensor::empty({1, m, k});
-      actions = Tensor::empty({m, k});
-      for (std::int64_t i = 0; i < m * k; ++i) {
-        out.mean.data<float>()[i] = static_cast<float>(rng.uniform(-1, 1));
-        out.log_std.data<float>()[i] = static_cast<float>(rng.uniform(-1, 0.5));
-        actions.data<float>()[i] = static_cast<float>(rng.normal());
-      }
-    } else {
-      out.logits = Tensor::empty({1, m, k});
-      actions = Tensor::empty({m}, DType::i32);
-      for (std::int64_t i = 0; i < m * k; ++i)
-        out.logits.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
-      for (std::int64_t i = 0; i < m; ++i)
-        actions.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.below(4));
-    }
-    Eigen::ArrayXf g_lp(m), g_ent(m);
-    for (std::int64_t i = 0; i < m; ++i) {
-      g_lp(i) = static_cast<float>(rng.uniform(-1, 1));
-      g_ent(i) = static_cast<float>(rng.uniform(-1, 1));
-    }
-    auto objective = [&] {
-      const PpoPolicyTerms terms = ppo_policy_terms(out, actions);
-      return static_cast<double>((g_lp * terms.log_probs + g_ent * terms.entropy).sum());
-    };
-    const Tensor grad_policy = Tensor::empty({1, m, k});
-    const Tensor grad_log_std = box ? Tensor::empty({1, m, k}) : Tensor();
-    ppo_policy_backward(out, actions, g_lp, g_ent, grad_policy, grad_log_std);
-    const Tensor inputs[2] = {box ? out.mean : out.logits, out.log_std};
-    const Tensor grads[2] = {grad_policy, grad_log_std};
-    for (int which = 0; which < (box ? 2 : 1); ++which) {
-      const Tensor& input = inputs[which];
-      const Tensor& grad = grads[which];
-      for (std::int64_t i = 0; i < m * k; ++i) {
-        float& x = input.data<float>()[i];
-        const float saved = x;
-        const float h = 1e-2f;
-        x = saved + h;
-        const double up = objective();
-        x = saved - h;
-        const double down = objective();
-        x = saved;
-        CHECK(grad.data<float>()[i] == doctest::Approx((up - down) / (2.0 * h)).epsilon(2e-2));
-      }
-    }
-  }
-}
-
 TEST_CASE("Learner<PpoAgent>: epochs x minibatches of updates; stale unrolls are dropped") {
   PpoAgentOptions o = box_options();
   o.max_policy_lag = 50;

@@ -159,4 +159,33 @@ ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
   return out;
 }
 
+ActorCriticTerms actor_critic_loss_terms(const Eigen::ArrayXXf& log_probs,
+                                         const Eigen::ArrayXXf& entropy,
+                                         const Eigen::ArrayXXf& values,
+                                         const VTraceReturns& targets,
+                                         const ActorCriticLossOptions& options,
+                                         const Eigen::ArrayXXf* mask) {
+  options.validate();
+  const Eigen::Index steps = log_probs.rows(), batch = log_probs.cols();
+  for (const Eigen::ArrayXXf* a : {&entropy, &values, &targets.vs, &targets.pg_advantages}) {
+    SEEDRL_REQUIRE(a->rows() == steps && a->cols() == batch,
+                   "actor_critic_loss_terms: log_probs, entropy, values, vs and pg_advantages "
+                   "must all be [",
+                   steps, ", ", batch, "], got [", a->rows(), ", ", a->cols(), "]");
+  }
+  const Eigen::ArrayXXf weights = frame_weights(steps, batch, mask);
+  ActorCriticTerms out;
+  out.policy_loss = static_cast<float>(
+      -(log_probs.cast<double>() * (targets.pg_advantages * weights).cast<double>()).sum());
+  out.grad_log_probs = -targets.pg_advantages * weights;
+  out.mean_entropy = static_cast<float>((entropy.cast<double>() * weights.cast<double>()).sum());
+  out.entropy_loss = -options.entropy_cost * out.mean_entropy;
+  out.grad_entropy = -options.entropy_cost * weights;
+  auto baseline = baseline_loss(values, targets.vs, options.baseline_cost, mask);
+  out.baseline_loss = baseline.loss;
+  out.grad_values = std::move(baseline.grad);
+  out.total_loss = out.policy_loss + out.baseline_loss + out.entropy_loss;
+  return out;
+}
+
 }  // namespace seedrl

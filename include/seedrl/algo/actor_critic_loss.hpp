@@ -83,4 +83,25 @@ ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
                                   const ActorCriticLossOptions& options = {},
                                   const Eigen::ArrayXXf* mask = nullptr);
 
+/// The actor-critic loss's terms for any policy distribution (a Gaussian over box actions, say),
+/// from what the policy gives per frame: log pi(a_t | x_t) and its entropy, both [T, B]. The same
+/// loss as actor_critic_loss, with the gradients w.r.t. those per-frame values (and the values);
+/// a learner chains them through its distribution (runtime/policy_terms.hpp).
+struct ActorCriticTerms {
+  float policy_loss = 0.0f;
+  float baseline_loss = 0.0f;
+  float entropy_loss = 0.0f;
+  float total_loss = 0.0f;
+  float mean_entropy = 0.0f;
+  Eigen::ArrayXXf grad_log_probs;  ///< d total / d log pi(a_t | x_t), [T, B]
+  Eigen::ArrayXXf grad_entropy;    ///< d total / d H_t, [T, B]
+  Eigen::ArrayXXf grad_values;     ///< d total / d values, [T, B]
+};
+ActorCriticTerms actor_critic_loss_terms(const Eigen::ArrayXXf& log_probs,
+                                         const Eigen::ArrayXXf& entropy,
+                                         const Eigen::ArrayXXf& values,
+                                         const VTraceReturns& targets,
+                                         const ActorCriticLossOptions& options,
+                                         const Eigen::ArrayXXf* mask = nullptr);
+
 }  // namespace seedrl

@@ -31,6 +31,7 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner_core.hpp"
+#include "seedrl/runtime/policy_terms.hpp"
 #include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/transitions.hpp"
@@ -52,19 +53,6 @@ struct PpoTargets {
 /// probabilities come from the batch's recorded logits (discrete) or Gaussian mean and log std.
 PpoTargets ppo_targets(const UnrollBatch& batch, const Transitions& tr, const float* values,
                        float discount, float lambda);
-
-/// log pi(a | x) and the entropy of a minibatch's policy outputs, and their backward pass.
-/// Discrete: `policy` is logits [M, A] and `actions` [M] i32; box: mean and log_std [M, D] and
-/// actions [M, D] f32.
-struct PpoPolicyTerms {
-  Eigen::ArrayXf log_probs, entropy;
-};
-PpoPolicyTerms ppo_policy_terms(const nn::NetworkOutputs& outputs, const Tensor& actions);
-/// Writes d loss / d (logits, or mean and log_std) into `grads` (host tensors shaped like the
-/// outputs) from d loss / d log_prob and d loss / d entropy.
-void ppo_policy_backward(const nn::NetworkOutputs& outputs, const Tensor& actions,
-                         const Eigen::ArrayXf& grad_log_probs, const Eigen::ArrayXf& grad_entropy,
-                         const Tensor& grad_policy, const Tensor& grad_log_std);
 
 template <nn::Backend B>
 class Learner<PpoAgent, B> final : public LearnerCore<B> {
@@ -218,19 +206,19 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
 
     const nn::NetworkOutputs& out =
         host_outputs_(this->network().forward(device_observations_(observations)));
-    const PpoPolicyTerms policy = ppo_policy_terms(out, actions);
+    const bool box = spec.box_actions();
+    const Tensor& policy_out = box ? out.mean : out.logits;
+    const PolicyTerms policy = policy_terms(policy_out, out.log_std, actions);
     const Eigen::Map<const Eigen::ArrayXf> values(out.values.template data<float>(), m);
     const PpoLoss loss = ppo_loss(policy.log_probs, old_log_probs, advantages, values, old_values,
                                   returns, policy.entropy, o.loss);
 
     // Gradients on the host, then one copy each to the device.
-    const bool box = spec.box_actions();
-    const Tensor& policy_out = box ? out.mean : out.logits;
     const Tensor grad_policy = grad_policy_.view(policy_out.shape());
     const Tensor grad_log_std = box ? grad_log_std_.view(out.log_std.shape()) : Tensor();
     const Tensor grad_values = grad_values_.view(out.values.shape());
-    ppo_policy_backward(out, actions, loss.grad_log_probs, loss.grad_entropy, grad_policy,
-                        grad_log_std);
+    policy_terms_backward(policy_out, out.log_std, actions, loss.grad_log_probs, loss.grad_entropy,
+                          grad_policy, grad_log_std);
     grad_values.flat<float>() = loss.grad_values;
     nn::NetworkGrads grads;
     (box ? grads.mean : grads.logits) = device_grad_policy_(grad_policy);

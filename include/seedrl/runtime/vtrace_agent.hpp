@@ -1,7 +1,8 @@
 // VTraceAgent: the IMPALA actor-critic trained with V-trace (Espeholt et al. 2018) as SEED RL
 // runs it. The agent holds the configuration both sides need; its inference side samples actions
-// from the policy, its learning side is Learner<VTraceAgent, Backend> (runtime/vtrace_learner.hpp,
-// included at the end of this header: including it is enough to train the agent).
+// from the policy (softmax over discrete actions, or a diagonal Gaussian over box actions), its
+// learning side is Learner<VTraceAgent, Backend> (runtime/vtrace_learner.hpp, included at the end
+// of this header: including it is enough to train the agent).
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,6 @@ struct VTraceAgentOptions : AgentOptions {
     AgentOptions::validate("VTraceAgentOptions");
     SEEDRL_REQUIRE(network.policy_value_heads,
                    "VTraceAgentOptions.network needs policy_value_heads");
-    SEEDRL_REQUIRE(!network.box_actions(),
-                   "VTraceAgentOptions.network: the V-trace agent trains discrete actions only so "
-                   "far (action_dims must be 0)");
     vtrace.validate();
     loss.validate();
   }
@@ -61,11 +59,18 @@ class VTraceAgent {
         evaluation, actions, rng);
   }
 
+  /// Box actions (a Gaussian head): mean + std z, z ~ N(0, 1), or the mean in evaluation slots.
+  void select_box_actions(const nn::NetworkOutputs& outputs,
+                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+                          Rng& rng) const {
+    select_gaussian_actions(outputs, evaluation, actions, rng);
+  }
+
  private:
   VTraceAgentOptions options_;
 };
 
-static_assert(Agent<VTraceAgent>);
+static_assert(BoxAgent<VTraceAgent>);
 
 }  // namespace seedrl
 

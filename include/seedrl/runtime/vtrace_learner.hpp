@@ -22,6 +22,7 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner_core.hpp"
+#include "seedrl/runtime/policy_terms.hpp"
 #include "seedrl/runtime/staging.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/transitions.hpp"
@@ -69,6 +70,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                        batch = static_cast<std::int64_t>(unrolls.size()),
                        num_actions = this->spec().num_actions;
     const Transitions tr = this->transitions(0, steps, o.max_abs_reward);
+    if (this->spec().box_actions()) return train_box(in, tr);
     if constexpr (kLossOnDevice) return train_on_device(in, tr);
     const nn::NetworkOutputs& out =
         host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
@@ -97,6 +99,52 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
       {"total_loss", Reduce::mean, "loss"}, {"policy_loss"}, {"baseline_loss"}, {"entropy_loss"},
       {"entropy", Reduce::mean, "entropy"},
   };
+
+  // Box actions (a Gaussian policy), on the host: the same V-trace targets and actor-critic loss
+  // from the log-probabilities of the drawn actions under the learner's policy and the recorded
+  // behaviour policy, the gradients chained through the Gaussian.
+  LearnerStepStats train_box(const typename Core::NetworkInputs& in, const Transitions& tr) {
+    const VTraceAgentOptions& o = agent_.options();
+    const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
+    const nn::NetworkOutputs& out =
+        host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
+    const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
+    const Tensor mean = out.mean.slice(0, steps), log_std = out.log_std.slice(0, steps);
+    const Tensor actions = this->batch().actions.slice(0, steps);
+    const PolicyTerms target = policy_terms(mean, log_std, actions);
+    const Eigen::ArrayXf behaviour = behaviour_log_probs(this->batch(), steps);
+    using TimeMajor = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic,
+                                                    Eigen::RowMajor>>;  // frame t * B + b
+    const Eigen::ArrayXXf log_probs = TimeMajor(target.log_probs.data(), steps, batch);
+    const Eigen::ArrayXXf log_rhos =
+        (log_probs - TimeMajor(behaviour.data(), steps, batch)) * tr.mask;
+    const VTraceReturns targets =
+        vtrace(log_rhos, v.discounts, v.rewards, v.values, v.bootstrap, o.vtrace);
+    const ActorCriticTerms loss =
+        actor_critic_loss_terms(log_probs, TimeMajor(target.entropy.data(), steps, batch), v.values,
+                                targets, o.loss, &tr.mask);
+
+    // Gradients [L, B, ...]: the last step only bootstraps.
+    const Tensor grad_mean = grad_mean_.view(out.mean.shape());
+    const Tensor grad_log_std = grad_log_std_.view(out.log_std.shape());
+    const Tensor grad_values = grad_values_.view(out.values.shape());
+    grad_mean.fill_zero();
+    grad_log_std.fill_zero();
+    grad_values.fill_zero();
+    const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
+        g_lp = loss.grad_log_probs,
+        g_entropy = loss.grad_entropy, g_values = loss.grad_values;
+    policy_terms_backward(mean, log_std, actions,
+                          Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
+                          Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
+                          grad_mean.slice(0, steps), grad_log_std.slice(0, steps));
+    std::memcpy(grad_values.data<float>(), g_values.data(),
+                static_cast<std::size_t>(g_values.size()) * sizeof(float));
+    this->network().backward({.mean = device_grad_mean_(grad_mean),
+                              .log_std = device_grad_log_std_(grad_log_std),
+                              .values = device_grad_values_(grad_values)});
+    return finish(loss, tr);
+  }
 
   // The update after backward, with the loss terms (computed on the host or the device).
   template <class Terms>
@@ -130,6 +178,10 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
   // The device loss writes its gradients there.
   ScratchBuffer device_grad_logits_buffer_{B::device}, device_grad_values_buffer_{B::device};
+  // The box path's gradients, built on the host and copied to the device once.
+  ScratchBuffer grad_mean_, grad_log_std_, grad_values_;
+  StagingBuffer device_grad_mean_{B::device}, device_grad_log_std_{B::device},
+      device_grad_values_{B::device};
   HostOutputs host_outputs_{B::device};
 };
 

@@ -1,0 +1,152 @@
+// Policy terms: log-probabilities, entropies and their gradients for discrete and box actions
+// against finite differences and a float64 Gaussian; the behaviour log-probabilities of a batch;
+// the distribution-agnostic actor-critic loss against the softmax one.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/runtime/policy_terms.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_policy_terms {
+
+using namespace seedrl;
+
+TEST_CASE("policy_terms_backward: the gradients of log-prob and entropy match finite differences") {
+  Rng rng(3);
+  for (const bool box : {false, true}) {
+    CAPTURE(box);
+    const std::int64_t m = 3, k = box ? 2 : 4;
+    nn::NetworkOutputs out;
+    Tensor actions;
+    if (box) {
+      out.mean = Tensor::empty({1, m, k});
+      out.log_std = Tensor::empty({1, m, k});
+      actions = Tensor::empty({m, k});
+      for (std::int64_t i = 0; i < m * k; ++i) {
+        out.mean.data<float>()[i] = static_cast<float>(rng.uniform(-1, 1));
+        out.log_std.data<float>()[i] = static_cast<float>(rng.uniform(-1, 0.5));
+        actions.data<float>()[i] = static_cast<float>(rng.normal());
+      }
+    } else {
+      out.logits = Tensor::empty({1, m, k});
+      actions = Tensor::empty({m}, DType::i32);
+      for (std::int64_t i = 0; i < m * k; ++i)
+        out.logits.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
+      for (std::int64_t i = 0; i < m; ++i)
+        actions.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng.below(4));
+    }
+    Eigen::ArrayXf g_lp(m), g_ent(m);
+    for (std::int64_t i = 0; i < m; ++i) {
+      g_lp(i) = static_cast<float>(rng.uniform(-1, 1));
+      g_ent(i) = static_cast<float>(rng.uniform(-1, 1));
+    }
+    auto objective = [&] {
+      const PolicyTerms terms = policy_terms(box ? out.mean : out.logits, out.log_std, actions);
+      return static_cast<double>((g_lp * terms.log_probs + g_ent * terms.entropy).sum());
+    };
+    const Tensor grad_policy = Tensor::empty({1, m, k});
+    const Tensor grad_log_std = box ? Tensor::empty({1, m, k}) : Tensor();
+    policy_terms_backward(box ? out.mean : out.logits, out.log_std, actions, g_lp, g_ent,
+                          grad_policy, grad_log_std);
+    const Tensor inputs[2] = {box ? out.mean : out.logits, out.log_std};
+    const Tensor grads[2] = {grad_policy, grad_log_std};
+    for (int which = 0; which < (box ? 2 : 1); ++which) {
+      const Tensor& input = inputs[which];
+      const Tensor& grad = grads[which];
+      for (std::int64_t i = 0; i < m * k; ++i) {
+        float& x = input.data<float>()[i];
+        const float saved = x;
+        const float h = 1e-2f;
+        x = saved + h;
+        const double up = objective();
+        x = saved - h;
+        const double down = objective();
+        x = saved;
+        CHECK(grad.data<float>()[i] == doctest::Approx((up - down) / (2.0 * h)).epsilon(2e-2));
+      }
+    }
+  }
+}
+
+TEST_CASE("behaviour_log_probs: the recorded logits give log softmax of the action taken") {
+  UnrollBatch batch;
+  batch.flags = Tensor::zeros({3, 2}, DType::u8);
+  batch.logits = Tensor::empty({3, 2, 3});
+  batch.actions = Tensor::empty({3, 2}, DType::i32);
+  Rng rng(2);
+  for (std::int64_t i = 0; i < 18; ++i)
+    batch.logits.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
+  for (std::int64_t i = 0; i < 6; ++i)
+    batch.actions.data<std::int32_t>()[i] = static_cast<std::int32_t>(i % 3);
+  const Eigen::ArrayXf lp = behaviour_log_probs(batch, 2);
+  REQUIRE(lp.size() == 4);  // the first two steps of two columns
+  for (int row = 0; row < 4; ++row) {
+    const float* l = batch.logits.data<float>() + row * 3;
+    double z = 0.0;
+    for (int j = 0; j < 3; ++j) z += std::exp(static_cast<double>(l[j]));
+    CHECK(lp(row) == doctest::Approx(l[row % 3] - std::log(z)).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("actor_critic_loss_terms: the softmax loss, with gradients per log-prob and entropy") {
+  Rng rng(5);
+  const Eigen::Index steps = 3, batch = 2, actions_n = 4, n = steps * batch;
+  RowMatrixXf logits(n, actions_n);
+  for (Eigen::Index i = 0; i < logits.size(); ++i)
+    logits.data()[i] = static_cast<float>(rng.uniform(-2, 2));
+  Eigen::ArrayXXi actions(steps, batch);
+  Eigen::ArrayXXf values(steps, batch), mask(steps, batch);
+  VTraceReturns targets{Eigen::ArrayXXf(steps, batch), Eigen::ArrayXXf(steps, batch)};
+  for (Eigen::Index t = 0; t < steps; ++t)
+    for (Eigen::Index b = 0; b < batch; ++b) {
+      actions(t, b) = static_cast<int>(rng.below(4));
+      values(t, b) = static_cast<float>(rng.uniform(-1, 1));
+      targets.vs(t, b) = static_cast<float>(rng.uniform(-1, 1));
+      targets.pg_advantages(t, b) = static_cast<float>(rng.uniform(-1, 1));
+      mask(t, b) = (t == 1 && b == 0) ? 0.0f : 1.0f;
+    }
+  const ActorCriticLossOptions options{0.5f, 0.1f};
+  const ActorCriticLoss reference =
+      actor_critic_loss(logits, actions, values, targets, options, &mask);
+
+  // The same through the per-frame terms: log-probs and entropies of the rows t * B + b.
+  Tensor logits_t = Tensor::empty({n, actions_n});
+  logits_t.matrix<float>() = logits;
+  Tensor actions_t = Tensor::empty({n}, DType::i32);
+  for (Eigen::Index t = 0; t < steps; ++t)
+    for (Eigen::Index b = 0; b < batch; ++b)
+      actions_t.data<std::int32_t>()[t * batch + b] = actions(t, b);
+  const PolicyTerms terms = policy_terms(logits_t, Tensor(), actions_t);
+  Eigen::ArrayXXf log_probs(steps, batch), entropy(steps, batch);
+  for (Eigen::Index t = 0; t < steps; ++t)
+    for (Eigen::Index b = 0; b < batch; ++b) {
+      log_probs(t, b) = terms.log_probs(t * batch + b);
+      entropy(t, b) = terms.entropy(t * batch + b);
+    }
+  const ActorCriticTerms loss =
+      actor_critic_loss_terms(log_probs, entropy, values, targets, options, &mask);
+  CHECK(loss.policy_loss == doctest::Approx(reference.policy_loss).epsilon(1e-5));
+  CHECK(loss.baseline_loss == doctest::Approx(reference.baseline_loss).epsilon(1e-5));
+  CHECK(loss.entropy_loss == doctest::Approx(reference.entropy_loss).epsilon(1e-5));
+  CHECK(loss.total_loss == doctest::Approx(reference.total_loss).epsilon(1e-5));
+  CHECK(loss.mean_entropy == doctest::Approx(reference.mean_entropy).epsilon(1e-5));
+  CHECK((loss.grad_values - reference.grad_values).abs().maxCoeff() < 1e-6f);
+  Eigen::ArrayXf g_lp(n), g_ent(n);
+  for (Eigen::Index t = 0; t < steps; ++t)
+    for (Eigen::Index b = 0; b < batch; ++b) {
+      g_lp(t * batch + b) = loss.grad_log_probs(t, b);
+      g_ent(t * batch + b) = loss.grad_entropy(t, b);
+    }
+  const Tensor grad = Tensor::empty({n, actions_n});
+  policy_terms_backward(logits_t, Tensor(), actions_t, g_lp, g_ent, grad, Tensor());
+  CHECK((grad.matrix<float>() - reference.grad_logits).cwiseAbs().maxCoeff() < 1e-6f);
+  CHECK_THROWS_WITH_AS(
+      actor_critic_loss_terms(log_probs, entropy.topRows(2), values, targets, options),
+      doctest::Contains("must all be [3, 2]"), Error);
+}
+
+}  // namespace test_policy_terms
