@@ -460,4 +460,18 @@ TEST_CASE("SocketAddress: the forms it reads and the ones it refuses") {
   CHECK_THROWS_AS(SocketAddress::parse("unix:/" + std::string(200, 'x')), Error);
 }
 
+TEST_CASE(
+    "SocketServer: an endpoint serving box actions is refused: the protocol carries discrete "
+    "ones") {
+  struct BoxEndpoint final : InferenceEndpoint {
+    TensorSpec observation_spec() const override { return {{2}, DType::f32}; }
+    ActionSpec action_spec() const override { return ActionSpec::box(2, -1.0f, 1.0f); }
+    Status connect(const ConnectRequest&, Connection*) override { return Status::ok(); }
+    void submit(StepRequest& r) override { r.on_complete(Status::ok()); }
+    void disconnect(const Connection&) override {}
+  } endpoint;
+  CHECK_THROWS_WITH_AS(SocketServer(endpoint, server_options()),
+                       doctest::Contains("discrete actions only"), Error);
+}
+
 }  // namespace test_socket_server

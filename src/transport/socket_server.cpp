@@ -127,6 +127,10 @@ void SocketServer::Shared::arm_sweep() {
 
 SocketServer::SocketServer(InferenceEndpoint& endpoint, SocketServerOptions options) {
   options.validate();
+  SEEDRL_REQUIRE(!endpoint.action_spec().is_box(), "SocketServer: the endpoint serves ",
+                 endpoint.action_spec().to_string(),
+                 "; protocol version 1 carries discrete actions only (train box actions with "
+                 "in-process actors)");
   shared_ = std::make_shared<Shared>(endpoint, std::move(options));
   shared_->address = SocketAddress::parse(shared_->options.listen);
 }
