@@ -9,6 +9,8 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
   scripts/plot_results.py minatar OUT.png RESULTS_DIR   MinAtar curves: RESULTS_DIR/logs/
       {vtrace,r2d2}_{game}_{seed}/metrics.csv, mean over seeds with the min-max band
   scripts/plot_results.py minatar-table RESULTS_DIR    markdown table from RESULTS_DIR/*.json
+  scripts/plot_results.py continuous OUT.png RUNS_DIR   Pendulum and MuJoCo curves: RUNS_DIR/
+      {agent}_{env}_{seed}/metrics.csv, one line per seed, the target dashed
 """
 import csv
 import json
@@ -33,6 +35,35 @@ def curve(out, runs):
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
+
+
+CONTINUOUS = [("pendulum", "Pendulum", -250), ("halfcheetah", "HalfCheetah", 1500),
+              ("hopper", "Hopper", 2400), ("walker2d", "Walker2d", 2300), ("ant", "Ant", None)]
+
+
+def continuous(out, runs_dir):
+    import os
+    fig, axes = plt.subplots(1, len(CONTINUOUS), figsize=(4 * len(CONTINUOUS), 3.4))
+    colors = {"ppo": "tab:blue", "vtrace": "tab:orange"}
+    for ax, (env, title, target) in zip(axes, CONTINUOUS):
+        for agent, color in colors.items():
+            for seed in (1, 2, 3):
+                path = os.path.join(runs_dir, f"{agent}_{env}_{seed}", "metrics.csv")
+                if not os.path.exists(path):
+                    continue
+                rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] != "nan"]
+                ax.plot([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows],
+                        color=color, alpha=0.8, linewidth=1,
+                        label=f"{'PPO' if agent == 'ppo' else 'V-trace'}" if seed == 1 else None)
+        if target is not None:
+            ax.axhline(target, color="grey", linestyle="--", linewidth=1, label=f"target {target}")
+        ax.set_title(title)
+        ax.set_xlabel("agent steps")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("mean return (last 100 episodes)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
 
 
 GAMES = ["breakout", "freeway", "asterix", "seaquest", "space_invaders"]
@@ -129,5 +160,7 @@ if __name__ == "__main__":
         minatar(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "minatar-table":
         minatar_table(sys.argv[2])
+    elif sys.argv[1] == "continuous":
+        continuous(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
