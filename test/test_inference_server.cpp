@@ -419,13 +419,13 @@ TEST_CASE("InferenceServer: box and discrete requests that do not fit are refuse
   obs.data<float>()[1] = 0.0f;
   CHECK(f.server.step(c, obs, rewards, flags, std::span<float>(actions)).is_ok());
 
-  // A discrete agent cannot serve a box, nor a box agent a box of another size.
+  // A discrete network cannot serve a box, nor a Gaussian head a box of another size.
   nn::Network<Backend> net(tiny_agent().network_config());
   SharedParameters parameters(net.parameters());
   UnrollQueue queue(4);
   CHECK_THROWS_WITH_AS((InferenceServer<VTraceAgent, Backend>(tiny_agent(), parameters, queue,
                                                               {{2}, DType::f32}, kBox)),
-                       doctest::Contains("acts on discrete actions only"), Error);
+                       doctest::Contains("Gaussian head has 0 dimensions"), Error);
   CHECK_THROWS_WITH_AS(
       (InferenceServer<PpoAgent, Backend>(box_agent(false), f.parameters, queue, {{2}, DType::f32},
                                           ActionSpec::box(3, -1.0f, 1.0f))),
