@@ -99,6 +99,10 @@ TEST_CASE("Conv2d: bad shapes and options throw seedrl::Error naming the layer")
   nn::ParameterStore store;
   CHECK_THROWS_WITH_AS(cpu::Conv2d(store, "c1", {3, 8, 3, 0}),
                        doctest::Contains("c1: stride must be positive"), Error);
+  nn::Conv2dOptions tanh{3, 8, 3};
+  tanh.activation = nn::Activation::tanh;
+  CHECK_THROWS_WITH_AS(cpu::Conv2d(store, "c1", tanh),
+                       doctest::Contains("c1: Conv2d fuses no activation or ReLU"), Error);
   cpu::Conv2d layer(store, "c1", {3, 8, 5});
   store.finalize(0);
   CHECK_THROWS_WITH_AS(layer.forward(Tensor::zeros({1, 8, 8, 4})),

@@ -108,12 +108,15 @@ void check_layer(const Options& options, const Shape& input_shape, std::uint64_t
 
 }  // namespace
 
-TEST_CASE("Linear: forward, input and parameter gradients, with and without bias and ReLU") {
+TEST_CASE("Linear: forward, input and parameter gradients, with and without bias, ReLU, tanh") {
   nn::LinearOptions plain{37, 19};
   check_layer<cpu::Linear, cuda::Linear>(plain, {13, 37}, 1, true);
   nn::LinearOptions relu{64, 128};
   relu.activation = nn::Activation::relu;
   check_layer<cpu::Linear, cuda::Linear>(relu, {256, 64}, 2, true);
+  nn::LinearOptions tanh{17, 64};
+  tanh.activation = nn::Activation::tanh;
+  check_layer<cpu::Linear, cuda::Linear>(tanh, {40, 17}, 5, true);
   nn::LinearOptions no_bias{5, 3};
   no_bias.bias = false;
   check_layer<cpu::Linear, cuda::Linear>(no_bias, {1, 5}, 3, false);
@@ -202,14 +205,19 @@ TEST_CASE("ReLU and Rescale") {
   CHECK(identity.forward(on_device).shares_storage_with(on_device));
 }
 
-TEST_CASE("Network: MLP, MinAtar with LSTM and dueling head, Nature CNN") {
+TEST_CASE(
+    "Network: MLP (ReLU; tanh with a value torso), MinAtar with LSTM and dueling head, Nature "
+    "CNN") {
   auto minatar = nn::NetworkConfig::minatar(4, 6);
   minatar.lstm_size = 32;
   minatar.q_head = true;
   minatar.dueling = true;
   auto nature = nn::NetworkConfig::nature(6);
   nature.q_head = true;
-  for (auto config : {nn::NetworkConfig::mlp(4, 2), minatar, nature}) {
+  auto two_torsos = nn::NetworkConfig::mlp(4, 2);
+  two_torsos.mlp_activation = nn::Activation::tanh;
+  two_torsos.separate_value_torso = true;
+  for (auto config : {nn::NetworkConfig::mlp(4, 2), two_torsos, minatar, nature}) {
     config.seed = 31;
     CAPTURE(nn::describe(config));
     nn::Network<Cpu> cpu_net(config);
@@ -224,15 +232,14 @@ TEST_CASE("Network: MLP, MinAtar with LSTM and dueling head, Nature CNN") {
     check_close(c.logits, g.logits, kRtol, "logits");
     check_close(c.values, g.values, kRtol, "values");
     if (config.q_head) check_close(c.q, g.q, kRtol, "q");
-    nn::NetworkGrads cpu_grads{random_tensor(c.logits.shape(), rng),
-                               random_tensor(c.values.shape(), rng),
-                               config.q_head ? random_tensor(c.q.shape(), rng) : Tensor(),
-                               {}};
+    const nn::NetworkGrads cpu_grads{
+        .logits = random_tensor(c.logits.shape(), rng),
+        .values = random_tensor(c.values.shape(), rng),
+        .q = config.q_head ? random_tensor(c.q.shape(), rng) : Tensor()};
     cpu_net.backward(cpu_grads);
-    gpu_net.backward({on_gpu(cpu_grads.logits),
-                      on_gpu(cpu_grads.values),
-                      config.q_head ? on_gpu(cpu_grads.q) : Tensor(),
-                      {}});
+    gpu_net.backward({.logits = on_gpu(cpu_grads.logits),
+                      .values = on_gpu(cpu_grads.values),
+                      .q = config.q_head ? on_gpu(cpu_grads.q) : Tensor()});
     for (std::size_t i = 0; i < cpu_net.parameters().parameters().size(); ++i) {
       check_close(cpu_net.parameters().parameters()[i].grad,
                   gpu_net.parameters().parameters()[i].grad, kGradRtol,

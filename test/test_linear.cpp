@@ -29,30 +29,29 @@ void check_linear(Index n, Index in, Index out, bool bias, nn::Activation act, s
   const Vec upstream = random_vec(n * out, rng);
   const Vec w = to_vec(store.find("fc.weight").value);
   const Vec b = bias ? to_vec(store.find("fc.bias").value) : Vec();
-  const bool relu = act == nn::Activation::relu;
 
   const Tensor y = layer.forward(to_tensor(x, {n, in}));
   CHECK(y.shape() == Shape{n, out});
-  CHECK(relative_error(to_vec(y), linear_ref(x, n, in, out, w, bias ? &b : nullptr, relu)) <
+  CHECK(relative_error(to_vec(y), linear_ref(x, n, in, out, w, bias ? &b : nullptr, act)) <
         kTolerance);
 
   const Tensor grad_x = layer.backward(to_tensor(upstream, {n, out}));
   // Loss = <upstream, layer(x)>: its gradients by finite differences of the reference.
   const Vec num_x = numeric_gradient(
       [&](const Vec& v) {
-        return dot(upstream, linear_ref(v, n, in, out, w, bias ? &b : nullptr, relu));
+        return dot(upstream, linear_ref(v, n, in, out, w, bias ? &b : nullptr, act));
       },
       x);
   const Vec num_w = numeric_gradient(
       [&](const Vec& v) {
-        return dot(upstream, linear_ref(x, n, in, out, v, bias ? &b : nullptr, relu));
+        return dot(upstream, linear_ref(x, n, in, out, v, bias ? &b : nullptr, act));
       },
       w);
   CHECK(relative_error(to_vec(grad_x), num_x) < kTolerance);
   CHECK(relative_error(to_vec(store.find("fc.weight").grad), num_w) < kTolerance);
   if (bias) {
     const Vec num_b = numeric_gradient(
-        [&](const Vec& v) { return dot(upstream, linear_ref(x, n, in, out, w, &v, relu)); }, b);
+        [&](const Vec& v) { return dot(upstream, linear_ref(x, n, in, out, w, &v, act)); }, b);
     CHECK(relative_error(to_vec(store.find("fc.bias").grad), num_b) < kTolerance);
   }
 }
@@ -64,6 +63,8 @@ TEST_CASE("Linear: forward and backward match the reference and finite differenc
   check_linear(4, 6, 9, true, nn::Activation::relu, 2);
   check_linear(3, 4, 5, false, nn::Activation::none, 3);
   check_linear(1, 16, 2, false, nn::Activation::relu, 4);
+  check_linear(6, 5, 7, true, nn::Activation::tanh, 5);
+  check_linear(2, 9, 3, false, nn::Activation::tanh, 6);
 }
 
 TEST_CASE("Linear: primitives per batch size; a later smaller batch still computes correctly") {
@@ -75,7 +76,7 @@ TEST_CASE("Linear: primitives per batch size; a later smaller batch still comput
   for (Index n : {6, 2, 6, 11, 1}) {
     const Vec x = random_vec(n * 8, rng);
     CHECK(relative_error(to_vec(layer.forward(to_tensor(x, {n, 8}))),
-                         linear_ref(x, n, 8, 4, w, &b, false)) < kTolerance);
+                         linear_ref(x, n, 8, 4, w, &b, nn::Activation::none)) < kTolerance);
   }
 }
 

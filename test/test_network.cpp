@@ -178,6 +178,89 @@ TEST_CASE("Network: a partial backward leaves zero gradients in the heads it did
   CHECK(net.parameters().find("policy.weight").grad.flat<float>().abs().maxCoeff() > 0.0f);
 }
 
+TEST_CASE("Network: a tanh MLP with a separate value torso, against a reference and by gradient") {
+  for (const bool box : {true, false}) {
+    CAPTURE(box);
+    auto config = box ? nn::NetworkConfig::mlp(4, 0, {8, 5}).gaussian(2)
+                      : nn::NetworkConfig::mlp(4, 3, {8, 5});
+    config.mlp_activation = nn::Activation::tanh;
+    config.separate_value_torso = true;
+    config.seed = 21;
+    Net net(config);
+    Rng rng(21);
+    const Tensor obs = random_observations({2, 3, 4}, DType::f32, rng);
+    const nn::NetworkOutputs& out = net.forward(obs);
+
+    // The reference: two tanh MLPs on the same observations, the policy on one, V on the other.
+    const auto param = [&](const std::string& name) {
+      return to_vec(net.parameters().find(name).value);
+    };
+    const auto mlp = [&](const std::string& prefix) {
+      const Vec w1 = param(prefix + ".fc1.weight"), b1 = param(prefix + ".fc1.bias");
+      const Vec w2 = param(prefix + ".fc2.weight"), b2 = param(prefix + ".fc2.bias");
+      const Vec h = linear_ref(to_vec(obs), 6, 4, 8, w1, &b1, nn::Activation::tanh);
+      return linear_ref(h, 6, 8, 5, w2, &b2, nn::Activation::tanh);
+    };
+    const Vec policy_features = mlp("torso"), value_features = mlp("value_torso");
+    const std::string head = box ? "policy_mean" : "policy";
+    const Vec wp = param(head + ".weight"), bp = param(head + ".bias");
+    const Vec wv = param("value.weight"), bv = param("value.bias");
+    const Vec policy =
+        linear_ref(policy_features, 6, 5, box ? 2 : 3, wp, &bp, nn::Activation::none);
+    const Vec values = linear_ref(value_features, 6, 5, 1, wv, &bv, nn::Activation::none);
+    CHECK(relative_error(to_vec(box ? out.mean : out.logits), policy) < 1e-5);
+    CHECK(relative_error(to_vec(out.values), values) < 1e-5);
+    // The two torsos start from different parameters, so a shared one would not match.
+    CHECK(relative_error(policy_features, value_features) > 0.1);
+
+    check_network_gradients(net, obs, {}, 22);
+
+    // The value loss reaches the value torso only; the policy loss the policy torso only.
+    net.forward(obs);
+    net.backward({.values = random_observations({2, 3}, DType::f32, rng)});
+    CHECK(net.parameters().find("torso.fc1.weight").grad.flat<float>().abs().maxCoeff() == 0.0f);
+    CHECK(net.parameters().find("value_torso.fc1.weight").grad.flat<float>().abs().maxCoeff() >
+          0.0f);
+    net.forward(obs);
+    if (box) {
+      net.backward({.mean = random_observations({2, 3, 2}, DType::f32, rng),
+                    .log_std = random_observations({2, 3, 2}, DType::f32, rng)});
+    } else {
+      net.backward({.logits = random_observations({2, 3, 3}, DType::f32, rng)});
+    }
+    CHECK(net.parameters().find("value_torso.fc1.weight").grad.flat<float>().abs().maxCoeff() ==
+          0.0f);
+    CHECK(net.parameters().find("torso.fc1.weight").grad.flat<float>().abs().maxCoeff() > 0.0f);
+
+    const std::string text = nn::describe(config);
+    CHECK(text == std::string("mlp observation [4] ") + (box ? "box 2" : "actions 3") +
+                      " lstm 0 hidden [8,5] tanh value_torso");
+    const nn::NetworkConfig back = nn::parse_description(text, "test");
+    CHECK(back.mlp_activation == nn::Activation::tanh);
+    CHECK(back.separate_value_torso);
+    CHECK(nn::describe(back) == text);
+    CHECK(net.forward_flops_per_frame() ==
+          doctest::Approx(2.0 * (2 * (4 * 8 + 8 * 5) + 5 * (box ? 2 : 3) + 5)));
+  }
+  auto minatar_tanh = nn::NetworkConfig::minatar(3, 4);
+  minatar_tanh.mlp_activation = nn::Activation::tanh;
+  CHECK_THROWS_WITH_AS(Net{minatar_tanh},
+                       doctest::Contains("mlp_activation must be relu, or tanh with the mlp torso"),
+                       Error);
+  auto recurrent = nn::NetworkConfig::mlp(3, 2);
+  recurrent.separate_value_torso = true;
+  recurrent.lstm_size = 8;
+  CHECK_THROWS_WITH_AS(Net{recurrent},
+                       doctest::Contains("separate_value_torso needs the policy and value heads"),
+                       Error);
+  // A separate MinAtar value torso is allowed: its layers are named value_torso.*.
+  auto minatar = nn::NetworkConfig::minatar(3, 4);
+  minatar.separate_value_torso = true;
+  Net two(minatar);
+  CHECK(two.parameters().find("value_torso.conv.weight").shape ==
+        two.parameters().find("torso.conv.weight").shape);
+}
+
 TEST_CASE("Network: overfits a tiny supervised batch (loss falls by orders of magnitude)") {
   auto check_overfits = [](nn::NetworkConfig config, DType dtype, float lr, int steps_to_train) {
     config.seed = 11;

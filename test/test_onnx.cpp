@@ -227,6 +227,12 @@ TEST_CASE("ONNX export: Gaussian policy heads match seedrl's forward pass in ONN
     c.state_dependent_log_std = true;
     check_against_onnxruntime(*ort, c, DType::f32, 3, 3);
   }
+  SUBCASE("tanh MLPs with a separate value torso (the MuJoCo PPO network)") {
+    nn::NetworkConfig c = nn::NetworkConfig::mlp(11, 0).gaussian(3);
+    c.mlp_activation = nn::Activation::tanh;
+    c.separate_value_torso = true;
+    check_against_onnxruntime(*ort, c, DType::f32, 6, 1);
+  }
 }
 
 TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Runtime") {
@@ -238,6 +244,11 @@ TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Run
   }
   SUBCASE("policy and value, f32 observations") {
     check_against_onnxruntime(*ort, nn::NetworkConfig::minatar(7, 3), DType::f32, 2, 1);
+  }
+  SUBCASE("a separate value torso") {
+    nn::NetworkConfig c = nn::NetworkConfig::minatar(4, 5);
+    c.separate_value_torso = true;
+    check_against_onnxruntime(*ort, c, DType::u8, 3, 1);
   }
   SUBCASE("R2D2's dueling LSTM Q-network over 5 steps") {
     check_against_onnxruntime(*ort, dueling_q(with_lstm(minatar, 64)), DType::u8, 4, 5);

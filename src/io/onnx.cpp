@@ -189,11 +189,19 @@ constexpr Dim kBatch{0, "batch"};
 
 // y = act(x W^T + b) for seedrl's Linear "<name>" ([out, in] weight, [out] bias).
 std::string linear(Graph& g, const std::string& x, const std::string& name, std::int64_t in,
-                   std::int64_t out, bool relu) {
+                   std::int64_t out, nn::Activation act) {
   const std::string w = g.parameter(name + ".weight", {out, in});
   const std::string b = g.parameter(name + ".bias", {out});
   const std::string y = g.apply("Gemm", {x, w, b}, {Attribute::integer("transB", 1)});
-  return relu ? g.apply("Relu", {y}) : y;
+  switch (act) {
+    case nn::Activation::none:
+      return y;
+    case nn::Activation::relu:
+      return g.apply("Relu", {y});
+    case nn::Activation::tanh:
+      return g.apply("Tanh", {y});
+  }
+  fail("export_onnx: unknown activation");
 }
 
 // ReLU(conv(x)) on NCHW; seedrl's Conv2d "<name>" stores [out, in, k, k] as ONNX does.
@@ -215,17 +223,20 @@ std::string flatten_channels_last(Graph& g, const std::string& x) {
   return g.apply("Flatten", {nhwc}, {Attribute::integer("axis", 1)});
 }
 
-// The torso on the observations input; returns the features [batch, F] and sets `features`.
-std::string torso(Graph& g, const nn::NetworkConfig& c, const std::string& x_in, DType dtype,
-                  std::int64_t& features) {
+// The torso whose layers are named "<prefix>.*" on the observations input; returns the features
+// [batch, F] and sets `features`.
+std::string torso(Graph& g, const nn::NetworkConfig& c, const std::string& prefix,
+                  const std::string& x_in, DType dtype, std::int64_t& features) {
   const Shape& obs = c.observation_shape;
+  const auto name = [&](const char* layer) { return str_cat(prefix, ".", layer); };
+  constexpr auto relu = nn::Activation::relu;
   std::string x = x_in;
   if (dtype != DType::f32) x = g.apply("Cast", {x}, {Attribute::integer("to", 1)});
   switch (c.torso) {
     case nn::Torso::mlp: {
       std::int64_t in = obs[0];
       for (std::size_t i = 0; i < c.mlp_hidden.size(); ++i) {
-        x = linear(g, x, str_cat("torso.fc", i + 1), in, c.mlp_hidden[i], true);
+        x = linear(g, x, str_cat(prefix, ".fc", i + 1), in, c.mlp_hidden[i], c.mlp_activation);
         in = c.mlp_hidden[i];
       }
       features = in;
@@ -234,21 +245,21 @@ std::string torso(Graph& g, const nn::NetworkConfig& c, const std::string& x_in,
     case nn::Torso::minatar: {
       const std::int64_t to_nchw[] = {0, 3, 1, 2};  // MinAtar observations are [H, W, C]
       x = g.apply("Transpose", {x}, {Attribute::integers("perm", to_nchw)});
-      x = conv_relu(g, x, "torso.conv", obs[2], 16, 3, 1);
+      x = conv_relu(g, x, name("conv"), obs[2], 16, 3, 1);
       const std::int64_t flat = (obs[0] - 2) * (obs[1] - 2) * 16;
       features = 128;
-      return linear(g, flatten_channels_last(g, x), "torso.fc", flat, 128, true);
+      return linear(g, flatten_channels_last(g, x), name("fc"), flat, 128, relu);
     }
     case nn::Torso::nature: {
       x = g.apply("Mul", {x, g.float_scalar(1.0f / 255.0f)});  // observations are [C, H, W]
-      x = conv_relu(g, x, "torso.conv1", obs[0], 32, 8, 4);
-      x = conv_relu(g, x, "torso.conv2", 32, 64, 4, 2);
-      x = conv_relu(g, x, "torso.conv3", 64, 64, 3, 1);
+      x = conv_relu(g, x, name("conv1"), obs[0], 32, 8, 4);
+      x = conv_relu(g, x, name("conv2"), 32, 64, 4, 2);
+      x = conv_relu(g, x, name("conv3"), 64, 64, 3, 1);
       nn::Conv2dOptions o1{obs[0], 32, 8, 4}, o2{32, 64, 4, 2}, o3{64, 64, 3, 1};
       const std::int64_t h = o3.output_size(o2.output_size(o1.output_size(obs[1])));
       const std::int64_t w = o3.output_size(o2.output_size(o1.output_size(obs[2])));
       features = 512;
-      return linear(g, flatten_channels_last(g, x), "torso.fc", h * w * 64, 512, true);
+      return linear(g, flatten_channels_last(g, x), name("fc"), h * w * 64, 512, relu);
     }
   }
   fail("export_onnx: unknown torso");
@@ -308,7 +319,7 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
   g.input(OnnxNames::observations, input_type, observation_dims);
 
   std::int64_t features = 0;
-  std::string x = torso(g, config, OnnxNames::observations, dtype, features);
+  std::string x = torso(g, config, "torso", OnnxNames::observations, dtype, features);
   const std::int64_t h = config.lstm_size, actions = config.num_actions;
   if (h > 0) {
     g.input(OnnxNames::lstm_h, OnnxType::f32, {kBatch, {h, {}}});
@@ -340,13 +351,18 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
     head("policy", actions, OnnxNames::logits);
   }
   if (config.policy_value_heads) {
-    const std::string v = linear(g, x, "value", features, 1, false);
+    std::int64_t value_features = features;
+    const std::string value_x =
+        config.separate_value_torso
+            ? torso(g, config, "value_torso", OnnxNames::observations, dtype, value_features)
+            : x;
+    const std::string v = linear(g, value_x, "value", value_features, 1, nn::Activation::none);
     g.node("Squeeze", {v, g.int64_constant(axis1)}, {OnnxNames::value});
     g.output(OnnxNames::value, OnnxType::f32, {kBatch});
   }
   if (config.q_head && config.dueling) {  // Q = V + (A - mean_a A)
-    const std::string v = linear(g, x, "q_value", features, 1, false);
-    const std::string a = linear(g, x, "q_advantage", features, actions, false);
+    const std::string v = linear(g, x, "q_value", features, 1, nn::Activation::none);
+    const std::string a = linear(g, x, "q_advantage", features, actions, nn::Activation::none);
     const std::string mean = g.apply(
         "ReduceMean", {a}, {Attribute::integers("axes", axis1), Attribute::integer("keepdims", 1)});
     const std::string centred = g.apply("Sub", {a, mean});

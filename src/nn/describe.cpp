@@ -121,6 +121,10 @@ NetworkConfig parse_description(std::string_view text, std::string_view source) 
       c.policy_value_heads = false;
     } else if (flag == "log_std_head") {
       c.state_dependent_log_std = true;
+    } else if (flag == "tanh") {
+      c.mlp_activation = Activation::tanh;
+    } else if (flag == "value_torso") {
+      c.separate_value_torso = true;
     } else {
       r.fail("unknown part '", flag, "'");
     }

@@ -12,6 +12,7 @@
 
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/layer_options.hpp"
 
 namespace seedrl::test {
 
@@ -51,15 +52,18 @@ inline double sigmoid(double x) {
 }
 
 /// y[n, o] = act(sum_i x[n, i] w[o, i] + b[o]).
+/// act(x W^T + b); `act` as nn::Activation: none, relu or tanh.
 inline Vec linear_ref(const Vec& x, Index n, Index in, Index out, const Vec& w, const Vec* b,
-                      bool use_relu) {
+                      nn::Activation act) {
   Vec y(static_cast<std::size_t>(n * out));
   for (Index r = 0; r < n; ++r)
     for (Index o = 0; o < out; ++o) {
       double acc = b ? (*b)[static_cast<std::size_t>(o)] : 0.0;
       for (Index i = 0; i < in; ++i)
         acc += x[static_cast<std::size_t>(r * in + i)] * w[static_cast<std::size_t>(o * in + i)];
-      y[static_cast<std::size_t>(r * out + o)] = use_relu ? relu(acc) : acc;
+      y[static_cast<std::size_t>(r * out + o)] = act == nn::Activation::relu   ? relu(acc)
+                                                 : act == nn::Activation::tanh ? std::tanh(acc)
+                                                                               : acc;
     }
   return y;
 }

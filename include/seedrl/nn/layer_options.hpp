@@ -17,8 +17,12 @@
 
 namespace seedrl::nn {
 
-/// Activation fused into the output of a Linear or Conv2d.
-enum class Activation { none, relu };
+/// Activation fused into the output of a Linear or Conv2d (tanh: Linear only).
+enum class Activation { none, relu, tanh };
+
+inline const char* activation_name(Activation a) {
+  return a == Activation::relu ? "relu" : a == Activation::tanh ? "tanh" : "none";
+}
 
 /// y = act(x W^T + b) on [N, in_features] -> [N, out_features].
 struct LinearOptions {
@@ -65,6 +69,8 @@ struct Conv2dOptions {
     SEEDRL_REQUIRE(kernel > 0, layer, ": kernel must be positive, got ", kernel);
     SEEDRL_REQUIRE(stride > 0, layer, ": stride must be positive, got ", stride);
     SEEDRL_REQUIRE(padding >= 0, layer, ": padding must be >= 0, got ", padding);
+    SEEDRL_REQUIRE(activation != Activation::tanh, layer,
+                   ": Conv2d fuses no activation or ReLU; tanh is for Linear layers");
   }
   std::int64_t output_size(std::int64_t input_size) const {
     return (input_size + 2 * padding - kernel) / stride + 1;

@@ -5,16 +5,19 @@
 //        --> or, for a box of D real-valued actions, a diagonal Gaussian policy: mean and log
 //            standard deviation [T, B, D], and the value [T, B]
 //
-// Torsos: an MLP (CartPole-sized); the MinAtar net (conv 16 3x3 stride 1 on 10x10xC, ReLU,
-// linear 128, ReLU; Young & Tian 2019); the Nature DQN CNN (u8 4x84x84 scaled by 1/255, conv 32
-// 8x8/4, conv 64 4x4/2, conv 64 3x3/1, linear 512, ReLUs; Mnih et al. 2015). An optional LSTM
-// core runs over the time axis with per-step resets; heads are linear. The Q head is either one
-// linear layer or dueling (Wang et al. 2016): Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a').
-// The Gaussian head's mean is linear in the features; its log standard deviation is either a
+// Torsos: an MLP (CartPole-sized; ReLU or tanh hidden layers); the MinAtar net (conv 16 3x3 stride
+// 1 on 10x10xC, ReLU, linear 128, ReLU; Young & Tian 2019); the Nature DQN CNN (u8 4x84x84 scaled
+// by 1/255, conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, linear 512, ReLUs; Mnih et al. 2015). An
+// optional LSTM core runs over the time axis with per-step resets; heads are linear. The Q head is
+// either one linear layer or dueling (Wang et al. 2016): Q(x, a) = V(x) + A(x, a) - mean_a' A(x,
+// a'). The Gaussian head's mean is linear in the features; its log standard deviation is either a
 // free parameter per dimension (state-independent, as PPO's usual head; initial_log_std) or a
 // second linear head (state_dependent_log_std). The free parameter is the bias of a linear layer
 // applied to a constant zero input, which broadcasts it to every row and sums its gradient over
 // the rows with the layers every backend already has; that layer's weight stays zero.
+// With separate_value_torso the value head sits on a torso of its own (the same layers, parameters
+// "value_torso.*") instead of sharing the policy's, as the usual MuJoCo PPO networks do
+// (Andrychowicz et al. 2021 found separate policy and value networks and tanh to work best).
 #pragma once
 
 #include <algorithm>
@@ -38,7 +41,7 @@
 namespace seedrl::nn {
 
 enum class Torso {
-  mlp,      ///< observation [D] f32: Linear+ReLU per entry of mlp_hidden
+  mlp,      ///< observation [D] f32: Linear+activation per entry of mlp_hidden
   minatar,  ///< observation [10, 10, C] (channels-last, as MinAtar emits it), f32 or u8
   nature,   ///< observation [C, 84, 84] u8 (stacked frames first), scaled by 1/255
 };
@@ -47,6 +50,9 @@ struct NetworkConfig {
   Torso torso = Torso::mlp;
   Shape observation_shape;  ///< one frame, see Torso
   std::vector<std::int64_t> mlp_hidden{64, 64};
+  Activation mlp_activation = Activation::relu;  ///< the MLP torso's hidden layers: relu or tanh
+  /// The value head gets a torso of its own (feed-forward networks with policy and value heads).
+  bool separate_value_torso = false;
   std::int64_t lstm_size = 0;    ///< 0: no LSTM core
   std::int64_t num_actions = 0;  ///< discrete actions (logits, Q-values); 0 with action_dims
   std::int64_t action_dims = 0;  ///< > 0: a Gaussian policy over a box of this many reals
@@ -109,6 +115,14 @@ struct NetworkConfig {
     SEEDRL_REQUIRE(policy_value_heads || q_head,
                    "NetworkConfig: no head enabled (policy_value_heads or q_head)");
     SEEDRL_REQUIRE(!dueling || q_head, "NetworkConfig.dueling needs q_head");
+    SEEDRL_REQUIRE(mlp_activation == Activation::relu ||
+                       (mlp_activation == Activation::tanh && torso == Torso::mlp),
+                   "NetworkConfig.mlp_activation must be relu, or tanh with the mlp torso; got ",
+                   activation_name(mlp_activation));
+    SEEDRL_REQUIRE(!separate_value_torso || (policy_value_heads && lstm_size == 0),
+                   "NetworkConfig.separate_value_torso needs the policy and value heads and no "
+                   "LSTM core (lstm_size 0), got lstm_size ",
+                   lstm_size);
     switch (torso) {
       case Torso::mlp:
         SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0,
@@ -155,17 +169,19 @@ inline std::string describe(const NetworkConfig& n) {
     s << " hidden [";
     for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
     s << "]";
+    if (n.mlp_activation == Activation::tanh) s << " tanh";
   }
+  if (n.separate_value_torso) s << " value_torso";
   if (n.dueling) s << " dueling";
   if (n.box_actions() && n.state_dependent_log_std) s << " log_std_head";
   return s.str();
 }
 
 /// The inverse of describe(): the torso, observation shape, actions, LSTM size, MLP widths and
-/// dueling flag. describe() names the heads only by "dueling" (a dueling Q head alone); otherwise
-/// the result has the policy and value heads, and a caller that knows better (Policy, from a
-/// checkpoint's parameter names) sets them. Throws naming `source` and the text where it is not
-/// describe()'s format.
+/// activation, the separate value torso and the dueling flag. describe() names the heads only by
+/// "dueling" (a dueling Q head alone); otherwise the result has the policy and value heads, and a
+/// caller that knows better (Policy, from a checkpoint's parameter names) sets them. Throws naming
+/// `source` and the text where it is not describe()'s format.
 NetworkConfig parse_description(std::string_view text, std::string_view source);
 
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
@@ -198,7 +214,8 @@ class Network {
  public:
   explicit Network(const NetworkConfig& config) : config_(config), store_(B::device) {
     config.validate();
-    build_torso();
+    build_torso(torso_, "torso");
+    if (config_.separate_value_torso) build_torso(value_torso_, "value_torso");
     std::int64_t features = torso_.output_shape(frame_shape(1))[1];
     if (config_.lstm_size > 0) {
       LstmOptions o{features, config_.lstm_size};
@@ -262,7 +279,10 @@ class Network {
     steps_ = observations.dim(0);
     batch_ = observations.dim(1);
     const std::int64_t frames = steps_ * batch_;
-    Tensor features = torso_.forward(observations.reshape(frame_shape(frames)));
+    const Tensor frames_in = observations.reshape(frame_shape(frames));
+    Tensor features = torso_.forward(frames_in);
+    const Tensor value_features =
+        config_.separate_value_torso ? value_torso_.forward(frames_in) : Tensor();
     if (core_) {
       const Tensor sequence = features.reshape({steps_, batch_, features.dim(1)});
       features =
@@ -273,10 +293,12 @@ class Network {
       const std::int64_t d = config_.action_dims;
       outputs_.mean = policy_->forward(features).reshape({steps_, batch_, d});
       outputs_.log_std = log_std_->forward(log_std_input(features)).reshape({steps_, batch_, d});
-      outputs_.values = value_->forward(features).reshape({steps_, batch_});
+      outputs_.values = value_->forward(value_features.defined() ? value_features : features)
+                            .reshape({steps_, batch_});
     } else if (policy_) {
       outputs_.logits = policy_->forward(features).reshape({steps_, batch_, config_.num_actions});
-      outputs_.values = value_->forward(features).reshape({steps_, batch_});
+      outputs_.values = value_->forward(value_features.defined() ? value_features : features)
+                            .reshape({steps_, batch_});
     }
     if (q_) outputs_.q = q_->forward(features).reshape({steps_, batch_, config_.num_actions});
     if (q_advantage_) outputs_.q = dueling_forward(features);
@@ -320,10 +342,10 @@ class Network {
                        "Network::backward: gradient of ", "log_std");
         log_std_->backward(grads.log_std.reshape({frames, d}), false);
       }
-      accumulate(value_, grads.values, {steps_, batch_}, "values");
+      value_backward(grads.values, accumulate);
     } else if (policy_) {
       accumulate(policy_, grads.logits, {steps_, batch_, config_.num_actions}, "logits");
-      accumulate(value_, grads.values, {steps_, batch_}, "values");
+      value_backward(grads.values, accumulate);
     }
     if (q_) accumulate(q_, grads.q, {steps_, batch_, config_.num_actions}, "q");
     if (q_advantage_ && grads.q.defined()) {
@@ -345,7 +367,7 @@ class Network {
       grad_features = core_->backward(grad_sequence, grads.final_state, true);
       grad_features = grad_features.reshape({frames, grad_features.dim(2)});
     }
-    torso_.backward(grad_features, false);
+    if (grad_features.defined()) torso_.backward(grad_features, false);
   }
 
   /// Useful FLOPs of one forward per frame, and of forward + backward per frame (a first layer
@@ -356,15 +378,29 @@ class Network {
  private:
   using Linear = typename B::Linear;
 
+  // The value head's backward: into the shared features (through `accumulate`) or through the
+  // value torso.
+  template <class Accumulate>
+  void value_backward(const Tensor& grad, Accumulate& accumulate) {
+    if (!config_.separate_value_torso) {
+      accumulate(value_, grad, {steps_, batch_}, "values");
+      return;
+    }
+    if (!grad.defined()) return;
+    require_tensor(grad, {steps_, batch_}, DType::f32, "Network::backward: gradient of ", "values");
+    value_torso_.backward(value_->backward(grad.reshape({steps_ * batch_, 1}), true), false);
+  }
+
   static LinearOptions head_options(std::int64_t in, std::int64_t out, double gain) {
     LinearOptions o{in, out};
     o.weight_init = Init::orthogonal(gain);
     o.bias_init = Init::zeros();
     return o;
   }
-  static LinearOptions torso_linear(std::int64_t in, std::int64_t out) {
+  static LinearOptions torso_linear(std::int64_t in, std::int64_t out,
+                                    Activation activation = Activation::relu) {
     LinearOptions o{in, out};
-    o.activation = Activation::relu;
+    o.activation = activation;
     o.weight_init = Init::orthogonal(std::sqrt(2.0));
     o.bias_init = Init::zeros();
     return o;
@@ -394,34 +430,37 @@ class Network {
     return config_.observation_shape.prepend({frames});
   }
 
-  void build_torso() {
+  // The torso of config_ into `torso`, its layers named "<prefix>.<layer>".
+  void build_torso(Sequential<B>& torso, const std::string& prefix) {
     const Shape& obs = config_.observation_shape;
+    auto name = [&](const char* layer) { return prefix + "." + layer; };
     switch (config_.torso) {
       case Torso::mlp: {
         std::int64_t in = obs[0];
         for (std::size_t i = 0; i < config_.mlp_hidden.size(); ++i) {
-          const std::string name = "torso.fc" + std::to_string(i + 1);
-          torso_.add(Linear(store_, name, torso_linear(in, config_.mlp_hidden[i])));
+          const std::string fc = prefix + ".fc" + std::to_string(i + 1);
+          torso.add(
+              Linear(store_, fc, torso_linear(in, config_.mlp_hidden[i], config_.mlp_activation)));
           in = config_.mlp_hidden[i];
         }
         break;
       }
       case Torso::minatar: {
-        torso_.add(typename B::Rescale(RescaleOptions{1.0f, false}, "torso.input"));
-        torso_.add(typename B::Conv2d(store_, "torso.conv", torso_conv(obs[2], 16, 3, 1)));
-        torso_.add(typename B::Flatten("torso.flatten"));
+        torso.add(typename B::Rescale(RescaleOptions{1.0f, false}, name("input")));
+        torso.add(typename B::Conv2d(store_, name("conv"), torso_conv(obs[2], 16, 3, 1)));
+        torso.add(typename B::Flatten(name("flatten")));
         const std::int64_t flat = (obs[0] - 2) * (obs[1] - 2) * 16;
-        torso_.add(Linear(store_, "torso.fc", torso_linear(flat, 128)));
+        torso.add(Linear(store_, name("fc"), torso_linear(flat, 128)));
         break;
       }
       case Torso::nature: {
-        torso_.add(typename B::Rescale(RescaleOptions{1.0f / 255.0f, true}, "torso.input"));
-        torso_.add(typename B::Conv2d(store_, "torso.conv1", torso_conv(obs[0], 32, 8, 4)));
-        torso_.add(typename B::Conv2d(store_, "torso.conv2", torso_conv(32, 64, 4, 2)));
-        torso_.add(typename B::Conv2d(store_, "torso.conv3", torso_conv(64, 64, 3, 1)));
-        torso_.add(typename B::Flatten("torso.flatten"));
-        const Shape conv_out = torso_.output_shape(frame_shape(1));
-        torso_.add(Linear(store_, "torso.fc", torso_linear(conv_out[1], 512)));
+        torso.add(typename B::Rescale(RescaleOptions{1.0f / 255.0f, true}, name("input")));
+        torso.add(typename B::Conv2d(store_, name("conv1"), torso_conv(obs[0], 32, 8, 4)));
+        torso.add(typename B::Conv2d(store_, name("conv2"), torso_conv(32, 64, 4, 2)));
+        torso.add(typename B::Conv2d(store_, name("conv3"), torso_conv(64, 64, 3, 1)));
+        torso.add(typename B::Flatten(name("flatten")));
+        const Shape conv_out = torso.output_shape(frame_shape(1));
+        torso.add(Linear(store_, name("fc"), torso_linear(conv_out[1], 512)));
         break;
       }
     }
@@ -440,6 +479,9 @@ class Network {
   double flops(bool train) const {
     const Shape one = frame_shape(1);
     double total = torso_.forward_flops(one) + (train ? torso_.backward_flops(one, false) : 0.0);
+    if (config_.separate_value_torso)
+      total +=
+          value_torso_.forward_flops(one) + (train ? value_torso_.backward_flops(one, false) : 0.0);
     if (core_) {
       const LstmOptions& o = core_->options();
       total += o.forward_flops(1) + (train ? o.backward_flops(1, !torso_.empty()) : 0.0);
@@ -461,7 +503,7 @@ class Network {
 
   NetworkConfig config_;
   ParameterStore store_;
-  Sequential<B> torso_;
+  Sequential<B> torso_, value_torso_;  // value_torso_: with separate_value_torso only
   std::optional<typename B::LSTM> core_;
   std::optional<Linear> policy_, log_std_, value_, q_, q_value_, q_advantage_;
   Tensor zeros_;  // the free log std's zero input

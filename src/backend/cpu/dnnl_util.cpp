@@ -34,4 +34,9 @@ void relu_backward(const float* output, const float* grad, float* result, std::i
   for (std::int64_t i = 0; i < n; ++i) result[i] = output[i] > 0.0f ? grad[i] : 0.0f;
 }
 
+void tanh_backward(const float* output, const float* grad, float* result, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (std::int64_t i = 0; i < n; ++i) result[i] = grad[i] * (1.0f - output[i] * output[i]);
+}
+
 }  // namespace seedrl::cpu::detail

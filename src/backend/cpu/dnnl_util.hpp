@@ -115,5 +115,7 @@ using Buffer = ScratchBuffer;
 
 /// result = grad where output > 0, else 0 (the backward of a fused or standalone ReLU).
 void relu_backward(const float* output, const float* grad, float* result, std::int64_t n);
+/// result = grad * (1 - output^2) (the backward of a fused tanh, from its output).
+void tanh_backward(const float* output, const float* grad, float* result, std::int64_t n);
 
 }  // namespace seedrl::cpu::detail

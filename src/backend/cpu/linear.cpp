@@ -40,9 +40,13 @@ struct LinearKernels<Device::cpu> : LinearState {
       const memory::desc bias_md({options.out_features}, DataType::f32, Tag::x);
       const memory::desc dst({n, options.out_features}, DataType::f32, Tag::nc);
       dnnl::primitive_attr attr = user_scratchpad();
-      if (options.activation == nn::Activation::relu) {
+      if (options.activation != nn::Activation::none) {
         dnnl::post_ops ops;
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        ops.append_eltwise(1.0f,
+                           options.activation == nn::Activation::relu
+                               ? dnnl::algorithm::eltwise_relu
+                               : dnnl::algorithm::eltwise_tanh,
+                           0.0f, 0.0f);
         attr.set_post_ops(ops);
       }
       // The forward lets oneDNN pick the weight layout; the backward passes use the plain one
@@ -95,10 +99,10 @@ Tensor LinearKernels<Device::cpu>::backward(const Tensor& grad_output, bool inpu
   LinearKernels& s = *this;
   Primitives& p = s.primitives(s.saved_input.dim(0));
   Tensor grad = grad_output;
-  if (s.options.activation == nn::Activation::relu) {
+  if (s.options.activation != nn::Activation::none) {
     grad = s.masked_grad_buffer.view(grad_output.shape());
-    relu_backward(s.saved_output.data<float>(), grad_output.data<float>(), grad.data<float>(),
-                  grad.numel());
+    (s.options.activation == nn::Activation::relu ? relu_backward : tanh_backward)(
+        s.saved_output.data<float>(), grad_output.data<float>(), grad.data<float>(), grad.numel());
   }
   return guarded(s.name, "backward", [&] {
     if (!p.backward_weights) {

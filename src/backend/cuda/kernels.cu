@@ -28,11 +28,15 @@ __global__ void fill_kernel(float* x, std::int64_t n, float value) {
 }
 
 __global__ void bias_activation_kernel(float* y, const float* bias, std::int64_t rows,
-                                       std::int64_t cols, bool relu) {
+                                       std::int64_t cols, Act act) {
   SEEDRL_FOR_EACH(i, rows * cols) {
-    float v = y[i] + (bias != nullptr ? bias[i % cols] : 0.0f);
-    y[i] = relu && v < 0.0f ? 0.0f : v;
+    const float v = y[i] + (bias != nullptr ? bias[i % cols] : 0.0f);
+    y[i] = act == Act::relu ? (v < 0.0f ? 0.0f : v) : act == Act::tanh ? tanhf(v) : v;
   }
+}
+
+__global__ void tanh_backward_kernel(const float* y, const float* gy, float* gx, std::int64_t n) {
+  SEEDRL_FOR_EACH(i, n) gx[i] = gy[i] * (1.0f - y[i] * y[i]);
 }
 
 __global__ void relu_forward_kernel(const float* x, float* y, std::int64_t n) {
@@ -199,9 +203,13 @@ void launch(Kernel kernel, std::int64_t n, cudaStream_t stream, Args... args) {
 void fill(float* x, std::int64_t n, float value, cudaStream_t stream) {
   launch(fill_kernel, n, stream, x, n, value);
 }
-void bias_activation(float* y, const float* bias, std::int64_t rows, std::int64_t cols, bool relu,
+void bias_activation(float* y, const float* bias, std::int64_t rows, std::int64_t cols, Act act,
                      cudaStream_t stream) {
-  launch(bias_activation_kernel, rows * cols, stream, y, bias, rows, cols, relu);
+  launch(bias_activation_kernel, rows * cols, stream, y, bias, rows, cols, act);
+}
+void tanh_backward(const float* y, const float* gy, float* gx, std::int64_t n,
+                   cudaStream_t stream) {
+  launch(tanh_backward_kernel, n, stream, y, gy, gx, n);
 }
 void relu_forward(const float* x, float* y, std::int64_t n, cudaStream_t stream) {
   launch(relu_forward_kernel, n, stream, x, y, n);

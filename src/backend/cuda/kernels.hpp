@@ -11,12 +11,16 @@
 namespace seedrl::cuda::kernels {
 
 void fill(float* x, std::int64_t n, float value, cudaStream_t stream);
+/// The activations the kernels fuse (the values of nn::Activation).
+enum class Act : int { none = 0, relu = 1, tanh = 2 };
 /// y[r, c] = act(y[r, c] + bias[c]) over a row-major [rows, cols] matrix; bias may be null.
-void bias_activation(float* y, const float* bias, std::int64_t rows, std::int64_t cols, bool relu,
+void bias_activation(float* y, const float* bias, std::int64_t rows, std::int64_t cols, Act act,
                      cudaStream_t stream);
 void relu_forward(const float* x, float* y, std::int64_t n, cudaStream_t stream);
 /// gx = gy where y > 0, else 0 (y is the ReLU's output).
 void relu_backward(const float* y, const float* gy, float* gx, std::int64_t n, cudaStream_t stream);
+/// gx = gy (1 - y^2) (y is the tanh's output).
+void tanh_backward(const float* y, const float* gy, float* gx, std::int64_t n, cudaStream_t stream);
 /// Image batch [n, c, h, w] (channels_first) or [n, h, w, c], u8 or f32 -> f32 [n, h, w, c] *
 /// scale.
 void rescale(const void* x, bool u8, bool channels_first, std::int64_t n, std::int64_t c,

@@ -60,6 +60,20 @@ Tensor relu_masked(const Tensor& grad_output, const Tensor& output, DeviceScratc
   return grad;
 }
 
+// Gradient before a fused activation, from its output (grad_output itself for none).
+Tensor activation_backward(nn::Activation act, const Tensor& grad_output, const Tensor& output,
+                           DeviceScratch& buffer) {
+  if (act == nn::Activation::none) return grad_output;
+  if (act == nn::Activation::relu) return relu_masked(grad_output, output, buffer);
+  Tensor grad = buffer.view(grad_output.shape());
+  cuda::kernels::tanh_backward(f32(output), f32(grad_output), f32(grad), grad.numel(), stream());
+  return grad;
+}
+
+cuda::kernels::Act fused(nn::Activation act) {
+  return static_cast<cuda::kernels::Act>(static_cast<int>(act));
+}
+
 }  // namespace
 
 // ---- Linear ----
@@ -73,18 +87,17 @@ struct LinearKernels<Device::cuda> : RegistersRuntime, LinearState {
     const std::int64_t n = input.dim(0), in = options.in_features, out = options.out_features;
     Tensor output = output_buffer.view(out_shape);
     gemm(false, true, n, out, in, 1.0f, f32(input), f32(weight->value), 0.0f, f32(output));
-    if (bias != nullptr || options.activation == nn::Activation::relu) {
+    if (bias != nullptr || options.activation != nn::Activation::none) {
       cuda::kernels::bias_activation(f32(output), bias ? f32(bias->value) : nullptr, n, out,
-                                     options.activation == nn::Activation::relu, stream());
+                                     fused(options.activation), stream());
     }
     return output;
   }
 
   Tensor backward(const Tensor& grad_output, bool input_grad) {
     const std::int64_t n = saved_input.dim(0), in = options.in_features, out = options.out_features;
-    const Tensor grad = options.activation == nn::Activation::relu
-                            ? relu_masked(grad_output, saved_output, masked_grad_buffer)
-                            : grad_output;
+    const Tensor grad =
+        activation_backward(options.activation, grad_output, saved_output, masked_grad_buffer);
     gemm(true, false, out, in, n, 1.0f, f32(grad), f32(saved_input), 0.0f, f32(weight->grad));
     if (bias) column_sums(f32(grad), n, out, f32(bias->grad));
     if (!input_grad) return {};
@@ -228,10 +241,10 @@ struct Conv2dKernels<Device::cuda> : RegistersRuntime, Conv2dState {
         cuda::detail::cudnn(), &one, p.x.get(), input.raw_data(), p.w.get(), w.raw_data(),
         p.forward_conv.get(), p.forward_algo, workspace(p.forward_workspace), p.forward_workspace,
         &zero, p.y.get(), output.raw_data()));
-    if (bias != nullptr || options.activation == nn::Activation::relu) {
+    if (bias != nullptr || options.activation != nn::Activation::none) {
       cuda::kernels::bias_activation(f32(output), bias ? f32(bias->value) : nullptr,
                                      out_shape.numel() / options.out_channels, options.out_channels,
-                                     options.activation == nn::Activation::relu, stream());
+                                     fused(options.activation), stream());
     }
     last = &p;
     return output;
@@ -239,9 +252,8 @@ struct Conv2dKernels<Device::cuda> : RegistersRuntime, Conv2dState {
 
   Tensor backward(const Tensor& grad_output, bool input_grad) {
     Plan& p = *last;
-    const Tensor grad = options.activation == nn::Activation::relu
-                            ? relu_masked(grad_output, saved_output, masked_grad_buffer)
-                            : grad_output;
+    const Tensor grad =
+        activation_backward(options.activation, grad_output, saved_output, masked_grad_buffer);
     const float one = 1.0f, zero = 0.0f;
     cudnnHandle_t h = cuda::detail::cudnn();
     const Tensor packed_grad = packed_grad_buffer.view(
@@ -306,7 +318,8 @@ struct LstmKernels<Device::cuda> : RegistersRuntime, LstmLayerState {
 
     gemm(false, true, frames, g, in_size, 1.0f, f32(input), f32(weight_ih->value), 0.0f,
          f32(gates));
-    cuda::kernels::bias_activation(f32(gates), f32(bias->value), frames, g, false, stream());
+    cuda::kernels::bias_activation(f32(gates), f32(bias->value), frames, g,
+                                   cuda::kernels::Act::none, stream());
     for (std::int64_t t = 0; t < num_steps; ++t) {
       const float* hidden_in =
           t == 0 ? static_cast<const float*>(bytes_of(initial_state.h)) : f32(outputs[t - 1]);
