@@ -215,7 +215,10 @@ struct PpoCli : RunCli {
   float lambda = 0.95f, clip = 0.2f, value_cost = 0.5f, entropy_cost = 0.0f;
   float initial_log_std = 0.0f;
   std::int64_t epochs = 10, minibatch = 64, max_policy_lag = 1000;
-  bool clip_value = true, normalize_observations = true, scale_rewards = true;
+  float max_behaviour_weight = 1.0f;
+  bool clip_value = true, normalize_observations = true, scale_rewards = true,
+       proximal_policy = true, value_torso = true;
+  std::string activation = "tanh";
 
   PpoCli() {
     batch = 16;
@@ -229,6 +232,10 @@ struct PpoCli : RunCli {
     app.option_defaults()->always_capture_default();
     add_run_options(app, session);
     app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
+    app.add_option("--activation", activation, "MLP hidden-layer activation")
+        ->check(CLI::IsMember({"relu", "tanh"}));
+    app.add_option("--value-torso", value_torso,
+                   "the value head gets an MLP of its own (false: it shares the policy's)");
     app.add_option("--lambda", lambda, "GAE lambda (PPO) or V-trace lambda")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--epochs", epochs, "PPO: passes over each batch")->check(CLI::Range(1, 1000));
@@ -245,6 +252,13 @@ struct PpoCli : RunCli {
     app.add_option("--max-policy-lag", max_policy_lag,
                    "drop unrolls acted by parameters this many updates old (0: keep all)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--proximal-policy", proximal_policy,
+                   "PPO: clip the ratio around the learner's policy at the start of each batch, "
+                   "weighting by the behaviour policy (decoupled PPO); false: around the "
+                   "behaviour policy");
+    app.add_option("--max-behaviour-weight", max_behaviour_weight,
+                   "PPO with --proximal-policy: cap of the weights pi_prox / mu")
+        ->check(CLI::PositiveNumber);
     app.add_option("--normalize-observations", normalize_observations,
                    "running mean/variance normalisation of the observations");
     app.add_option("--scale-rewards", scale_rewards,
@@ -270,6 +284,8 @@ struct PpoCli : RunCli {
     o.epochs = epochs;
     o.minibatch_size = minibatch;
     o.max_policy_lag = max_policy_lag;
+    o.proximal_policy = proximal_policy;
+    o.max_behaviour_weight = max_behaviour_weight;
     o.loss.clip = clip;
     o.loss.clip_value = clip_value;
     o.loss.value_cost = value_cost;
@@ -489,6 +505,8 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
     nn::NetworkConfig network =
         nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(), 0, cli.hidden);
     network.gaussian(probe.action_spec().dims());
+    network.mlp_activation = cli.activation == "tanh" ? nn::Activation::tanh : nn::Activation::relu;
+    network.separate_value_torso = cli.value_torso;
     LocalTrainerOptions r = run;
     r.run_info.push_back({"env", env_name});
     const TrainingResult result =

@@ -171,6 +171,65 @@ TEST_CASE("Learner<PpoAgent>: epochs x minibatches of updates; stale unrolls are
   CHECK(learner.steps() == 18);
 }
 
+TEST_CASE("Learner<PpoAgent>: decoupled PPO clips around the learner's policy, weighted by mu") {
+  // The recorded behaviour (means and log stds in [-0.5, 0.5]) is far from the learner's initial
+  // policy (mean about 0, log std 0), as after a batch of updates made while the actors acted.
+  const UnrollSpec spec = box_spec(6);  // T = 5
+  for (const bool proximal : {true, false}) {
+    CAPTURE(proximal);
+    PpoAgentOptions o = box_options();
+    o.epochs = 1;
+    o.minibatch_size = 10;  // one update on all 2 x 5 transitions
+    o.proximal_policy = proximal;
+    o.max_behaviour_weight = 1.5f;
+    const PpoAgent agent(o);
+    UnrollQueue queue(8);
+    Learner<PpoAgent, Backend> learner(agent, spec, queue);
+    const auto unrolls = random_unrolls(spec, 2, 9, {F, 0, 0, 0, 0, 0});
+
+    // The weights min(pi / mu, 1.5) from a float64 Gaussian density of the initial network's
+    // policy and of the recorded behaviour.
+    double weight_sum = 0.0;
+    int capped = 0, below = 0;
+    for (const auto& u : unrolls) {
+      const nn::NetworkOutputs& out = learner.network().forward(u->observations.reshape({6, 1, 3}));
+      for (int t = 0; t < 5; ++t) {
+        double log_ratio = 0.0;
+        for (int d = 0; d < 2; ++d) {
+          const double a = u->actions.data<float>()[t * 2 + d];
+          auto log_density = [&](double mean, double log_std) {
+            const double z = (a - mean) / std::exp(log_std);
+            return -0.5 * z * z - log_std;  // the 2 pi terms cancel in the ratio
+          };
+          log_ratio +=
+              log_density(out.mean.data<float>()[t * 2 + d], out.log_std.data<float>()[t * 2 + d]) -
+              log_density(u->logits.data<float>()[t * 4 + d],
+                          u->logits.data<float>()[t * 4 + 2 + d]);
+        }
+        weight_sum += std::min(std::exp(log_ratio), 1.5);
+        capped += std::exp(log_ratio) > 1.5 ? 1 : 0;
+        below += std::exp(log_ratio) < 0.9 ? 1 : 0;
+      }
+    }
+    const std::optional<LearnerStepStats> stats = learner.train_on(unrolls);
+    REQUIRE(stats.has_value());
+    CHECK(learner.steps() == 1);
+    if (proximal) {
+      // The ratio starts at 1: nothing clipped, no divergence; the behaviour enters as weights.
+      CHECK(stats->metrics["clip_fraction"] == 0.0);
+      CHECK(stats->metrics["approx_kl"] == doctest::Approx(0.0).scale(1e-6));
+      CHECK(stats->metrics["behaviour_weight"] == doctest::Approx(weight_sum / 10).epsilon(1e-4));
+      CHECK(capped > 0);  // the batch exercises the cap and weights below 1
+      CHECK(below > 0);
+    } else {
+      // Clipped around mu: much of the batch starts outside the trust region.
+      CHECK(stats->metrics["clip_fraction"] > 0.3);
+      CHECK(stats->metrics["approx_kl"] > 0.01);
+      CHECK(stats->metrics["behaviour_weight"] == 1.0);
+    }
+  }
+}
+
 TEST_CASE("Learner<PpoAgent>: the agent's options are checked by name") {
   PpoAgentOptions o = box_options();
   o.network.lstm_size = 8;
@@ -184,6 +243,10 @@ TEST_CASE("Learner<PpoAgent>: the agent's options are checked by name") {
   o = box_options();
   o.normalization.reward_clip = 0.0f;
   CHECK_THROWS_WITH_AS(PpoAgent{o}, doctest::Contains("reward_clip"), Error);
+  o = box_options();
+  o.max_behaviour_weight = 0.0f;
+  CHECK_THROWS_WITH_AS(PpoAgent{o}, doctest::Contains("PpoAgentOptions.max_behaviour_weight"),
+                       Error);
 }
 
 namespace {

@@ -45,7 +45,7 @@ Batch random_batch(Eigen::Index n, std::uint64_t seed) {
 // (constants, as in the learner).
 double reference(const Vector& log_probs, const Vector& old_log_probs, const Vector& advantages,
                  const Vector& values, const Vector& old_values, const Vector& returns,
-                 const Vector& entropy, const PpoLossOptions& o) {
+                 const Vector& entropy, const PpoLossOptions& o, const Vector& weights = {}) {
   const Eigen::Index n = log_probs.size();
   Vector a = advantages;
   if (o.normalize_advantages) {
@@ -57,7 +57,8 @@ double reference(const Vector& log_probs, const Vector& old_log_probs, const Vec
   double policy = 0, value = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     const double r = std::exp(log_probs(i) - old_log_probs(i));
-    policy += std::max(-a(i) * r, -a(i) * std::clamp(r, 1 - eps, 1 + eps));
+    const double w = weights.size() > 0 ? weights(i) : 1.0;
+    policy += w * std::max(-a(i) * r, -a(i) * std::clamp(r, 1 - eps, 1 + eps));
     const double unclipped = std::pow(values(i) - returns(i), 2);
     const double v_clip = old_values(i) + std::clamp(values(i) - old_values(i), -eps, eps);
     value +=
@@ -116,6 +117,58 @@ TEST_CASE("ppo_loss: matches the definition, and its gradients match finite diff
       CHECK(checked > 50);
     }
   }
+}
+
+TEST_CASE("ppo_loss: behaviour weights scale each transition's policy term and its gradient") {
+  PpoLossOptions o;
+  o.entropy_cost = 0.01f;
+  const Batch b = random_batch(64, 11);
+  Rng rng(12);
+  Eigen::ArrayXf weights(64);
+  for (Eigen::Index i = 0; i < 64; ++i) weights(i) = static_cast<float>(rng.uniform(0.0, 1.0));
+  const PpoLoss loss = ppo_loss(b.log_probs, b.old_log_probs, b.advantages, b.values, b.old_values,
+                                b.returns, b.entropy, o, weights);
+  Vector lp = b.log_probs.cast<double>();
+  const Vector olp = b.old_log_probs.cast<double>(), adv = b.advantages.cast<double>(),
+               v = b.values.cast<double>(), ov = b.old_values.cast<double>(),
+               ret = b.returns.cast<double>(), ent = b.entropy.cast<double>(),
+               w = weights.cast<double>();
+  CHECK(loss.total ==
+        doctest::Approx(reference(lp, olp, adv, v, ov, ret, ent, o, w)).epsilon(1e-5));
+  const double h = 1e-6;
+  int checked = 0;
+  for (Eigen::Index i = 0; i < 64; ++i) {
+    if (std::abs(std::abs(std::exp(lp(i) - olp(i)) - 1) - o.clip) < 1e-3) continue;
+    const double saved = lp(i);
+    lp(i) = saved + h;
+    const double up = reference(lp, olp, adv, v, ov, ret, ent, o, w);
+    lp(i) = saved - h;
+    const double down = reference(lp, olp, adv, v, ov, ret, ent, o, w);
+    lp(i) = saved;
+    CAPTURE(i);
+    CHECK(loss.grad_log_probs(i) ==
+          doctest::Approx((up - down) / (2 * h)).epsilon(1e-4).scale(1e-3));
+    ++checked;
+  }
+  CHECK(checked > 50);
+  // Weights of one are no weights; the value loss and the diagnostics do not depend on them.
+  const PpoLoss plain = ppo_loss(b.log_probs, b.old_log_probs, b.advantages, b.values, b.old_values,
+                                 b.returns, b.entropy, o);
+  const PpoLoss ones = ppo_loss(b.log_probs, b.old_log_probs, b.advantages, b.values, b.old_values,
+                                b.returns, b.entropy, o, Eigen::ArrayXf::Ones(64));
+  CHECK(ones.total == plain.total);
+  CHECK(loss.value == plain.value);
+  CHECK(loss.approx_kl == plain.approx_kl);
+  CHECK(loss.clip_fraction == plain.clip_fraction);
+  CHECK((loss.grad_values == plain.grad_values).all());
+
+  CHECK_THROWS_WITH_AS(ppo_loss(b.log_probs, b.old_log_probs, b.advantages, b.values, b.old_values,
+                                b.returns, b.entropy, o, weights.head(10)),
+                       doctest::Contains("weights must have 64 entries"), Error);
+  weights(3) = -0.5f;
+  CHECK_THROWS_WITH_AS(ppo_loss(b.log_probs, b.old_log_probs, b.advantages, b.values, b.old_values,
+                                b.returns, b.entropy, o, weights),
+                       doctest::Contains("weights must be finite and >= 0"), Error);
 }
 
 TEST_CASE("ppo_loss: the clip stops the gradient only beyond the trust region, per sign") {

@@ -8,7 +8,8 @@ namespace seedrl {
 PpoLoss ppo_loss(const Eigen::ArrayXf& log_probs, const Eigen::ArrayXf& old_log_probs,
                  const Eigen::ArrayXf& advantages, const Eigen::ArrayXf& values,
                  const Eigen::ArrayXf& old_values, const Eigen::ArrayXf& returns,
-                 const Eigen::ArrayXf& entropy, const PpoLossOptions& options) {
+                 const Eigen::ArrayXf& entropy, const PpoLossOptions& options,
+                 const Eigen::ArrayXf& weights) {
   options.validate();
   const Eigen::Index n = log_probs.size();
   SEEDRL_REQUIRE(n > 0, "ppo_loss: an empty minibatch");
@@ -18,6 +19,11 @@ PpoLoss ppo_loss(const Eigen::ArrayXf& log_probs, const Eigen::ArrayXf& old_log_
                  old_log_probs.size(), ", advantages ", advantages.size(), ", values ",
                  values.size(), ", old_values ", old_values.size(), ", returns ", returns.size(),
                  ", entropy ", entropy.size());
+  const bool weighted = weights.size() > 0;
+  SEEDRL_REQUIRE(!weighted || weights.size() == n, "ppo_loss: weights must have ", n,
+                 " entries (log_probs) or none; got ", weights.size());
+  SEEDRL_REQUIRE(!weighted || (weights.isFinite() && weights >= 0.0f).all(),
+                 "ppo_loss: weights must be finite and >= 0");
 
   Eigen::ArrayXf a = advantages;
   if (options.normalize_advantages && n > 1) {
@@ -37,9 +43,10 @@ PpoLoss ppo_loss(const Eigen::ArrayXf& log_probs, const Eigen::ArrayXf& old_log_
     const float ratio = std::exp(log_ratio);
     const float unclipped = -a(i) * ratio;
     const float clamped = -a(i) * std::clamp(ratio, 1.0f - eps, 1.0f + eps);
-    policy += std::max(unclipped, clamped);
+    const float w = weighted ? weights(i) : 1.0f;
+    policy += static_cast<double>(w * std::max(unclipped, clamped));
     // d(-A r)/d log_prob = -A r where the unclipped term is the max; the clipped one is constant.
-    out.grad_log_probs(i) = unclipped >= clamped ? -a(i) * ratio * inv_n : 0.0f;
+    out.grad_log_probs(i) = unclipped >= clamped ? -w * a(i) * ratio * inv_n : 0.0f;
     clipped += std::abs(ratio - 1.0f) > eps ? 1 : 0;
     kl += static_cast<double>(ratio - 1.0f - log_ratio);
 

@@ -11,8 +11,11 @@
 //            0.5 mean(max((V - R)^2, (V_old + clip(V - V_old, -clip, clip) - R)^2))
 //   total  = policy + value_cost value - entropy_cost mean(entropy)
 // R are the value targets (GAE advantages + old values). Where max() ties, the gradient is the
-// unclipped term's. Also reported: approx_kl = mean((r - 1) - log r) (Schulman's low-variance
-// estimator of KL(old || new)) and the fraction of transitions whose ratio was clipped.
+// unclipped term's. With per-transition `weights` w (decoupled PPO, Hilton et al. 2021: the
+// ratio is taken against a proximal policy and w = pi_prox / mu corrects for the behaviour
+// policy mu that acted), policy = mean(w max(-A r, -A clip(r, 1 - clip, 1 + clip))). Also reported:
+// approx_kl = mean((r - 1) - log r) (Schulman's low-variance estimator of KL(old || new)) and the
+// fraction of transitions whose ratio was clipped.
 #pragma once
 
 #include <Eigen/Core>
@@ -45,11 +48,12 @@ struct PpoLoss {
   Eigen::ArrayXf grad_entropy;    ///< d total / d entropy [N] (-entropy_cost / N each)
 };
 
-/// All arguments [N]. Throws seedrl::Error naming mismatched sizes, an empty minibatch or a bad
-/// option.
+/// All arrays [N]; `weights` may be empty (every weight 1). Throws seedrl::Error naming
+/// mismatched sizes, an empty minibatch, a negative or non-finite weight or a bad option.
 PpoLoss ppo_loss(const Eigen::ArrayXf& log_probs, const Eigen::ArrayXf& old_log_probs,
                  const Eigen::ArrayXf& advantages, const Eigen::ArrayXf& values,
                  const Eigen::ArrayXf& old_values, const Eigen::ArrayXf& returns,
-                 const Eigen::ArrayXf& entropy, const PpoLossOptions& options);
+                 const Eigen::ArrayXf& entropy, const PpoLossOptions& options,
+                 const Eigen::ArrayXf& weights = Eigen::ArrayXf());
 
 }  // namespace seedrl

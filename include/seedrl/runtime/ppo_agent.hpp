@@ -8,6 +8,7 @@
 // of this header).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -36,6 +37,14 @@ struct PpoAgentOptions : AgentOptions {
   /// learner's are dropped (and counted: the metric dropped_unrolls); 0: no bound. The default
   /// is about three batches' worth of updates at the default sizes.
   std::int64_t max_policy_lag = 1000;
+  /// Decoupled PPO (Hilton et al. 2021, "Batch size-invariance for policy optimization"): the
+  /// ratio is clipped around the proximal policy, the learner's at the start of each batch, and
+  /// each transition's policy term is weighted by min(pi_prox / mu, max_behaviour_weight) for the
+  /// behaviour policy mu that acted. In SEED the actors act while the learner trains, so a batch
+  /// was acted by parameters about one batch of updates old: clipped around mu itself (false,
+  /// the original objective) much of it starts outside the trust region and teaches nothing.
+  bool proximal_policy = true;
+  float max_behaviour_weight = 1.0f;  ///< cap of pi_prox / mu (proximal_policy)
 
   PpoAgentOptions() {
     batch_size = 16;
@@ -59,6 +68,9 @@ struct PpoAgentOptions : AgentOptions {
     SEEDRL_REQUIRE(epochs >= 1, "PpoAgentOptions.epochs must be >= 1, got ", epochs);
     SEEDRL_REQUIRE(minibatch_size >= 1, "PpoAgentOptions.minibatch_size must be >= 1, got ",
                    minibatch_size);
+    SEEDRL_REQUIRE(std::isfinite(max_behaviour_weight) && max_behaviour_weight > 0.0f,
+                   "PpoAgentOptions.max_behaviour_weight must be positive and finite, got ",
+                   max_behaviour_weight);
     SEEDRL_REQUIRE(max_policy_lag >= 0, "PpoAgentOptions.max_policy_lag must be >= 0, got ",
                    max_policy_lag);
   }

@@ -5,6 +5,9 @@
 //     ──▶ GAE(lambda) advantages and value targets over the [T, B] transitions (boundaries carry
 //         nothing, truncated episodes bootstrap; runtime/transitions.hpp), the behaviour
 //         policy's log-probabilities from what inference recorded
+//         and, with proximal_policy (decoupled PPO), the current network's log-probabilities of
+//         the actions (the proximal policy the ratio is clipped around) and the weights
+//         min(pi_prox / mu, max_behaviour_weight)
 //     ──▶ epochs x shuffled minibatches of transitions, one update each:
 //         network ──▶ log pi(a|x), entropy, V ──▶ ppo_loss ──▶ gradients through the
 //         distribution (Categorical or DiagGaussian) ──backward──▶ LearnerCore::finish_step
@@ -47,6 +50,10 @@ struct PpoTargets {
   Eigen::ArrayXf returns;        ///< advantages + old values
   Eigen::ArrayXf old_values;     ///< V(x_t) at the start of the batch
   Eigen::ArrayXf old_log_probs;  ///< log mu(a_t | x_t) of the behaviour policy
+  /// What the ratio is taken against: the proximal policy's log-probabilities (decoupled PPO),
+  /// or old_log_probs.
+  Eigen::ArrayXf anchor_log_probs;
+  Eigen::ArrayXf weights;  ///< min(pi_prox / mu, cap) (decoupled PPO); empty otherwise
 };
 
 /// `values`: the network's V over all T + 1 steps of `batch` (row t * B + b). The behaviour log-
@@ -118,6 +125,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
       {"entropy", Reduce::mean, "entropy"},
       {"approx_kl", Reduce::mean, "kl"},
       {"clip_fraction"},
+      {"behaviour_weight"},
       {"dropped_unrolls", Reduce::last},
   };
 
@@ -158,6 +166,18 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
         host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
     targets_ = ppo_targets(this->batch(), transitions_, out.values.template data<float>(),
                            o.discount, o.lambda);
+    if (o.proximal_policy) {
+      const bool box = this->spec().box_actions();
+      const Eigen::Index n = targets_.old_log_probs.size();
+      targets_.anchor_log_probs =
+          policy_terms(box ? out.mean : out.logits, out.log_std, this->batch().actions)
+              .log_probs.head(n);
+      targets_.weights =
+          (targets_.anchor_log_probs - targets_.old_log_probs).exp().min(o.max_behaviour_weight);
+    } else {
+      targets_.anchor_log_probs = targets_.old_log_probs;
+      targets_.weights.resize(0);
+    }
     order_ = targets_.rows;
     epochs_left_ = o.epochs;
     shuffle();
@@ -195,13 +215,16 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
       std::memcpy(static_cast<char*>(actions.raw_data()) + i * action_bytes,
                   all_actions + row * action_bytes, action_bytes);
     }
-    Eigen::ArrayXf advantages(m), returns(m), old_values(m), old_log_probs(m);
+    const bool weighted = targets_.weights.size() > 0;
+    Eigen::ArrayXf advantages(m), returns(m), old_values(m), anchor_log_probs(m),
+        weights(weighted ? m : 0);
     for (std::int64_t i = 0; i < m; ++i) {
       const std::int64_t row = order_[first + static_cast<std::size_t>(i)];
       advantages(i) = targets_.advantages(row);
       returns(i) = targets_.returns(row);
       old_values(i) = targets_.old_values(row);
-      old_log_probs(i) = targets_.old_log_probs(row);
+      anchor_log_probs(i) = targets_.anchor_log_probs(row);
+      if (weighted) weights(i) = targets_.weights(row);
     }
 
     const nn::NetworkOutputs& out =
@@ -210,8 +233,8 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     const Tensor& policy_out = box ? out.mean : out.logits;
     const PolicyTerms policy = policy_terms(policy_out, out.log_std, actions);
     const Eigen::Map<const Eigen::ArrayXf> values(out.values.template data<float>(), m);
-    const PpoLoss loss = ppo_loss(policy.log_probs, old_log_probs, advantages, values, old_values,
-                                  returns, policy.entropy, o.loss);
+    const PpoLoss loss = ppo_loss(policy.log_probs, anchor_log_probs, advantages, values,
+                                  old_values, returns, policy.entropy, o.loss, weights);
 
     // Gradients on the host, then one copy each to the device.
     const Tensor grad_policy = grad_policy_.view(policy_out.shape());
@@ -238,6 +261,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
                               loss.entropy,
                               loss.approx_kl,
                               loss.clip_fraction,
+                              weighted ? static_cast<double>(weights.mean()) : 1.0,
                               static_cast<double>(dropped_.load())};
     return this->finish_step(metrics, m, lag / static_cast<double>(m), true, [] {});
   }
