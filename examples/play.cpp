@@ -2,7 +2,8 @@
 // seedrl::Policy (runtime/policy.hpp), on the built-in environment it was trained on.
 //
 //   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
-//        space_invaders [--episodes 100] [--envs 8] [--seed 1]
+//        space_invaders|pendulum|halfcheetah|hopper|walker2d|ant [--episodes 100] [--envs 8]
+//        [--seed 1]
 //        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
 //        [--gif FILE [--gif-frames 1000] [--gif-fps 20]] [--export-onnx FILE]
 //   play --checkpoint FILE|LOGDIR --export-onnx FILE
@@ -16,7 +17,10 @@
 // seconds, training_frames). --gif records the first episode of environment 0 (up to --gif-frames
 // frames), drawn from its observations (env/render.hpp), as an animated GIF (io/gif.hpp).
 // --export-onnx writes the checkpoint's network as an ONNX model (io/onnx.hpp, docs/deployment.md)
-// first; without --env that is all play does.
+// first, with the run's observation normalisation in the graph; without --env that is all play
+// does. Box-action agents (pendulum; the MuJoCo tasks where seedrl's MuJoCo part is built) act
+// with the Gaussian's mean, clipped to the bounds the checkpoint records, or sample with
+// --acting sample.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -30,7 +34,11 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
+#ifdef SEEDRL_PLAY_MUJOCO
+#include "seedrl/env/mujoco.hpp"
+#endif
 #include "seedrl/io/gif.hpp"
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/runtime/policy.hpp"
@@ -85,9 +93,11 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
                  "play: ", policy.checkpoint(), " holds a network for observations ",
                  policy.network_config().observation_shape, ", the environment gives ", spec.shape,
                  " (another environment or game?)");
-  SEEDRL_REQUIRE(games[0].action_spec().num_actions == policy.num_actions(),
-                 "play: ", policy.checkpoint(), " holds a network with ", policy.num_actions(),
-                 " actions, the environment has ", games[0].action_spec().num_actions);
+  SEEDRL_REQUIRE(games[0].action_spec() == policy.action_spec(), "play: ", policy.checkpoint(),
+                 " acts on ", policy.action_spec().to_string(), ", the environment on ",
+                 games[0].action_spec().to_string());
+  constexpr bool box = BoxEnvironment<Env>;
+  const std::int32_t dims = policy.action_spec().dims();
 
   const Tensor observations = Tensor::zeros(spec.shape.prepend({envs}), spec.dtype);
   std::vector<double> running(static_cast<std::size_t>(envs), 0.0);
@@ -102,18 +112,31 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
   recording.add(observations[0]);
 
   PlayResult result;
-  std::vector<std::int32_t> actions(static_cast<std::size_t>(envs));
+  std::vector<std::int32_t> actions(box ? 0 : static_cast<std::size_t>(envs));
+  std::vector<float> box_actions(box ? static_cast<std::size_t>(envs * dims) : 0);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   double next_report = 2.0;
   while (static_cast<std::int64_t>(result.returns.size()) < episodes) {
-    policy.act(observations, actions);
+    if constexpr (box) {
+      policy.act(observations, std::span<float>(box_actions));
+    } else {
+      policy.act(observations, std::span<std::int32_t>(actions));
+    }
     for (std::int32_t e = 0; e < envs; ++e) {
       const auto i = static_cast<std::size_t>(e);
       if (!active[i]) continue;
-      const StepResult step = games[i].step(actions[i], observations[e]);
+      StepResult step;
+      if constexpr (box) {
+        step = games[i].step(
+            std::span<const float>(box_actions)
+                .subspan(i * static_cast<std::size_t>(dims), static_cast<std::size_t>(dims)),
+            observations[e]);
+      } else {
+        step = games[i].step(actions[i], observations[e]);
+      }
       running[i] += step.reward;
       ++result.frames;
       if (e == 0) recording.add(observations[0]);
@@ -142,11 +165,27 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
   return result;
 }
 
+/// The box-action environments play knows besides with_environment's and MinAtar's.
+std::vector<std::string> box_environments() {
+  std::vector<std::string> names{"pendulum"};
+#ifdef SEEDRL_PLAY_MUJOCO
+  for (const char* task : {"halfcheetah", "hopper", "walker2d", "ant"}) names.emplace_back(task);
+#endif
+  return names;
+}
+
 /// Calls `f(make_env)` for a built-in environment or MinAtar game, by name.
 template <class F>
 decltype(auto) with_builtin_environment(const std::string& name, F&& f) {
   for (const std::string& game : examples::minatar_games())
     if (game == name) return examples::with_minatar_game(name, f);
+  if (name == "pendulum") return f([](std::uint64_t seed) { return Pendulum(seed); });
+#ifdef SEEDRL_PLAY_MUJOCO
+  if (name != "cartpole" && name != "catch") {
+    const MujocoTask task = parse_mujoco_task(name);
+    return f([task](std::uint64_t seed) { return MujocoEnv(task, seed); });
+  }
+#endif
   return examples::with_environment(name, f);
 }
 
@@ -162,6 +201,7 @@ int main(int argc, char** argv) {
   Recording recording;
   std::vector<std::string> names{"cartpole", "catch"};
   for (const std::string& game : examples::minatar_games()) names.push_back(game);
+  for (const std::string& env : box_environments()) names.push_back(env);
   app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
       ->required();
   app.add_option("--env", env_name, "the environment it was trained on")
@@ -200,7 +240,10 @@ int main(int argc, char** argv) {
         static_cast<long long>(policy.counters().frames),
         env_name.empty() ? "no environment" : env_name.c_str(), policy.acting().to_text().c_str());
     if (!export_onnx.empty()) {
-      io::export_onnx(policy.network(), export_onnx);
+      io::OnnxExportOptions onnx;  // the graph normalises observations as the run did
+      onnx.observation_moments = policy.normalization().moments;
+      onnx.observation_clip = policy.normalization().clip;
+      io::export_onnx(policy.network(), export_onnx, onnx);
       std::fprintf(stderr, "play: exported the network as ONNX: %s\n", export_onnx.c_str());
       if (env_name.empty()) {
         std::printf("{\"checkpoint\":\"%s\",\"agent\":\"%s\",\"onnx\":\"%s\"}\n",
@@ -208,7 +251,7 @@ int main(int argc, char** argv) {
         return 0;
       }
     }
-    recording.kind = renderer_kind(env_name);
+    if (!recording.path.empty()) recording.kind = renderer_kind(env_name);
     const PlayResult r = with_builtin_environment(env_name, [&](auto make_env) {
       return play(policy, make_env, episodes, envs, seed, recording);
     });

@@ -83,15 +83,19 @@ constexpr double kTolerance = 1e-4;
 
 // Runs `steps` steps of `config`'s network in seedrl and in ONNX Runtime on the same random
 // observations (and, for an LSTM, the same random initial state, then each side's own state)
-// and checks every output.
+// and checks every output. With `moments`, the model normalises the observations itself and
+// seedrl's network sees them normalised by RunningMoments::normalize.
 void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType dtype,
-                               std::int64_t batch, int steps) {
+                               std::int64_t batch, int steps,
+                               const math::RunningMoments* moments = nullptr, float clip = 10.0f) {
   config.seed = 5;
   nn::Network<Backend> network(config);
   Rng rng(17);
   randomise_biases(network, rng);
   io::OnnxExportOptions options;
   options.observation_dtype = dtype;
+  if (moments != nullptr) options.observation_moments = *moments;
+  options.observation_clip = clip;
   OnnxRuntime::Session session(ort, io::encode_onnx(config, network.parameters(), options));
 
   std::vector<std::string> inputs{io::OnnxNames::observations}, outputs;
@@ -123,7 +127,13 @@ void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType
   for (int step = 0; step < steps; ++step) {
     CAPTURE(step);
     const Tensor obs = random_observations(config, dtype, batch, rng);
-    const nn::NetworkOutputs& ours = network.forward(obs.reshape(obs.shape().prepend({1})), state);
+    Tensor input = obs;
+    if (moments != nullptr) {
+      input = obs.clone();
+      moments->normalize(obs.matrix<float>(), input.matrix<float>(), clip);
+    }
+    const nn::NetworkOutputs& ours =
+        network.forward(input.reshape(input.shape().prepend({1})), state);
     std::vector<Tensor> feed(recurrent ? 3 : 1);
     feed[0] = obs;
     if (recurrent) {
@@ -232,6 +242,18 @@ TEST_CASE("ONNX export: Gaussian policy heads match seedrl's forward pass in ONN
     c.mlp_activation = nn::Activation::tanh;
     c.separate_value_torso = true;
     check_against_onnxruntime(*ort, c, DType::f32, 6, 1);
+  }
+  SUBCASE("observation normalisation in the graph (a PPO run's statistics), some clipped") {
+    nn::NetworkConfig c = nn::NetworkConfig::mlp(11, 0).gaussian(3);
+    c.mlp_activation = nn::Activation::tanh;
+    c.separate_value_torso = true;
+    math::RunningMoments moments(11);
+    Rng rng(23);
+    RowMatrixXf seen(50, 11);
+    for (Eigen::Index i = 0; i < seen.size(); ++i)
+      seen.data()[i] = static_cast<float>(rng.uniform(0.2, 0.5));  // narrow: inputs clip at 3
+    moments.update(seen);
+    check_against_onnxruntime(*ort, c, DType::f32, 6, 2, &moments, 3.0f);
   }
 }
 

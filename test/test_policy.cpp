@@ -11,6 +11,7 @@
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/normalization.hpp"
 #include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
@@ -253,7 +254,7 @@ TEST_CASE("Policy: acting modes and streams") {
                          doctest::Contains("observations must be [N, 3]"), Error);
     std::vector<std::int32_t> too_few(1);
     CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 3}, rng), too_few),
-                         doctest::Contains("room for 1 actions"), Error);
+                         doctest::Contains("need room for 2 action values, got 1"), Error);
   }
 }
 
@@ -286,12 +287,29 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   CHECK_THROWS_WITH_AS(Policy<>{mismatch}, doctest::Contains("missing tensor 'torso.fc2.weight'"),
                        Error);
 
-  // A Gaussian policy over a box of real values: not served yet, and said so.
+  // A Gaussian policy over a box without recorded bounds, or with bounds of another size.
   const nn::Network<Backend> gaussian(nn::NetworkConfig::mlp(3, 0).gaussian(2));
   const std::string box = dir.file("box.safetensors");
   io::save_checkpoint(box, gaussian.parameters(), nullptr, {},
                       {{"network", nn::describe(gaussian.config())}});
-  CHECK_THROWS_WITH_AS(Policy<>{box}, doctest::Contains("serves discrete actions only so far"),
+  CHECK_THROWS_WITH_AS(Policy<>{box},
+                       doctest::Contains("records no bounds (metadata 'action_spec'"), Error);
+  io::save_checkpoint(
+      box, gaussian.parameters(), nullptr, {},
+      {{"network", nn::describe(gaussian.config())}, {"action_spec", "box 1 low -1 high 1"}});
+  CHECK_THROWS_WITH_AS(Policy<>{box}, doctest::Contains("checkpoint records box of 1 in [-1, 1]"),
+                       Error);
+  io::save_checkpoint(
+      box, gaussian.parameters(), nullptr, {},
+      {{"network", nn::describe(gaussian.config())}, {"action_spec", "box 2 low -1 1 high 1 -1"}});
+  CHECK_THROWS_WITH_AS(Policy<>{box}, doctest::Contains("box dimension 1 has bounds [1, -1]"),
+                       Error);
+  // Observation statistics of another size than the network's observations.
+  io::save_checkpoint(box, gaussian.parameters(), nullptr, {},
+                      {{"network", nn::describe(gaussian.config())},
+                       {"action_spec", "box 2 low -1 -1 high 1 1"},
+                       {"normalization", "normalization-v1 observations 5 2 0 0 1 1 10"}});
+  CHECK_THROWS_WITH_AS(Policy<>{box}, doctest::Contains("observation statistics of 2 values"),
                        Error);
 
   // Sampling needs a policy head; an unreadable acting record is named.
@@ -304,6 +322,129 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
                       {{"network", nn::describe(net.config())}, {"acting", "epsilon_greedy 2"}});
   CHECK_THROWS_WITH_AS(Policy<>{bad_acting},
                        doctest::Contains("epsilon must be a number in [0, 1]"), Error);
+}
+
+TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on normalised input") {
+  TempDir dir("box_actions");
+  const std::string path = dir.file("checkpoint.safetensors");
+  auto config = nn::NetworkConfig::mlp(3, 0, {8}).gaussian(2);
+  config.mlp_activation = nn::Activation::tanh;
+  config.separate_value_torso = true;
+  config.initial_log_std = -0.5f;
+  config.seed = 4;
+  nn::Network<Backend> net(config);
+  // Means spread well past the bounds of the second dimension: some actions are clipped.
+  Rng rng(5);
+  nn::Parameter& mean_weight = net.parameters().find("policy_mean.weight");
+  for (float& w : std::span(mean_weight.value.data<float>(), 16))
+    w = static_cast<float>(rng.uniform(-1, 1));
+  net.parameters().bump_version();
+  const ActionSpec spec = ActionSpec::box({-2.0f, -0.25f}, {2.0f, 0.25f});
+  // Statistics as a PPO run's inference gathers them: observations around 3 with std 0.5.
+  NormalizationOptions normalize;
+  normalize.observations = true;
+  ExperienceNormalizer stats(normalize, 3, 0.99f, 1);
+  RowMatrixXf seen(64, 3);
+  for (Eigen::Index i = 0; i < seen.size(); ++i)
+    seen.data()[i] = static_cast<float>(3.0 + 0.5 * rng.normal());
+  const std::vector<std::uint8_t> training(64, 0);
+  stats.normalize_observations(seen, training);
+  io::save_checkpoint(path, net.parameters(), nullptr, {},
+                      {{"network", nn::describe(config)},
+                       {"agent", "ppo"},
+                       {"action_spec", spec.to_text()},
+                       {"normalization", stats.to_text()}});
+
+  Policy<> policy(path);
+  CHECK(policy.action_spec() == spec);
+  CHECK(policy.normalization().active());
+  CHECK(policy.num_actions() == 0);
+  const std::int64_t n = 6;
+  Tensor obs = Tensor::zeros({n, 3});
+  for (float& x : std::span(obs.data<float>(), 18)) x = static_cast<float>(3.0 + rng.normal());
+  std::vector<float> actions(static_cast<std::size_t>(n * 2));
+  policy.act(obs, std::span<float>(actions));
+
+  // The reference: normalise in double as the definition says, the network's mean, clipped.
+  const math::RunningMoments& m = stats.observation_moments();
+  Tensor normalized = Tensor::zeros({1, n, 3});
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double z =
+          (obs.data<float>()[i * 3 + j] - m.mean()(j)) / std::sqrt(m.variance()(j) + 1e-8);
+      normalized.data<float>()[i * 3 + j] = static_cast<float>(std::clamp(z, -10.0, 10.0));
+    }
+  const nn::NetworkOutputs& out = net.forward(normalized);
+  int clipped = 0;
+  for (std::int64_t i = 0; i < n * 2; ++i) {
+    const auto d = static_cast<std::size_t>(i % 2);
+    const float mean = out.mean.data<float>()[i];
+    const float expected = std::clamp(mean, spec.low[d], spec.high[d]);
+    CAPTURE(i);
+    CHECK(actions[static_cast<std::size_t>(i)] == doctest::Approx(expected).epsilon(1e-5));
+    clipped += expected != mean ? 1 : 0;
+  }
+  CHECK(clipped > 0);
+  CHECK(clipped < n * 2);
+
+  // Sampling: draws around the mean with the recorded std, inside the bounds.
+  Policy<> sampler(path, {.acting = ActingSettings{ActionMode::sample}, .seed = 3});
+  double spread = 0.0;
+  for (int k = 0; k < 200; ++k) {
+    sampler.act(obs, std::span<float>(actions));
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      const std::size_t d = i % 2;
+      CHECK(actions[i] >= spec.low[d]);
+      CHECK(actions[i] <= spec.high[d]);
+      if (d == 0)
+        spread += std::abs(actions[i] - std::clamp(out.mean.data<float>()[i], -2.0f, 2.0f));
+    }
+  }
+  // E|z| std = 0.8 exp(-0.5) = 0.48 for the unclipped first dimension.
+  CHECK(spread / (200.0 * n) == doctest::Approx(0.8 * std::exp(-0.5)).epsilon(0.15));
+
+  // The wrong kind of action buffer, epsilon-greedy, unnormalisable input: refused by name.
+  std::vector<std::int32_t> discrete(static_cast<std::size_t>(n));
+  CHECK_THROWS_WITH_AS(policy.act(obs, std::span<std::int32_t>(discrete)),
+                       doctest::Contains("call act() with float actions"), Error);
+  std::vector<float> short_buffer(3);
+  CHECK_THROWS_WITH_AS(policy.act(obs, std::span<float>(short_buffer)),
+                       doctest::Contains("need room for 12 action values, got 3"), Error);
+  CHECK_THROWS_WITH_AS(Policy<>(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 0.1}}),
+                       doctest::Contains("'epsilon_greedy' picks among discrete actions"), Error);
+}
+
+TEST_CASE("Policy: a discrete checkpoint refuses float actions") {
+  TempDir dir("discrete_box");
+  const std::string path = dir.file("checkpoint.safetensors");
+  VTraceCheckpoint saved(path);
+  Policy<> policy(path);
+  CHECK(policy.action_spec() == ActionSpec::discrete(4));
+  CHECK_FALSE(policy.normalization().active());
+  Rng rng(1);
+  std::vector<float> actions(2);
+  CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 3}, rng), std::span<float>(actions)),
+                       doctest::Contains("call act() with int32 actions"), Error);
+}
+
+TEST_CASE("ActionSpec: exact text both ways, and bad text named") {
+  const ActionSpec box = ActionSpec::box({-0.1f, -3.0e-7f, 1.0f / 3.0f}, {0.4f, 1e30f, 2.5f});
+  CHECK(ActionSpec::parse(box.to_text(), "test") == box);  // floats round-trip exactly
+  CHECK(ActionSpec::parse("discrete 6", "test") == ActionSpec::discrete(6));
+  CHECK(ActionSpec::discrete(6).to_text() == "discrete 6");
+  CHECK(ActionSpec::box(2, -1.0f, 1.0f).to_text() == "box 2 low -1 -1 high 1 1");
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 2 low -1 high 1 1", "ckpt"),
+                       doctest::Contains("ckpt: action spec 'box 2 low -1 high 1 1'"), Error);
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 0 low high", "ckpt"),
+                       doctest::Contains("1 to 65536 dimensions"), Error);
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("discrete 0", "ckpt"),
+                       doctest::Contains("N > 0 discrete actions"), Error);
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 1 low nan high 1", "ckpt"),
+                       doctest::Contains("bounds"), Error);
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("discrete 3 4", "ckpt"),
+                       doctest::Contains("unexpected text"), Error);
+  CHECK_THROWS_WITH_AS(ActionSpec::parse("cube 3", "ckpt"),
+                       doctest::Contains("expected 'discrete' or 'box'"), Error);
 }
 
 TEST_CASE("parse_description reads back what describe writes, and names what it cannot read") {

@@ -9,6 +9,7 @@
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
+#include "seedrl/runtime/policy.hpp"
 #include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 
@@ -287,7 +288,7 @@ TEST_CASE("train_locally: PPO learns Pendulum's swing-up") {
   CHECK(result.mean_return > -500.0);
 }
 
-TEST_CASE("TrainingSession<PpoAgent>: checkpoints carry the normalisation statistics") {
+TEST_CASE("TrainingSession<PpoAgent>: checkpoints carry the normalisation and the action bounds") {
   const std::string dir =
       (std::filesystem::temp_directory_path() / "seedrl_test_ppo_checkpoint").string();
   std::filesystem::remove_all(dir);
@@ -301,6 +302,25 @@ TEST_CASE("TrainingSession<PpoAgent>: checkpoints carry the normalisation statis
   const std::string saved = meta.at("normalization");
   CHECK(saved.find("observations") != std::string::npos);
   CHECK(saved.find("returns") != std::string::npos);
+
+  // A Policy made from it knows the box and applies the run's statistics to what it is given.
+  Policy<> policy(path);
+  CHECK(policy.agent() == "ppo");
+  CHECK(policy.action_spec() == Pendulum().action_spec());
+  REQUIRE(policy.normalization().active());
+  Tensor obs = Tensor::zeros({2, 3});
+  Pendulum(7).reset(obs[0]);
+  Pendulum(8).reset(obs[1]);
+  std::vector<float> torque(2);
+  policy.act(obs, std::span<float>(torque));
+  Tensor normalized = obs.clone();
+  policy.normalization().apply(normalized.matrix<float>());
+  nn::Network<Backend> reference(policy.network_config());
+  reference.parameters().copy_values_from(policy.network().parameters());
+  const nn::NetworkOutputs& out = reference.forward(normalized.reshape({1, 2, 3}));
+  for (int i = 0; i < 2; ++i)
+    CHECK(torque[static_cast<std::size_t>(i)] ==
+          doctest::Approx(std::clamp(out.mean.data<float>()[i], -2.0f, 2.0f)));
 
   // A session resuming from it starts from those statistics.
   TrainingSession<PpoAgent, Backend> resumed(pendulum_agent(10'000), Pendulum().observation_spec(),

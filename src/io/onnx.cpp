@@ -318,8 +318,35 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
   for (std::int64_t d : config.observation_shape.dims()) observation_dims.push_back({d, {}});
   g.input(OnnxNames::observations, input_type, observation_dims);
 
+  // The observations the torsos see: normalised first where the run normalised them.
+  std::string observations = OnnxNames::observations;
+  if (options.observation_moments) {
+    const math::RunningMoments& m = *options.observation_moments;
+    const std::int64_t size = config.observation_shape.numel();
+    SEEDRL_REQUIRE(dtype == DType::f32 && m.size() == size,
+                   "export_onnx: observation statistics of ", m.size(),
+                   " values need f32 observations of as many values; the network takes ", dtype,
+                   " observations ", config.observation_shape);
+    SEEDRL_REQUIRE(options.observation_clip > 0.0f,
+                   "export_onnx: observation_clip must be > 0, got ", options.observation_clip);
+    // The same float values RunningMoments::normalize computes with.
+    const Eigen::VectorXf mean = m.mean().cast<float>();
+    const Eigen::VectorXf scale = (m.variance().array() + 1e-8).rsqrt().matrix().cast<float>();
+    const auto values = [](const Eigen::VectorXf& v) {
+      return std::span<const float>(v.data(), static_cast<std::size_t>(v.size()));
+    };
+    const std::string mean_name =
+        g.initializer("normalization.mean", config.observation_shape, values(mean));
+    const std::string scale_name =
+        g.initializer("normalization.scale", config.observation_shape, values(scale));
+    const std::string centred = g.apply("Sub", {observations, mean_name});
+    const std::string scaled = g.apply("Mul", {centred, scale_name});
+    observations = g.apply("Clip", {scaled, g.float_scalar(-options.observation_clip),
+                                    g.float_scalar(options.observation_clip)});
+  }
+
   std::int64_t features = 0;
-  std::string x = torso(g, config, "torso", OnnxNames::observations, dtype, features);
+  std::string x = torso(g, config, "torso", observations, dtype, features);
   const std::int64_t h = config.lstm_size, actions = config.num_actions;
   if (h > 0) {
     g.input(OnnxNames::lstm_h, OnnxType::f32, {kBatch, {h, {}}});
@@ -354,7 +381,7 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
     std::int64_t value_features = features;
     const std::string value_x =
         config.separate_value_torso
-            ? torso(g, config, "value_torso", OnnxNames::observations, dtype, value_features)
+            ? torso(g, config, "value_torso", observations, dtype, value_features)
             : x;
     const std::string v = linear(g, value_x, "value", value_features, 1, nn::Activation::none);
     g.node("Squeeze", {v, g.int64_constant(axis1)}, {OnnxNames::value});

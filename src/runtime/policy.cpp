@@ -33,10 +33,34 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                  ": the checkpoint does not name its network (metadata 'network'); it was not "
                  "written by a seedrl learner");
   d.network = nn::parse_description(*network, checkpoint);
-  SEEDRL_REQUIRE(!d.network.box_actions(), checkpoint, ": network '", *network,
-                 "' acts on a box of real values; Policy serves discrete actions only so far");
+  if (d.network.box_actions()) {
+    const std::string* spec = find("action_spec");
+    SEEDRL_REQUIRE(
+        spec != nullptr, checkpoint, ": network '", *network,
+        "' acts on a box of real values but the checkpoint records no bounds (metadata "
+        "'action_spec'; written by an older seedrl: train or resume to write a new one)");
+    d.action_spec = ActionSpec::parse(*spec, checkpoint);
+    SEEDRL_REQUIRE(d.action_spec.is_box() && d.action_spec.dims() == d.network.action_dims,
+                   checkpoint, ": the network acts on a box of ", d.network.action_dims,
+                   " values but the checkpoint records ", d.action_spec.to_string());
+  } else {
+    d.action_spec = ActionSpec::discrete(static_cast<std::int32_t>(d.network.num_actions));
+    if (const std::string* spec = find("action_spec"))
+      SEEDRL_REQUIRE(ActionSpec::parse(*spec, checkpoint) == d.action_spec, checkpoint,
+                     ": the network has ", d.network.num_actions,
+                     " discrete actions but the checkpoint records '", *spec, "'");
+  }
+  if (const std::string* text = find("normalization")) {
+    d.normalization = ObservationNormalization::parse(*text, checkpoint);
+    SEEDRL_REQUIRE(!d.normalization.active() ||
+                       d.normalization.moments->size() == d.network.observation_shape.numel(),
+                   checkpoint, ": observation statistics of ",
+                   d.normalization.active() ? d.normalization.moments->size() : 0,
+                   " values for observations ", d.network.observation_shape);
+  }
   // The heads, from the parameters the file holds.
-  const bool policy = file.find("policy.weight") != nullptr;
+  const bool policy =
+      file.find("policy.weight") != nullptr || file.find("policy_mean.weight") != nullptr;
   const bool q = file.find("q.weight") != nullptr;
   const bool dueling = file.find("q_value.weight") != nullptr;
   SEEDRL_REQUIRE(policy || q || dueling, checkpoint,

@@ -24,11 +24,14 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
@@ -90,6 +93,66 @@ struct ActionSpec {
       SEEDRL_REQUIRE(std::isfinite(low[d]) && std::isfinite(high[d]) && low[d] < high[d], who,
                      ": box dimension ", d, " has bounds [", low[d], ", ", high[d],
                      "] (finite, low < high)");
+  }
+
+  /// Exact text ("discrete 6", "box 2 low -1 -2 high 1 2"; floats round-trip): checkpoints
+  /// record the action spec this way (metadata "action_spec") for Policy.
+  std::string to_text() const {
+    if (!is_box()) return str_cat("discrete ", num_actions);
+    std::string text = str_cat("box ", low.size(), " low");
+    auto append = [&](float v) {
+      char buffer[32];
+      const auto result = std::to_chars(buffer, buffer + sizeof(buffer), v);
+      text.push_back(' ');
+      text.append(buffer, result.ptr);
+    };
+    for (float v : low) append(v);
+    text.append(" high");
+    for (float v : high) append(v);
+    return text;
+  }
+
+  /// The inverse of to_text(), validated; throws naming `source` and the text.
+  static ActionSpec parse(std::string_view text, std::string_view source) {
+    std::size_t pos = 0;
+    auto fail = [&](const char* what) {
+      throw Error(str_cat(source, ": action spec '", text, "' is not valid: ", what));
+    };
+    auto word = [&] {
+      while (pos < text.size() && text[pos] == ' ') ++pos;
+      const std::size_t begin = pos;
+      while (pos < text.size() && text[pos] != ' ') ++pos;
+      return text.substr(begin, pos - begin);
+    };
+    auto number = [&](auto& value) {
+      const std::string_view w = word();
+      const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), value);
+      if (w.empty() || ec != std::errc() || end != w.data() + w.size()) fail("expected a number");
+    };
+    ActionSpec spec;
+    const std::string_view kind = word();
+    if (kind == "discrete") {
+      number(spec.num_actions);
+    } else if (kind == "box") {
+      std::int32_t dims = 0;
+      number(dims);
+      if (dims < 1 || dims > 65536) fail("a box needs 1 to 65536 dimensions");
+      spec.low.resize(static_cast<std::size_t>(dims));
+      spec.high.resize(static_cast<std::size_t>(dims));
+      if (word() != "low") fail("expected 'low'");
+      for (float& v : spec.low) number(v);
+      if (word() != "high") fail("expected 'high'");
+      for (float& v : spec.high) number(v);
+    } else {
+      fail("expected 'discrete' or 'box'");
+    }
+    if (!word().empty()) fail("unexpected text after the spec");
+    try {
+      spec.validate("action spec");
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+    return spec;
   }
 
   friend bool operator==(const ActionSpec&, const ActionSpec&) = default;

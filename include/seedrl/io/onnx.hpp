@@ -11,7 +11,8 @@
 //            q [batch, A]                                  Q head (dueling combined in the graph)
 //            lstm_h_out, lstm_c_out [batch, H]             recurrent networks only
 //
-// Pixel scaling (1/255 for the Nature CNN) and the layout changes of seedrl's channels-last
+// Observation normalisation (OnnxExportOptions::observation_moments), pixel scaling (1/255 for
+// the Nature CNN) and the layout changes of seedrl's channels-last
 // convolutions are part of the graph, so a host feeds the observations its environment emits.
 // A recurrent host feeds lstm_*_out back as the next step's lstm_* and zeros at an episode's
 // start. `batch` is a symbolic dimension: any batch size runs.
@@ -27,6 +28,7 @@
 #include <string>
 
 #include "seedrl/core/dtype.hpp"
+#include "seedrl/math/running_moments.hpp"
 #include "seedrl/nn/network.hpp"
 
 namespace seedrl::io {
@@ -52,6 +54,11 @@ struct OnnxExportOptions {
   std::optional<DType> observation_dtype;
   /// Stored as the model's doc_string (e.g. where the parameters came from).
   std::string description;
+  /// Observation statistics a run normalised with (PPO; Policy::normalization()): the graph then
+  /// starts with observations' = clip((observations - mean) / sqrt(variance + 1e-8), -clip, clip)
+  /// exactly as inference and Policy apply them, so a host feeds raw observations. f32 only.
+  std::optional<math::RunningMoments> observation_moments;
+  float observation_clip = 10.0f;
 };
 
 /// The opset and IR version the exporter writes.

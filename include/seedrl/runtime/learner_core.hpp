@@ -70,13 +70,15 @@ class LearnerCore {
     return schema;
   }
 
-  /// Saves parameters, optimizer state and `counters` (learner_steps is taken from here), then
-  /// what the learner adds (save_state).
-  void save_checkpoint(const std::string& path, io::CheckpointCounters counters) {
+  /// Saves parameters, optimizer state, `counters` (learner_steps is taken from here) and the
+  /// `extra` metadata (e.g. the action spec), then what the learner adds (save_state).
+  void save_checkpoint(const std::string& path, io::CheckpointCounters counters,
+                       const io::Metadata& extra = {}) {
     counters.learner_steps = steps_;
     {
       SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
       io::Metadata metadata = checkpoint_metadata();
+      metadata.insert(extra.begin(), extra.end());
       metadata["acting"] = evaluation_acting_.to_text();  // for Policy (runtime/policy.hpp)
       io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata);
     }

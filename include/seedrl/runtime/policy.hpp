@@ -4,6 +4,11 @@
 //   policy.act(observations, actions);   // observations [N, ...] for streams 0..N-1
 //   policy.reset(stream);                // that stream's episode ended: its LSTM state restarts
 //
+// Discrete actions come as int32 (one per stream), box actions as N x D floats (row-major), each
+// clipped to the bounds the checkpoint records (metadata "action_spec"): greedy acting takes the
+// Gaussian's mean, `sample` draws from it. Where the run normalised observations (PPO), the
+// checkpoint's statistics (metadata "normalization") are applied first, as inference did.
+//
 // The checkpoint names its network (metadata "network", nn::describe) and holds its parameters;
 // the heads are read from the parameter names. It also says how the agent's evaluation actors act
 // (metadata "acting": V-trace greedy, R2D2 epsilon-greedy at its evaluation epsilon), and the
@@ -31,11 +36,14 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/tensor.hpp"
+#include "seedrl/env/environment.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/safetensors.hpp"
+#include "seedrl/math/distributions.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/runtime/acting.hpp"
+#include "seedrl/runtime/normalization.hpp"
 
 namespace seedrl {
 
@@ -52,6 +60,10 @@ struct PolicyDescription {
   nn::NetworkConfig network;
   ActingSettings acting;  ///< the agent's evaluation acting (greedy where not recorded)
   io::CheckpointCounters counters;
+  /// The actions: the network's discrete actions, or the box (with bounds) the run recorded.
+  ActionSpec action_spec;
+  /// The observation statistics the run normalised with (inactive where it did not).
+  ObservationNormalization normalization;
 };
 
 /// Reads `checkpoint`'s description; throws naming the file and the missing or unknown part.
@@ -76,7 +88,12 @@ class Policy {
   /// The frames, learner steps and episodes the run had when it saved the checkpoint.
   const io::CheckpointCounters& counters() const { return description_.counters; }
   const ActingSettings& acting() const { return acting_; }
+  /// Discrete actions (0 for a box).
   std::int64_t num_actions() const { return description_.network.num_actions; }
+  /// What act() returns: discrete actions, or a box of dims() values per stream with bounds.
+  const ActionSpec& action_spec() const { return description_.action_spec; }
+  /// The observation normalisation act() applies (inactive where the run had none).
+  const ObservationNormalization& normalization() const { return description_.normalization; }
   bool recurrent() const { return network_.recurrent(); }
   /// The network the checkpoint holds (e.g. for io::export_onnx).
   const nn::Network<B>& network() const { return network_; }
@@ -84,23 +101,31 @@ class Policy {
   std::int64_t streams() const { return streams_; }
 
   /// One action per stream: `observations` [N, observation shape...] (f32, or u8 where the
-  /// network takes pixels) on any device, `actions` N entries. Throws naming the mismatch.
+  /// network takes pixels) on any device, `actions` N entries. Throws naming the mismatch (also
+  /// for a checkpoint of box actions).
   void act(const Tensor& observations, std::span<std::int32_t> actions);
   std::vector<std::int32_t> act(const Tensor& observations);
+  /// Box actions: `actions` N x D values (row-major), within the recorded bounds. Throws naming
+  /// the mismatch (also for a checkpoint of discrete actions).
+  void act(const Tensor& observations, std::span<float> actions);
 
   /// Stream `stream`'s next act() starts a new episode (its LSTM state restarts from zero).
   void reset(std::int64_t stream);
   /// Every stream starts a new episode, and the next act() may serve another number of streams.
   void reset();
 
-  /// The last act()'s network outputs ([1, N, A] logits and [1, N] values, or [1, N, A] Q-values),
-  /// on the backend's device; valid until the next act().
+  /// The last act()'s network outputs ([1, N, A] logits and [1, N] values, [1, N, A] Q-values,
+  /// or [1, N, D] mean and log std), on the backend's device; valid until the next act().
   const nn::NetworkOutputs& outputs() const {
     SEEDRL_REQUIRE(outputs_ != nullptr, "Policy::outputs: no act() yet");
     return *outputs_;
   }
 
  private:
+  // Checks the observations and the room for `values` action values, runs the network and
+  // returns the number of streams N.
+  std::int64_t run(const Tensor& observations, std::size_t values, bool box);
+
   std::string checkpoint_;
   PolicyDescription description_;
   ActingSettings acting_;
@@ -108,7 +133,8 @@ class Policy {
   nn::Network<B> network_;
   std::int64_t streams_ = 0;
   nn::LstmState state_;
-  Tensor resets_;  // [1, N] u8 on the host: 1 where a stream starts a new episode
+  Tensor resets_;      // [1, N] u8 on the host: 1 where a stream starts a new episode
+  Tensor normalized_;  // the normalised observations, on the host
   const nn::NetworkOutputs* outputs_ = nullptr;
 };
 
@@ -129,12 +155,18 @@ Policy<B>::Policy(const io::SafetensorsFile& file, PolicyOptions options)
   SEEDRL_REQUIRE(acting_.mode != ActionMode::sample || description_.network.policy_value_heads,
                  "Policy: acting 'sample' needs a policy head; ", checkpoint_,
                  " holds a network with Q-values only (use greedy or epsilon_greedy)");
+  SEEDRL_REQUIRE(acting_.mode != ActionMode::epsilon_greedy || !description_.action_spec.is_box(),
+                 "Policy: acting 'epsilon_greedy' picks among discrete actions; ", checkpoint_,
+                 " acts on a ", description_.action_spec.to_string(), " (use greedy or sample)");
   io::load_checkpoint(file, network_.parameters(), nullptr);
 }
 
 template <nn::Backend B>
-void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions) {
+std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool box) {
   const nn::NetworkConfig& config = description_.network;
+  SEEDRL_REQUIRE(box == description_.action_spec.is_box(), "Policy::act: ", checkpoint_,
+                 " acts on ", description_.action_spec.to_string(), "; call act() with ",
+                 box ? "int32 actions" : "float actions (N x dims)");
   SEEDRL_REQUIRE(observations.defined() &&
                      observations.rank() == config.observation_shape.rank() + 1 &&
                      observations.shape().drop_front(1) == config.observation_shape,
@@ -143,8 +175,9 @@ void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions)
                  observations.defined() ? observations.shape().to_string() : "nothing");
   const std::int64_t n = observations.dim(0);
   SEEDRL_REQUIRE(n > 0, "Policy::act: no observations");
-  SEEDRL_REQUIRE(static_cast<std::int64_t>(actions.size()) == n, "Policy::act: ", n,
-                 " observations but room for ", actions.size(), " actions");
+  const std::int64_t per_stream = description_.action_spec.dims();
+  SEEDRL_REQUIRE(static_cast<std::int64_t>(values) == n * per_stream, "Policy::act: ", n,
+                 " observations need room for ", n * per_stream, " action values, got ", values);
   if (streams_ == 0) {
     streams_ = n;
     state_ = network_.initial_state(n);
@@ -155,6 +188,16 @@ void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions)
                  " streams (call reset() to serve another number of streams)");
 
   Tensor input = observations.reshape(observations.shape().prepend({1}));
+  if (description_.normalization.active()) {  // on the host, in f32, as inference did
+    SEEDRL_REQUIRE(observations.dtype() == DType::f32, "Policy::act: ", checkpoint_,
+                   " normalises f32 observations, got ", observations.dtype());
+    if (!normalized_.defined() || normalized_.numel() != input.numel())
+      normalized_ = Tensor::empty(input.shape());
+    normalized_.copy_from(input.device() == Device::cpu ? input : input.clone(Device::cpu));
+    description_.normalization.apply(
+        normalized_.reshape({n, normalized_.numel() / n}).matrix<float>());
+    input = normalized_;
+  }
   if (input.device() != B::device) input = input.clone(B::device);
   outputs_ = recurrent() ? &network_.forward(input, state_, resets_) : &network_.forward(input);
   if (recurrent()) {
@@ -162,10 +205,39 @@ void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions)
     state_.c.copy_from(outputs_->final_state.c);
     resets_.fill_zero();
   }
+  return n;
+}
+
+template <nn::Backend B>
+void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions) {
+  const std::int64_t n = run(observations, actions.size(), false);
+  const nn::NetworkConfig& config = description_.network;
   const Tensor& scores = config.policy_value_heads ? outputs_->logits : outputs_->q;
   const Tensor rows = scores.reshape({n, config.num_actions});
   select_actions(rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_,
                  actions);
+}
+
+template <nn::Backend B>
+void Policy<B>::act(const Tensor& observations, std::span<float> actions) {
+  const std::int64_t n = run(observations, actions.size(), true);
+  const ActionSpec& spec = description_.action_spec;
+  const std::int64_t d = spec.dims();
+  auto host = [](const Tensor& t) { return t.device() == Device::cpu ? t : t.clone(Device::cpu); };
+  const Tensor mean = host(outputs_->mean).reshape({n, d});
+  const Tensor log_std = host(outputs_->log_std).reshape({n, d});
+  Eigen::Map<RowMatrixXf> out(actions.data(), n, d);
+  if (acting_.mode == ActionMode::sample) {
+    math::DiagGaussian::sample(mean.matrix<float>(), log_std.matrix<float>(), out, rng_);
+  } else {
+    math::DiagGaussian::mode(mean.matrix<float>(), out);
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      float& a = out(i, j);
+      a = std::fmax(spec.low[static_cast<std::size_t>(j)],
+                    std::fmin(a, spec.high[static_cast<std::size_t>(j)]));
+    }
 }
 
 template <nn::Backend B>

@@ -213,7 +213,12 @@ class TrainingSession {
     files.flush();
     save();
     if (!options_.export_onnx.empty()) {
-      io::export_onnx(learner_.network(), options_.export_onnx);
+      io::OnnxExportOptions onnx;  // with the observation statistics the run normalised with
+      const ObservationNormalization normalization =
+          ObservationNormalization::parse(server_.normalization_text(), "the run");
+      onnx.observation_moments = normalization.moments;
+      onnx.observation_clip = normalization.clip;
+      io::export_onnx(learner_.network(), options_.export_onnx, onnx);
       say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
     }
 
@@ -278,7 +283,14 @@ class TrainingSession {
     counters.episodes = server_.episodes().summary().episodes;
     counters.episode_window = server_.episodes().window_text();
     counters.normalization = server_.normalization_text();
-    learner_.save_checkpoint(checkpoint_path(options_.logdir), counters);
+    // The action spec, for Policy: a box's bounds are in no other part of the checkpoint.
+    const std::string path = checkpoint_path(options_.logdir);
+    const io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
+    if constexpr (requires { learner_.save_checkpoint(path, counters, extra); }) {
+      learner_.save_checkpoint(path, counters, extra);
+    } else {
+      learner_.save_checkpoint(path, counters);
+    }
     last_checkpoint_ = std::chrono::steady_clock::now();
   }
 
