@@ -139,6 +139,19 @@ struct RunCli {
     session.messages = io::console_sink();
   }
 
+  /// What every agent takes from the run's options: `network` (its LSTM size and seed set from
+  /// them), the batch, the discount, the reward and gradient clips, Adam's epsilon.
+  void set_agent_options(AgentOptions& o, nn::NetworkConfig network) const {
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.max_abs_reward = max_abs_reward;
+    o.max_grad_norm = max_grad_norm;
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+  }
+
   /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
   /// take at `frames_per_step` new frames each.
   nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
@@ -185,17 +198,10 @@ struct VTraceCli : RunCli {
   /// options).
   VTraceAgent make_agent(nn::NetworkConfig network, std::int64_t unroll_length) const {
     VTraceAgentOptions o;
-    o.network = std::move(network);
-    o.network.lstm_size = lstm;
-    o.network.seed = seed;
-    o.batch_size = batch;
-    o.discount = discount;
+    set_agent_options(o, std::move(network));
     o.vtrace = {clip_rho, clip_pg_rho, lambda};
     o.loss = {baseline_cost, entropy_cost};
-    o.max_abs_reward = max_abs_reward;
-    o.max_grad_norm = max_grad_norm;
     o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
-    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
     o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
     o.learning_rate = learning_rate_schedule(batch * unroll_length);
     return VTraceAgent(o);
@@ -209,7 +215,9 @@ struct VTraceCli : RunCli {
 
 /// The PPO agent's command-line options, with CleanRL's MuJoCo defaults (PpoAgentOptions): 2048
 /// transitions per batch, 10 epochs of minibatches of 64, lambda 0.95, clip 0.2, Adam at 3e-4
-/// decayed to 0, gradient norm 0.5, observations normalised and rewards scaled.
+/// decayed to 0, gradient norm 0.5, observations normalised and rewards scaled, and CleanRL's
+/// network (separate tanh MLPs for the policy and the value); plus the decoupled objective
+/// (PpoAgentOptions::proximal_policy), which did a little better on MuJoCo.
 struct PpoCli : RunCli {
   std::vector<std::int64_t> hidden{64, 64};
   float lambda = 0.95f, clip = 0.2f, value_cost = 0.5f, entropy_cost = 0.0f;
@@ -274,12 +282,8 @@ struct PpoCli : RunCli {
   /// initial log std set from the options).
   PpoAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
     PpoAgentOptions o;
-    o.network = std::move(network);
-    o.network.lstm_size = lstm;
-    o.network.seed = seed;
+    set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
-    o.batch_size = batch;
-    o.discount = discount;
     o.lambda = lambda;
     o.epochs = epochs;
     o.minibatch_size = minibatch;
@@ -290,9 +294,6 @@ struct PpoCli : RunCli {
     o.loss.clip_value = clip_value;
     o.loss.value_cost = value_cost;
     o.loss.entropy_cost = entropy_cost;
-    o.max_abs_reward = max_abs_reward;
-    o.max_grad_norm = max_grad_norm;
-    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
     o.normalization.observations = normalize_observations;
     o.normalization.rewards = scale_rewards;
     const std::int64_t transitions = batch * run.server.unroll_length;
@@ -315,17 +316,10 @@ struct PpoCli : RunCli {
   /// costs; lambda is V-trace's (the rho clips stay 1).
   VTraceAgent make_vtrace_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
     VTraceAgentOptions o;
-    o.network = std::move(network);
-    o.network.lstm_size = lstm;
-    o.network.seed = seed;
+    set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
-    o.batch_size = batch;
-    o.discount = discount;
     o.vtrace.lambda = lambda;
     o.loss = {value_cost, entropy_cost};
-    o.max_abs_reward = max_abs_reward;
-    o.max_grad_norm = max_grad_norm;
-    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
     o.normalization.observations = normalize_observations;
     o.normalization.rewards = scale_rewards;
     o.learning_rate = learning_rate_schedule(batch * run.server.unroll_length);
@@ -388,18 +382,14 @@ struct R2D2Cli : RunCli {
   R2D2Agent make_agent(nn::NetworkConfig network, std::int64_t unroll_length,
                        std::int64_t exploration_slots) const {
     R2D2AgentOptions o;
-    o.network = std::move(network);
-    o.network.lstm_size = lstm;
-    o.network.seed = seed;
+    o.optimizer = R2D2AgentOptions::default_optimizer();
+    set_agent_options(o, std::move(network));
     o.network.policy_value_heads = false;
     o.network.q_head = true;
     o.network.dueling = true;
-    o.batch_size = batch;
-    o.discount = discount;
     o.n_step = n_step;
     o.value_rescaling = value_rescaling;
     o.target_update_period = target_period;
-    o.max_abs_reward = max_abs_reward;
     o.replay_capacity = replay_capacity;
     o.replay = {priority_exponent, importance_exponent};
     o.replay_ratio = replay_ratio;
@@ -409,9 +399,6 @@ struct R2D2Cli : RunCli {
     o.epsilon_base = epsilon_base;
     o.epsilon_alpha = epsilon_alpha;
     o.evaluation_epsilon = evaluation_epsilon;
-    o.optimizer = R2D2AgentOptions::default_optimizer();
-    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
-    o.max_grad_norm = max_grad_norm;
     // A learner step samples `batch` sequences; at replay_ratio that is batch / ratio new ones.
     const auto frames_per_step = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(static_cast<double>(batch * unroll_length) / replay_ratio));

@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   examples::PpoCli cli;
   cli.discount = 0.9f;       // Pendulum's reward is immediate: a short horizon learns faster
   cli.learning_rate = 1e-3;  // as RL Baselines3 Zoo's tuned PPO on Pendulum
+  // One shared ReLU torso and the original PPO objective: at this learning rate the MuJoCo
+  // settings (two tanh torsos, decoupled PPO) were unstable on Pendulum (docs/results.md).
+  cli.activation = "relu";
+  cli.value_torso = false;
+  cli.proximal_policy = false;
   std::string agent = "ppo";
   LocalTrainerOptions run;
   run.num_actors = 2;

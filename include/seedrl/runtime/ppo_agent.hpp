@@ -41,9 +41,11 @@ struct PpoAgentOptions : AgentOptions {
   /// ratio is clipped around the proximal policy, the learner's at the start of each batch, and
   /// each transition's policy term is weighted by min(pi_prox / mu, max_behaviour_weight) for the
   /// behaviour policy mu that acted. In SEED the actors act while the learner trains, so a batch
-  /// was acted by parameters about one batch of updates old: clipped around mu itself (false,
-  /// the original objective) much of it starts outside the trust region and teaches nothing.
-  bool proximal_policy = true;
+  /// was acted by parameters about one batch of updates old, and clipped around mu itself (false:
+  /// the original objective, the default) part of it starts outside the trust region. Measured
+  /// (docs/results.md): a little better on MuJoCo (mujoco_ppo turns it on), unstable on Pendulum
+  /// at a learning rate of 1e-3.
+  bool proximal_policy = false;
   float max_behaviour_weight = 1.0f;  ///< cap of pi_prox / mu (proximal_policy)
 
   PpoAgentOptions() {
