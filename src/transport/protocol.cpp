@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/step_flags.hpp"
@@ -44,6 +45,12 @@ namespace {
 // from hostile dimensions cannot overflow.
 constexpr std::uint64_t kMaxObservationBytes = std::uint64_t{1} << 32;
 
+// The largest HELLO (the longest token, an observation of the highest rank, the widest box) fits a
+// handshake frame, which is all a server reads before the handshake.
+static_assert(kHeaderBytes + 8 + 2 + kMaxTokenBytes + 8 + 4 + 1 + 1 + 1 + 4 * Shape::kMaxRank + 1 +
+                  4 + 8 * std::size_t{kMaxActionDims} <=
+              kMinMaxFrameBytes);
+
 template <class T>
 void put(std::string& out, T value) {
   value = detail::to_little_endian(value);
@@ -59,9 +66,10 @@ void patch_length(std::string& out, std::size_t start) {
   std::memcpy(out.data() + start, &le, 4);
 }
 
-std::size_t begin_frame(std::string& out, FrameType type, std::uint32_t sequence) {
+std::size_t begin_frame(std::string& out, FrameType type, std::uint32_t sequence,
+                        std::uint8_t version = kVersion) {
   const std::size_t start = out.size();
-  encode_header(out, type, sequence, 0);
+  encode_header(out, type, sequence, 0, version);
   return start;
 }
 
@@ -73,6 +81,22 @@ void put_spec(std::string& out, const TensorSpec& spec) {
                    "protocol: observation dimension ", d, " cannot be sent");
     put<std::uint32_t>(out, static_cast<std::uint32_t>(d));
   }
+}
+
+// The action kind byte, then the number of actions, or a box's D and its 2 D bounds.
+void put_action_spec(std::string& out, const ActionSpec& spec) {
+  spec.validate("protocol: action spec");
+  if (!spec.is_box()) {
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(ActionKind::discrete));
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(spec.num_actions));
+    return;
+  }
+  SEEDRL_REQUIRE(spec.low.size() <= kMaxActionDims, "protocol: a box action of ", spec.low.size(),
+                 " dimensions cannot be sent (at most ", kMaxActionDims, ")");
+  put<std::uint8_t>(out, static_cast<std::uint8_t>(ActionKind::box));
+  put<std::uint32_t>(out, static_cast<std::uint32_t>(spec.low.size()));
+  for (float v : spec.low) put<float>(out, v);
+  for (float v : spec.high) put<float>(out, v);
 }
 
 Verdict refuse(ErrorCode code, std::string message) {
@@ -148,6 +172,54 @@ Verdict get_spec(Cursor& in, TensorSpec* spec) {
   return Verdict::ok();
 }
 
+// `what` names the frame ("HELLO", "WELCOME") in the messages.
+Verdict get_action_spec(Cursor& in, const char* what, ActionSpec* spec) {
+  std::uint8_t kind = 0;
+  if (!in.get(&kind)) return in.truncated("action kind");
+  if (kind == static_cast<std::uint8_t>(ActionKind::discrete)) {
+    std::uint32_t n = 0;
+    if (!in.get(&n)) return in.truncated("action count");
+    if (n == 0 || n > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
+      return refuse(ErrorCode::malformed,
+                    str_cat(what, " frame: ", n, " discrete actions (must be 1 to 2^31 - 1)"));
+    }
+    *spec = ActionSpec::discrete(static_cast<std::int32_t>(n));
+    return Verdict::ok();
+  }
+  if (kind != static_cast<std::uint8_t>(ActionKind::box)) {
+    return refuse(ErrorCode::malformed, str_cat(what, " frame: unknown action kind ", int{kind},
+                                                " (0 = discrete, 1 = box)"));
+  }
+  std::uint32_t dims = 0;
+  if (!in.get(&dims)) return in.truncated("box dimensions");
+  if (dims == 0 || dims > kMaxActionDims) {
+    return refuse(ErrorCode::malformed, str_cat(what, " frame: a box action of ", dims,
+                                                " dimensions (must be 1 to ", kMaxActionDims, ")"));
+  }
+  // Both bounds are present before anything is allocated.
+  const std::uint8_t* bounds = nullptr;
+  if (!in.take(8 * std::size_t{dims}, &bounds)) return in.truncated("box bounds");
+  std::vector<float> low(dims), high(dims);
+  for (std::uint32_t d = 0; d < dims; ++d) {
+    std::memcpy(&low[d], bounds + 4 * d, 4);
+    std::memcpy(&high[d], bounds + 4 * (dims + d), 4);
+    low[d] = detail::to_little_endian(low[d]);
+    high[d] = detail::to_little_endian(high[d]);
+    if (!std::isfinite(low[d]) || !std::isfinite(high[d])) {
+      return refuse(ErrorCode::malformed,
+                    str_cat(what, " frame: box dimension ", d, " has a non-finite bound [", low[d],
+                            ", ", high[d], "]"));
+    }
+    if (!(low[d] < high[d])) {
+      return refuse(ErrorCode::malformed,
+                    str_cat(what, " frame: box dimension ", d, " has bounds [", low[d], ", ",
+                            high[d], "]: the lower bound must be below the upper"));
+    }
+  }
+  *spec = ActionSpec::box(std::move(low), std::move(high));
+  return Verdict::ok();
+}
+
 std::uint32_t checked_u32(std::size_t value, const char* what) {
   SEEDRL_REQUIRE(value <= std::numeric_limits<std::uint32_t>::max(), "protocol: ", what, " ", value,
                  " does not fit the wire format");
@@ -159,9 +231,9 @@ std::uint32_t checked_u32(std::size_t value, const char* what) {
 // ---- Headers ----
 
 void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
-                   std::size_t payload_bytes) {
+                   std::size_t payload_bytes, std::uint8_t version) {
   put<std::uint32_t>(out, checked_u32(8 + payload_bytes, "frame length"));
-  put<std::uint8_t>(out, kVersion);
+  put<std::uint8_t>(out, version);
   put<std::uint8_t>(out, static_cast<std::uint8_t>(type));
   put<std::uint16_t>(out, 0);
   put<std::uint32_t>(out, sequence);
@@ -188,7 +260,7 @@ Verdict decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_fra
   if (out->version != kVersion) {
     return refuse(ErrorCode::unsupported_version,
                   str_cat("frame header: protocol version ", int{out->version},
-                          "; this server speaks version ", int{kVersion}));
+                          " is not supported: this side speaks version ", int{kVersion}));
   }
   if (type < static_cast<std::uint8_t>(FrameType::hello) ||
       type > static_cast<std::uint8_t>(FrameType::goodbye)) {
@@ -215,7 +287,7 @@ void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence) 
   put<std::uint32_t>(out, hello.num_envs);
   put<std::uint8_t>(out, hello.evaluation ? 1 : 0);
   put_spec(out, hello.observation);
-  put<std::uint32_t>(out, hello.num_actions);
+  put_action_spec(out, hello.action_spec);
   patch_length(out, start);
 }
 
@@ -249,11 +321,7 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
   }
   out->evaluation = evaluation == 1;
   if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
-  if (!in.get(&out->num_actions)) return in.truncated("action count");
-  if (out->num_actions == 0 ||
-      out->num_actions > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
-    return refuse(ErrorCode::malformed, str_cat("HELLO frame: ", out->num_actions, " actions"));
-  }
+  if (Verdict v = get_action_spec(in, "HELLO", &out->action_spec); !v.is_ok()) return v;
   if (in.remaining() != 0) return in.trailing();
   return Verdict::ok();
 }
@@ -263,7 +331,7 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
 void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence) {
   const std::size_t start = begin_frame(out, FrameType::welcome, sequence);
   put_spec(out, welcome.observation);
-  put<std::uint32_t>(out, welcome.num_actions);
+  put_action_spec(out, welcome.action_spec);
   put<std::uint32_t>(out, welcome.first_slot);
   put<std::uint32_t>(out, welcome.max_frame_bytes);
   patch_length(out, start);
@@ -272,8 +340,9 @@ void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequ
 Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
   Cursor in(payload, "WELCOME");
   if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
-  if (!in.get(&out->num_actions) || !in.get(&out->first_slot) || !in.get(&out->max_frame_bytes)) {
-    return in.truncated("action count, first slot and frame limit");
+  if (Verdict v = get_action_spec(in, "WELCOME", &out->action_spec); !v.is_ok()) return v;
+  if (!in.get(&out->first_slot) || !in.get(&out->max_frame_bytes)) {
+    return in.truncated("first slot and frame limit");
   }
   if (in.remaining() != 0) return in.trailing();
   return Verdict::ok();
@@ -285,8 +354,14 @@ std::size_t max_error_frame_bytes() {
   return kHeaderBytes + 2 + 2 + kMaxMessageBytes;  // code, message length, message
 }
 
-void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence) {
-  const std::size_t start = begin_frame(out, FrameType::error, sequence);
+std::uint8_t error_version_for(std::uint8_t peer_version) {
+  // ERROR has had one layout since version 1: an older peer reads this one as its own.
+  return peer_version >= 1 && peer_version <= kVersion ? peer_version : kVersion;
+}
+
+void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence,
+                  std::uint8_t version) {
+  const std::size_t start = begin_frame(out, FrameType::error, sequence, version);
   const std::size_t message_bytes = std::min(error.message.size(), kMaxMessageBytes);
   put<std::uint16_t>(out, static_cast<std::uint16_t>(error.code));
   put<std::uint16_t>(out, static_cast<std::uint16_t>(message_bytes));
@@ -404,6 +479,11 @@ std::size_t actions_frame_bytes(std::uint32_t num_envs) {
   return kHeaderBytes + 4 + 4 * std::size_t{num_envs};  // count, then one i32 per environment
 }
 
+std::size_t actions_frame_bytes(std::uint32_t num_envs, const ActionSpec& spec) {
+  // count, then one i32 or a row of D f32 per environment
+  return kHeaderBytes + 4 + 4 * std::size_t{num_envs} * static_cast<std::size_t>(spec.dims());
+}
+
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions) {
   const std::size_t start = begin_frame(out, FrameType::actions, sequence);
@@ -432,6 +512,66 @@ Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_
   }
   if (in.remaining() != 0) return in.trailing();
   return Verdict::ok();
+}
+
+void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
+                        std::uint32_t dims) {
+  SEEDRL_REQUIRE(dims >= 1 && actions.size() % dims == 0, "protocol: ", actions.size(),
+                 " box action values do not split into rows of ", dims);
+  const std::size_t start = begin_frame(out, FrameType::actions, sequence);
+  put<std::uint32_t>(out, checked_u32(actions.size() / dims, "environment count"));
+  for (float a : actions) put<float>(out, a);
+  patch_length(out, start);
+}
+
+Verdict check_box_actions(const ActionSpec& spec, std::span<const float> actions) {
+  const std::size_t dims = spec.low.size();
+  if (!spec.is_box() || spec.high.size() != dims || actions.size() % dims != 0) {
+    return refuse(ErrorCode::internal,
+                  str_cat("box actions: ", actions.size(), " values for ", spec.to_string()));
+  }
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const std::size_t d = i % dims;
+    const float a = actions[i];
+    // Written so that a NaN fails as well.
+    if (!(std::isfinite(a) && a >= spec.low[d] && a <= spec.high[d])) {
+      return refuse(
+          ErrorCode::malformed,
+          str_cat("ACTIONS frame: box action ", a, " for environment ", i / dims, ", dimension ", d,
+                  " is outside [", spec.low[d], ", ", spec.high[d], "]"));
+    }
+  }
+  return Verdict::ok();
+}
+
+Verdict decode_box_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
+                           std::span<float> actions) {
+  Cursor in(payload, "ACTIONS");
+  const std::size_t dims = spec.low.size();
+  if (!spec.is_box() || actions.size() % dims != 0) {
+    return refuse(ErrorCode::internal, str_cat("ACTIONS frame: ", actions.size(),
+                                               " values expected for ", spec.to_string()));
+  }
+  const std::size_t num_envs = actions.size() / dims;
+  std::uint32_t n = 0;
+  if (!in.get(&n)) return in.truncated("environment count");
+  if (n != num_envs) {
+    return refuse(ErrorCode::malformed, str_cat("ACTIONS frame: box actions for ", n,
+                                                " environments, expected ", num_envs));
+  }
+  if (in.remaining() != 4 * actions.size()) {
+    return refuse(ErrorCode::malformed,
+                  str_cat("ACTIONS frame: ", in.remaining(), " bytes of box actions; ", n,
+                          " environments of ", dims, " f32 need ", 4 * actions.size()));
+  }
+  const std::uint8_t* values = nullptr;
+  if (!in.take(4 * actions.size(), &values)) return in.truncated("box actions");
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    float a;
+    std::memcpy(&a, values + 4 * i, 4);
+    actions[i] = detail::to_little_endian(a);
+  }
+  return check_box_actions(spec, actions);
 }
 
 // ---- GOODBYE ----

@@ -73,12 +73,15 @@ struct RemoteClient::Impl {
 
   std::uint32_t sequence = 0;
   std::uint32_t num_envs = 0;
-  std::uint32_t num_actions = 0;
+  ActionSpec action_spec;  // the connection's (the server's, checked equal to the actor's)
   std::size_t observation_bytes = 0;
   std::int32_t first_slot = -1;
   std::string send_buffer;
   std::vector<std::uint8_t> receive_buffer;  // [rx_begin, rx_end) holds bytes not yet consumed
   std::size_t rx_begin = 0, rx_end = 0;
+  // While a frame of another protocol version is read: its version and type byte.
+  std::optional<std::uint8_t> other_version;
+  std::uint8_t other_version_type = 0;
 
   // The socket, for the owning thread. It is the only thread that writes fd, so its reads need
   // no lock; the analysis cannot express "written under the lock, read by the writer without".
@@ -101,6 +104,7 @@ struct RemoteClient::Impl {
     local.reset();
     rx_begin = rx_end = 0;
     first_slot = -1;
+    other_version.reset();
   }
 
   // A failure that ends the connection: closes it, and reports closed if interrupt() caused it.
@@ -170,14 +174,21 @@ struct RemoteClient::Impl {
                                                   protocol::kHeaderBytes);
         if (protocol::Verdict v = protocol::decode_header(bytes, max_frame_bytes, header);
             !v.is_ok()) {
-          return lost(Status::unavailable(
-              str_cat("bad frame from ", address.to_string(), ": ", v.error().message)));
+          if (v.error().code != ErrorCode::unsupported_version) {
+            return lost(Status::unavailable(
+                str_cat("bad frame from ", address.to_string(), ": ", v.error().message)));
+          }
+          // A server of another version: its frame (an ERROR, as a server that refuses this
+          // version sends) is read whole for what it says; then this client gives up.
+          other_version = header->version;
+          other_version_type = bytes[5];
         }
         frame_bytes = header->frame_bytes();
       }
       if (frame_bytes && have >= *frame_bytes) {
         *payload_at = rx_begin + protocol::kHeaderBytes;
         rx_begin += *frame_bytes;
+        if (other_version) return other_version_refusal(payload(*payload_at, *header));
         return Status::ok();
       }
       // Room for the rest of this frame (or the expected one) after the unread bytes.
@@ -205,6 +216,27 @@ struct RemoteClient::Impl {
 
   std::span<const std::uint8_t> payload(std::size_t at, const protocol::FrameHeader& header) const {
     return {receive_buffer.data() + at, header.payload_bytes()};
+  }
+
+  // A frame of another protocol version: invalid_argument (retrying cannot help), naming both
+  // versions, with the server's message when the frame is an ERROR (its layout is the same in
+  // every version so far).
+  Status other_version_refusal(std::span<const std::uint8_t> bytes) {
+    std::string said;
+    protocol::ErrorFrame error;
+    if (other_version_type == static_cast<std::uint8_t>(FrameType::error) &&
+        protocol::decode_error(bytes, &error).is_ok()) {
+      said = str_cat(" (it says: ", protocol::name(error.code), ": ", error.message, ")");
+    }
+    const int theirs = *other_version;
+    other_version.reset();
+    return lost(Status::invalid_argument(
+        str_cat("the server at ", address.to_string(), " speaks protocol version ", theirs,
+                "; this client speaks version ", int{protocol::kVersion},
+                theirs >= 1 && theirs < protocol::kVersion ? " (box actions); update the learner"
+                : theirs > protocol::kVersion              ? "; update the actor"
+                                                           : "",
+                said)));
   }
 
   Status refused(std::span<const std::uint8_t> bytes) {
@@ -288,8 +320,11 @@ Status RemoteClient::connect(const ConnectRequest& request) {
       request.num_envs >= 1 && static_cast<std::uint32_t>(request.num_envs) <= protocol::kMaxEnvs,
       "RemoteClient::connect: num_envs must be 1 to ", protocol::kMaxEnvs, ", got ",
       request.num_envs);
-  SEEDRL_REQUIRE(request.action_spec.num_actions >= 1,
-                 "RemoteClient::connect: no actions in the action spec");
+  request.action_spec.validate("RemoteClient::connect");
+  SEEDRL_REQUIRE(request.action_spec.dims() <= static_cast<std::int32_t>(protocol::kMaxActionDims),
+                 "RemoteClient::connect: ", request.action_spec.to_string(),
+                 "; the protocol carries box actions of at most ", protocol::kMaxActionDims,
+                 " dimensions");
   const Clock::time_point deadline = Clock::now() + c.options.connect_timeout;
   if (Status s = c.open_socket(deadline); !s.is_ok()) return s;
 
@@ -299,7 +334,7 @@ Status RemoteClient::connect(const ConnectRequest& request) {
   hello.num_envs = static_cast<std::uint32_t>(request.num_envs);
   hello.evaluation = request.evaluation;
   hello.observation = request.observation_spec;
-  hello.num_actions = static_cast<std::uint32_t>(request.action_spec.num_actions);
+  hello.action_spec = request.action_spec;
   c.send_buffer.clear();
   protocol::encode_hello(c.send_buffer, hello, c.sequence);
   iovec part{c.send_buffer.data(), c.send_buffer.size()};
@@ -322,13 +357,14 @@ Status RemoteClient::connect(const ConnectRequest& request) {
     return c.lost(Status::unavailable(str_cat("bad WELCOME: ", v.error().message)));
   }
   if (!(welcome.observation == request.observation_spec) ||
-      welcome.num_actions != static_cast<std::uint32_t>(request.action_spec.num_actions)) {
-    return c.lost(Status::invalid_argument(str_cat("the server expects observations ",
-                                                   welcome.observation.to_string(), " and ",
-                                                   welcome.num_actions, " actions")));
+      !(welcome.action_spec == request.action_spec)) {
+    return c.lost(Status::invalid_argument(
+        str_cat("the server expects observations ", welcome.observation.to_string(),
+                " and actions ", welcome.action_spec.to_string(), "; this actor has ",
+                request.observation_spec.to_string(), " and ", request.action_spec.to_string())));
   }
   c.num_envs = hello.num_envs;
-  c.num_actions = hello.num_actions;
+  c.action_spec = std::move(welcome.action_spec);
   c.observation_bytes = request.observation_spec.bytes();
   c.first_slot = static_cast<std::int32_t>(welcome.first_slot);
   return Status::ok();
@@ -338,13 +374,65 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                           std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
   Impl& c = *impl_;
   if (!connected()) return Status::unavailable("RemoteClient: not connected");
-  const std::size_t n = c.num_envs;
-  if (rewards.size() != n || flags.size() != n || actions.size() != n ||
-      observations.bytes() != n * c.observation_bytes) {
+  if (c.action_spec.is_box()) {
     return Status::invalid_argument(
-        str_cat("RemoteClient::step: ", rewards.size(), " rewards, ", flags.size(), " flags, ",
-                actions.size(), " actions and ", observations.bytes(), " observation bytes for ", n,
-                " environments of ", c.observation_bytes, " bytes"));
+        str_cat("RemoteClient::step: this connection carries ", c.action_spec.to_string(),
+                "; step it with the overload that takes std::span<float> actions, not the "
+                "discrete one (std::span<std::int32_t>)"));
+  }
+  std::span<const std::uint8_t> answer;
+  if (Status s = exchange(observations, rewards, flags, actions.size(), &answer); !s.is_ok())
+    return s;
+  if (protocol::Verdict v = protocol::decode_actions(
+          answer, static_cast<std::uint32_t>(c.action_spec.num_actions), actions);
+      !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
+  }
+  return Status::ok();
+}
+
+Status RemoteClient::step(const Tensor& observations, std::span<const float> rewards,
+                          std::span<const std::uint8_t> flags, std::span<float> actions) {
+  Impl& c = *impl_;
+  if (!connected()) return Status::unavailable("RemoteClient: not connected");
+  if (!c.action_spec.is_box()) {
+    return Status::invalid_argument(
+        str_cat("RemoteClient::step: this connection carries ", c.action_spec.to_string(),
+                "; step it with the overload that takes std::span<std::int32_t> actions, not the "
+                "box one (std::span<float>)"));
+  }
+  const std::size_t dims = c.action_spec.low.size();
+  if (actions.size() % dims != 0) {
+    return Status::invalid_argument(
+        str_cat("RemoteClient::step: ", actions.size(), " action values are not rows of ", dims));
+  }
+  std::span<const std::uint8_t> answer;
+  if (Status s = exchange(observations, rewards, flags, actions.size() / dims, &answer);
+      !s.is_ok()) {
+    return s;
+  }
+  if (protocol::Verdict v = protocol::decode_box_actions(answer, c.action_spec, actions);
+      !v.is_ok()) {
+    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
+  }
+  return Status::ok();
+}
+
+// Both step()s: checks the sizes, sends the STEP and receives its ACTIONS, whose payload
+// `answer` then views (valid until the next exchange).
+Status RemoteClient::exchange(const Tensor& observations, std::span<const float> rewards,
+                              std::span<const std::uint8_t> flags, std::size_t action_rows,
+                              std::span<const std::uint8_t>* answer) {
+  Impl& c = *impl_;
+  const std::size_t n = c.num_envs;
+  if (rewards.size() != n || flags.size() != n || action_rows != n ||
+      observations.bytes() != n * c.observation_bytes) {
+    return Status::invalid_argument(str_cat(
+        "RemoteClient::step: ", rewards.size(), " rewards, ", flags.size(), " flags, ", action_rows,
+        " actions and ", observations.bytes(), " observation bytes for ", n, " environments of ",
+        c.observation_bytes, " bytes",
+        c.action_spec.is_box() ? str_cat(" (actions: ", c.action_spec.dims(), " values each)")
+                               : ""));
   }
   const Clock::time_point deadline = Clock::now() + c.options.step_timeout;
   const std::uint32_t sequence = ++c.sequence;
@@ -354,7 +442,7 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                     {observations.raw_data(), observations.bytes()}};
   if (Status s = c.send_all(parts, 2, deadline); !s.is_ok()) return c.lost(s);
 
-  const std::size_t answer_bytes = protocol::actions_frame_bytes(c.num_envs);
+  const std::size_t answer_bytes = protocol::actions_frame_bytes(c.num_envs, c.action_spec);
   const auto limit =
       static_cast<std::uint32_t>(std::max(answer_bytes, protocol::max_error_frame_bytes()));
   protocol::FrameHeader header;
@@ -366,10 +454,7 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                                               " with frame type ", static_cast<int>(header.type),
                                               ", sequence ", header.sequence)));
   }
-  if (protocol::Verdict v = protocol::decode_actions(c.payload(at, header), c.num_actions, actions);
-      !v.is_ok()) {
-    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
-  }
+  *answer = c.payload(at, header);
   return Status::ok();
 }
 

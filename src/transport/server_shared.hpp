@@ -44,11 +44,13 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   Shared(InferenceEndpoint& endpoint_, SocketServerOptions options_)
       : endpoint(endpoint_),
         options(std::move(options_)),
+        action_spec(endpoint_.action_spec()),
         sweep_strand(boost::asio::make_strand(io)),
         sweep_timer(sweep_strand) {}
 
   InferenceEndpoint& endpoint;
   const SocketServerOptions options;
+  const ActionSpec action_spec;  // the endpoint's, read once
   SocketAddress address;
   boost::asio::io_context io;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;

@@ -127,10 +127,12 @@ void SocketServer::Shared::arm_sweep() {
 
 SocketServer::SocketServer(InferenceEndpoint& endpoint, SocketServerOptions options) {
   options.validate();
-  SEEDRL_REQUIRE(!endpoint.action_spec().is_box(), "SocketServer: the endpoint serves ",
-                 endpoint.action_spec().to_string(),
-                 "; protocol version 1 carries discrete actions only (train box actions with "
-                 "in-process actors)");
+  const ActionSpec actions = endpoint.action_spec();
+  actions.validate("SocketServer: the endpoint's action spec");
+  SEEDRL_REQUIRE(!actions.is_box() || actions.low.size() <= protocol::kMaxActionDims,
+                 "SocketServer: the endpoint serves ", actions.to_string(),
+                 "; the protocol carries box actions of at most ", protocol::kMaxActionDims,
+                 " dimensions");
   shared_ = std::make_shared<Shared>(endpoint, std::move(options));
   shared_->address = SocketAddress::parse(shared_->options.listen);
 }

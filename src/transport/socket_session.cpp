@@ -131,6 +131,18 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
                                  : str_cat(" (a STEP of this actor's observations is ",
                                            step_frame_bytes_, " bytes)");
     }
+    if (error.code == ErrorCode::unsupported_version) {
+      // Written in the peer's version where it is an older one, so that it can read why.
+      error_version_ = protocol::error_version_for(frame_.version);
+      const bool older = frame_.version >= 1 && frame_.version < protocol::kVersion;
+      const bool newer = frame_.version > protocol::kVersion;
+      error.message =
+          str_cat("protocol version ", int{frame_.version},
+                  " is not supported: this server speaks version ", int{protocol::kVersion},
+                  older   ? " (box actions); update the actor"
+                  : newer ? "; update the learner"
+                          : "");
+    }
     return fail(error);
   }
   switch (frame_.type) {
@@ -214,6 +226,12 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   if (shared_->stopping)
     return fail({shared_->stop_reason.load(), "the learner is shutting down; retry later"});
 
+  const ActionSpec& actions = shared_->action_spec;
+  if (!(hello.action_spec == actions)) {
+    return fail({ErrorCode::invalid_request,
+                 str_cat("the actor's actions are ", hello.action_spec.to_string(),
+                         "; this learner's are ", actions.to_string())});
+  }
   const std::uint32_t n = hello.num_envs;
   const std::size_t observation_bytes = hello.observation.bytes();
   const protocol::StepLayout step = protocol::step_layout(n, observation_bytes);
@@ -228,7 +246,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   request.num_envs = static_cast<std::int32_t>(n);
   request.evaluation = hello.evaluation;
   request.observation_spec = hello.observation;
-  request.action_spec = ActionSpec{static_cast<std::int32_t>(hello.num_actions)};
+  request.action_spec = hello.action_spec;
   if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
     connection_ = {};
     return fail({shared_->code_for(s), s.message()});
@@ -244,7 +262,9 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
   auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
   rewards_.assign(n, 0.0f);
-  actions_.assign(n, 0);
+  box_ = actions.is_box();
+  actions_.assign(box_ ? 0 : n, 0);
+  box_actions_.assign(box_ ? std::size_t{n} * actions.low.size() : 0, 0.0f);
   request_.connection = connection_;
   request_.observations = Tensor::from_blob(bytes + step.observations_offset,
                                             hello.observation.shape.prepend({std::int64_t{n}}),
@@ -252,6 +272,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   request_.rewards = rewards_;
   request_.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
   request_.actions = actions_;
+  request_.box_actions = box_actions_;
   request_.on_complete = [this](const Status& status) { on_step_complete(status); };
 
   shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",
@@ -260,7 +281,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
                        ")"));
   protocol::Welcome welcome;
   welcome.observation = shared_->endpoint.observation_spec();
-  welcome.num_actions = static_cast<std::uint32_t>(shared_->endpoint.action_spec().num_actions);
+  welcome.action_spec = actions;
   welcome.first_slot = static_cast<std::uint32_t>(connection_.first_slot);
   welcome.max_frame_bytes = shared_->options.max_frame_bytes;
   protocol::encode_welcome(next_write_, welcome, frame_.sequence);
@@ -298,8 +319,19 @@ void SocketSession::on_step_done(const Status& status) {
   switch (phase_) {
     case Phase::stepping:
       if (!status.is_ok()) return fail({shared_->code_for(status), status.message()});
+      if (box_) {
+        // The inference server clips its draws to the bounds; another endpoint might not, and
+        // the actor would refuse the frame.
+        if (protocol::Verdict v = protocol::check_box_actions(shared_->action_spec, box_actions_);
+            !v.is_ok()) {
+          return fail({ErrorCode::internal, str_cat("the learner's answer: ", v.error().message)});
+        }
+        protocol::encode_box_actions(next_write_, step_sequence_, box_actions_,
+                                     static_cast<std::uint32_t>(shared_->action_spec.low.size()));
+      } else {
+        protocol::encode_actions(next_write_, step_sequence_, actions_);
+      }
       ++shared_->steps;
-      protocol::encode_actions(next_write_, step_sequence_, actions_);
       phase_ = Phase::ready;
       flush();
       read_header();
@@ -348,7 +380,7 @@ void SocketSession::fail(const ErrorFrame& error) {
   if (!shutdown) ++shared_->refused;
   shared_->log(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
                        "): ", error.message));
-  protocol::encode_error(next_write_, error, frame_.sequence);
+  protocol::encode_error(next_write_, error, frame_.sequence, error_version_);
   phase_ = Phase::sending_error;
   deadline_ns_ = now_ns() + nanoseconds(kDrainTime);
   release_slots();

@@ -155,6 +155,7 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   Tensor buffer_;  // payloads; 64-byte aligned, so STEP observations are 8-byte aligned
   std::array<std::uint8_t, 4096> drain_buffer_{};
   std::string writing_buffer_, next_write_;
+  std::uint8_t error_version_ = protocol::kVersion;  // the version byte of an ERROR to the peer
 
   Connection connection_;
   std::uint32_t num_envs_ = 0;
@@ -162,7 +163,9 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   std::uint32_t step_frame_bytes_ = protocol::kHeaderBytes;
   std::uint32_t step_sequence_ = 0;
   std::vector<float> rewards_;
-  std::vector<std::int32_t> actions_;
+  bool box_ = false;                   // box actions: box_actions_, else actions_
+  std::vector<std::int32_t> actions_;  // num_envs
+  std::vector<float> box_actions_;     // num_envs * D
   StepRequest request_;
   std::shared_ptr<SocketSession> submitted_self_;
 };

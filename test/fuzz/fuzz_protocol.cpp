@@ -5,14 +5,18 @@
 //
 // The input is read as a stream of frames, as a session reads a socket: a header, then its
 // payload decoded by the decoder of its type. STEP and ACTIONS need the session's sizes; they
-// come from the frame's sequence number, so the fuzzer explores them too.
+// come from the frame's sequence number, so the fuzzer explores them too. ACTIONS are read as the
+// last HELLO or WELCOME of the stream says: rows of box actions after a box spec (the box
+// decoders), one discrete action per environment otherwise.
 //
 // Built with clang (-fsanitize=fuzzer,address,undefined) by test/fuzz/CMakeLists.txt; see
 // docs/protocol.md for how to run it.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,22 +44,43 @@ void expect_same_payload(const std::string& frame, Bytes payload, const char* wh
     fail(what);
 }
 
-void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
+// An accepted action spec is one the encoders can write: N > 0 actions, or a box of 1 to
+// kMaxActionDims dimensions with finite bounds, low < high.
+void expect_valid(const ActionSpec& spec, const char* what) {
+  if (!spec.is_box()) {
+    if (spec.num_actions <= 0 || !spec.low.empty() || !spec.high.empty()) fail(what);
+    return;
+  }
+  if (spec.low.size() > protocol::kMaxActionDims || spec.high.size() != spec.low.size()) fail(what);
+  for (std::size_t d = 0; d < spec.low.size(); ++d) {
+    if (!std::isfinite(spec.low[d]) || !std::isfinite(spec.high[d]) ||
+        !(spec.low[d] < spec.high[d]))
+      fail(what);
+  }
+}
+
+// `spec`: the action spec of the stream's last accepted HELLO or WELCOME, if any.
+void decode_payload(const protocol::FrameHeader& header, Bytes payload,
+                    std::optional<ActionSpec>& spec) {
   using protocol::FrameType;
   std::string again;
   switch (header.type) {
     case FrameType::hello: {
       protocol::Hello hello;
       if (!protocol::decode_hello(payload, &hello).is_ok()) return;
+      expect_valid(hello.action_spec, "HELLO: an invalid action spec accepted");
       protocol::encode_hello(again, hello, header.sequence);
       expect_same_payload(again, payload, "HELLO does not round-trip");
+      spec = hello.action_spec;
       return;
     }
     case FrameType::welcome: {
       protocol::Welcome welcome;
       if (!protocol::decode_welcome(payload, &welcome).is_ok()) return;
+      expect_valid(welcome.action_spec, "WELCOME: an invalid action spec accepted");
       protocol::encode_welcome(again, welcome, header.sequence);
       expect_same_payload(again, payload, "WELCOME does not round-trip");
+      spec = welcome.action_spec;
       return;
     }
     case FrameType::error: {
@@ -83,8 +108,26 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
       return;
     }
     case FrameType::actions: {
-      const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;
       const std::size_t num_envs = (header.sequence >> 8) & 0xffu;
+      if (spec && spec->is_box()) {
+        const std::size_t dims = spec->low.size();
+        std::vector<float> actions(num_envs * dims);
+        if (!protocol::decode_box_actions(payload, *spec, actions).is_ok()) return;
+        for (std::size_t i = 0; i < actions.size(); ++i) {
+          const float a = actions[i];
+          if (!std::isfinite(a) || a < spec->low[i % dims] || a > spec->high[i % dims])
+            fail("ACTIONS: a box action outside its bounds accepted");
+        }
+        if (payload.size() !=
+            protocol::actions_frame_bytes(static_cast<std::uint32_t>(num_envs), *spec) -
+                protocol::kHeaderBytes)
+          fail("ACTIONS: box payload size differs from actions_frame_bytes");
+        protocol::encode_box_actions(again, header.sequence, actions,
+                                     static_cast<std::uint32_t>(dims));
+        expect_same_payload(again, payload, "box ACTIONS do not round-trip");
+        return;
+      }
+      const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;
       std::vector<std::int32_t> actions(num_envs);
       if (!protocol::decode_actions(payload, num_actions, actions).is_ok()) return;
       for (std::int32_t a : actions)
@@ -103,6 +146,7 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Bytes rest(data, size);
+  std::optional<ActionSpec> spec;
   // A small limit, so that the length checks are reached as well as the payload decoders.
   constexpr std::uint32_t kMaxFrameBytes = 1u << 16;
   while (rest.size() >= protocol::kHeaderBytes) {
@@ -116,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (rest.size() < header.payload_bytes()) return 0;  // truncated: wait for more
     // The payload in a buffer of its own size, so that AddressSanitizer catches any overread.
     const std::vector<std::uint8_t> payload(rest.begin(), rest.begin() + header.payload_bytes());
-    decode_payload(header, payload);
+    decode_payload(header, payload, spec);
     rest = rest.subspan(header.payload_bytes());
   }
   return 0;

@@ -1,5 +1,6 @@
-// Writes a seed corpus for fuzz_protocol: one valid frame of each type (and a valid session:
-// HELLO, STEPs, GOODBYE), so the fuzzer starts from frames that get past the header checks.
+// Writes a seed corpus for fuzz_protocol: one valid frame of each type, discrete and box (and valid
+// sessions: HELLO, STEPs, GOODBYE; a box WELCOME followed by box ACTIONS, which fuzz_protocol reads
+// with the box decoder), so the fuzzer starts from frames that get past the header checks.
 //
 //   protocol_corpus DIR
 #include <cstdint>
@@ -38,14 +39,14 @@ int main(int argc, char** argv) {
   hello.run_id = 0x1234567890abcdefULL;
   hello.num_envs = 2;
   hello.observation = {{4}, DType::f32};
-  hello.num_actions = 2;
+  hello.action_spec = ActionSpec::discrete(2);
   std::string frame;
   protocol::encode_hello(frame, hello, 0);
   write(dir, "hello", frame);
 
   protocol::Welcome welcome;
   welcome.observation = {{10, 10, 4}, DType::u8};
-  welcome.num_actions = 6;
+  welcome.action_spec = ActionSpec::discrete(6);
   welcome.first_slot = 7;
   welcome.max_frame_bytes = 1 << 20;
   frame.clear();
@@ -73,5 +74,38 @@ int main(int argc, char** argv) {
   const std::vector<std::int32_t> actions{0, 1, 2};
   protocol::encode_actions(frame, 5 | (3u << 8), actions);
   write(dir, "actions", frame);
+
+  // Box actions: Pendulum's torque, and two dimensions of their own bounds.
+  const ActionSpec box = ActionSpec::box({-2.0f, -0.5f}, {2.0f, 1.5f});
+  protocol::Hello box_hello = hello;
+  box_hello.observation = {{3}, DType::f32};
+  box_hello.action_spec = ActionSpec::box(1, -2.0f, 2.0f);
+  frame.clear();
+  protocol::encode_hello(frame, box_hello, 0);
+  write(dir, "hello_box", frame);
+
+  protocol::Welcome box_welcome = welcome;
+  box_welcome.action_spec = box;
+  frame.clear();
+  protocol::encode_welcome(frame, box_welcome, 0);
+  write(dir, "welcome_box", frame);
+
+  // ACTIONS for 3 environments (the sequence's second byte), read as rows of the WELCOME's box.
+  const std::vector<float> rows{-2.0f, 1.5f, 0.25f, -0.5f, 2.0f, 0.0f};
+  std::string box_session = frame;
+  frame.clear();
+  protocol::encode_box_actions(frame, 3u << 8, rows, 2);
+  box_session += frame;
+  box_session += frame;
+  write(dir, "actions_box", box_session);
+
+  std::string hello_session;
+  protocol::encode_hello(hello_session, box_hello, 0);
+  const std::vector<std::uint8_t> pendulum_obs(2 * 12, 0);
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 12), rewards, flags, pendulum_obs);
+  hello_session += frame;
+  protocol::encode_goodbye(hello_session, 2);
+  write(dir, "session_box", hello_session);
   return 0;
 }

@@ -272,7 +272,7 @@ inline std::string hello_frame(std::string token, std::uint32_t envs = 1,
   h.run_id = run_id;
   h.num_envs = envs;
   h.observation = {{2}, DType::f32};
-  h.num_actions = 3;
+  h.action_spec = ActionSpec::discrete(3);
   std::string out;
   protocol::encode_hello(out, h);
   return out;

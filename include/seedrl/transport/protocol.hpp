@@ -1,19 +1,26 @@
-// seedrl's actor <-> inference wire protocol, version 1 (specified byte by byte in
+// seedrl's actor <-> inference wire protocol, version 2 (specified byte by byte in
 // docs/protocol.md). Little-endian, fixed-width fields, every frame length-prefixed:
 //
 //   u32 length | u8 version | u8 type | u16 reserved (0) | u32 sequence | payload (length - 8)
 //
 //   actor                                   server
 //   HELLO (magic, version, token, run id,   ─▶
-//          envs, evaluation, specs)         ◀─ WELCOME (specs, first slot, max frame) or ERROR
+//          envs, evaluation, observation    ◀─ WELCOME (specs, first slot, max frame) or ERROR
+//          and action specs)
 //   STEP  (rewards, flags, observations)    ─▶
-//                                           ◀─ ACTIONS (one per environment), or ERROR
+//                                           ◀─ ACTIONS (one per environment: an i32, or a row of
+//                                              D f32 for a box), or ERROR
 //   ...                                        ERROR closes the connection
 //   GOODBYE                                 ─▶
 //
 // The codec is independent of any socket library. Decoders validate everything against the
 // bytes they are given and return a Verdict: ok, or the ERROR frame to answer with, naming the
 // problem. Hostile input is expected and never read out of bounds; decoders never throw.
+//
+// Version 2 added box actions (ActionSpec::box): the handshake carries a whole action spec, and
+// ACTIONS carry rows of floats for a box. Peers of another version are refused by the header
+// (unsupported_version); ERROR frames have the same layout in every version, so a refusal can be
+// written in the old peer's version and read by it (docs/protocol.md, Versions).
 //
 // Thread-safety: free functions on caller-owned values; any thread.
 #pragma once
@@ -31,10 +38,11 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/env/environment.hpp"
 
 namespace seedrl::protocol {
 
-inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::array<char, 8> kMagic{'S', 'E', 'E', 'D', 'R', 'L', '0', '1'};
 inline constexpr std::size_t kHeaderBytes = 12;  ///< the fixed frame header
 inline constexpr std::size_t kMaxTokenBytes = 1024;
@@ -42,6 +50,14 @@ inline constexpr std::uint32_t kMaxEnvs = 65535;
 inline constexpr std::size_t kMaxMessageBytes = 1024;  ///< ERROR messages are cut to this
 inline constexpr std::uint32_t kDefaultMaxFrameBytes = 64u << 20;
 inline constexpr std::uint32_t kMinMaxFrameBytes = 4096;  ///< room for any handshake frame
+/// Most dimensions of a box action a handshake can carry: its bounds (8 bytes a dimension) must
+/// leave a HELLO with the longest token within the 4 KiB of a handshake frame.
+inline constexpr std::uint32_t kMaxActionDims = 256;
+/// The action kind byte of HELLO and WELCOME.
+enum class ActionKind : std::uint8_t {
+  discrete = 0,  ///< then u32 num_actions
+  box = 1,       ///< then u32 D, D f32 lower bounds, D f32 upper bounds
+};
 
 enum class FrameType : std::uint8_t {
   hello = 1,    ///< actor -> server, first frame
@@ -109,12 +125,12 @@ struct Hello {
   std::uint32_t num_envs = 0;
   bool evaluation = false;
   TensorSpec observation;
-  std::uint32_t num_actions = 0;
+  ActionSpec action_spec;  ///< N discrete actions or a box of 1 to kMaxActionDims dimensions
 };
 
 struct Welcome {
   TensorSpec observation;
-  std::uint32_t num_actions = 0;
+  ActionSpec action_spec;
   std::uint32_t first_slot = 0;
   std::uint32_t max_frame_bytes = 0;
 };
@@ -135,12 +151,15 @@ struct StepView {
 
 // ---- Headers ----
 
-/// Appends a frame header for a payload of `payload_bytes`.
+/// Appends a frame header for a payload of `payload_bytes`. `version` is kVersion except for an
+/// ERROR written to a peer of an older version (see encode_error).
 void encode_header(std::string& out, FrameType type, std::uint32_t sequence,
-                   std::size_t payload_bytes);
+                   std::size_t payload_bytes, std::uint8_t version = kVersion);
 /// Decodes and checks the kHeaderBytes at `bytes`: 8 <= length, kHeaderBytes + payload <=
 /// max_frame_bytes (frame_too_large), the version (unsupported_version), a known type and zero
-/// reserved bits (malformed). `out` is filled as far as it could be read, also on a refusal.
+/// reserved bits (malformed). `out` is filled as far as it could be read, also on a refusal: on
+/// unsupported_version its length, version and sequence are read (the type is not checked, as
+/// another version may have other types), so a reader can skip or read that peer's frame.
 Verdict decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_frame_bytes,
                       FrameHeader* out);
 
@@ -154,7 +173,14 @@ Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);
 
 /// Bytes of the largest ERROR frame (a message of kMaxMessageBytes).
 std::size_t max_error_frame_bytes();
-void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence = 0);
+/// `version` is the version byte of the ERROR's header: kVersion, or the version of an older peer
+/// being refused for it (error_version_for), which can then read why.
+void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t sequence = 0,
+                  std::uint8_t version = kVersion);
+/// The version byte of an ERROR to a peer that speaks `peer_version`: that version when it is an
+/// older one whose ERROR layout is this version's (every version so far: 1 to kVersion), else
+/// kVersion (a newer peer is expected to read the ERROR of an older server, as this one does).
+std::uint8_t error_version_for(std::uint8_t peer_version);
 Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
 
 /// Where the fields of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
@@ -181,13 +207,29 @@ void encode_step(std::string& out, std::uint32_t sequence, std::span<const float
 Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
                     std::size_t observation_bytes, StepView* out);
 
-/// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments.
+/// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments with discrete
+/// actions.
 std::size_t actions_frame_bytes(std::uint32_t num_envs);
+/// The same for actions of `spec`: num_envs i32 (discrete) or num_envs rows of D f32 (a box).
+std::size_t actions_frame_bytes(std::uint32_t num_envs, const ActionSpec& spec);
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions);
 /// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
 Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
                        std::span<std::int32_t> actions);
+/// Appends an ACTIONS frame of box actions: `actions` holds num_envs rows of `dims` values
+/// (environment e's at [e * dims, (e + 1) * dims)). The values are written as they are; a sender
+/// checks them first with check_box_actions.
+void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
+                        std::uint32_t dims);
+/// Checks an ACTIONS payload of box actions of `spec` (a box): exactly actions.size() / D rows of
+/// D f32, every value finite and within [low, high] of its dimension; copies them out.
+/// `actions` holds num_envs * D values.
+Verdict decode_box_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
+                           std::span<float> actions);
+/// Checks box actions before they are sent: rows of spec.dims() values, each finite and within
+/// its dimension's bounds (malformed, naming the environment, the dimension and the value).
+Verdict check_box_actions(const ActionSpec& spec, std::span<const float> actions);
 
 void encode_goodbye(std::string& out, std::uint32_t sequence = 0);
 

@@ -1,5 +1,6 @@
 // RemoteClient: an InferenceClient that reaches a SocketServer over TCP or a Unix-domain socket,
-// for actors in another process or on another machine. Same interface as LocalClient:
+// for actors in another process or on another machine. Same interface as LocalClient, discrete
+// and box actions alike (BoxInferenceClient):
 //
 //   seedrl::RemoteClient client({.address = "learner.lan:8686", .token = secret});
 //   seedrl::Actor<seedrl::CartPole, seedrl::RemoteClient> actor(std::move(envs),
@@ -11,7 +12,8 @@
 //                 restarting, full): the actor reconnects after a back-off, with a new run id.
 //   deadline_exceeded  no answer within step_timeout: the same.
 //   closed        the server said training is over (or interrupt() was called): the actor stops.
-//   invalid_argument   refused for good (wrong token, other specs, another protocol version):
+//   invalid_argument   refused for good (wrong token, other specs, another protocol version),
+//                 or step() called with the other kind of actions than the connection's:
 //                 retrying cannot help; the message says why.
 //
 // TCP_NODELAY is set; a STEP is written straight from the actor's observation buffer (no copy).
@@ -47,11 +49,20 @@ class RemoteClient {
   RemoteClient(RemoteClient&&) noexcept;
   RemoteClient& operator=(RemoteClient&&) noexcept;
 
-  /// Connects and shakes hands (HELLO, then WELCOME or ERROR).
+  /// Connects and shakes hands (HELLO, then WELCOME or ERROR). The request's action spec (N
+  /// discrete actions or a box) must equal the server's; it decides which step() to call. Throws
+  /// seedrl::Error for a request the protocol cannot carry (no environments, an invalid action
+  /// spec, a box of more than protocol::kMaxActionDims dimensions).
   Status connect(const ConnectRequest& request);
-  /// One lock-step exchange: STEP out, ACTIONS back.
+  /// One lock-step exchange: STEP out, ACTIONS back (one discrete action per environment).
+  /// invalid_argument on a connection of box actions.
   Status step(const Tensor& observations, std::span<const float> rewards,
               std::span<const std::uint8_t> flags, std::span<std::int32_t> actions);
+  /// The same for a box of D dimensions: `actions` receives num_envs rows of D values, each
+  /// within its dimension's bounds (BoxInferenceClient). invalid_argument on a connection of
+  /// discrete actions.
+  Status step(const Tensor& observations, std::span<const float> rewards,
+              std::span<const std::uint8_t> flags, std::span<float> actions);
   /// Says GOODBYE and closes. Harmless when not connected.
   void disconnect();
   /// Thread-safe: makes a connect() or step() in progress, and every later one, return closed.
@@ -62,10 +73,14 @@ class RemoteClient {
   std::int32_t first_slot() const;
 
  private:
+  Status exchange(const Tensor& observations, std::span<const float> rewards,
+                  std::span<const std::uint8_t> flags, std::size_t action_rows,
+                  std::span<const std::uint8_t>* answer);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-static_assert(InferenceClient<RemoteClient>);
+static_assert(BoxInferenceClient<RemoteClient>);
 
 }  // namespace seedrl

@@ -67,8 +67,8 @@ struct SocketServerStats {
 
 class SocketServer {
  public:
-  /// Throws seedrl::Error for bad options or an endpoint serving box actions (the protocol's
-  /// version 1 carries discrete actions only).
+  /// Throws seedrl::Error for bad options or an endpoint whose actions the protocol cannot carry
+  /// (a box of more than protocol::kMaxActionDims dimensions).
   SocketServer(InferenceEndpoint& endpoint, SocketServerOptions options);
   /// stop(shutting_down) if still running.
   ~SocketServer();
