@@ -24,6 +24,7 @@
 #include "seedrl/env/minatar/freeway.hpp"
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
+#include "seedrl/env/pendulum.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/ppo_agent.hpp"
@@ -76,9 +77,20 @@ inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, st
          static_cast<std::uint64_t>(env);
 }
 
-inline void add_environment_option(CLI::App& app, std::string& name) {
-  app.add_option("--env", name, "environment: cartpole or catch")
-      ->check(CLI::IsMember({"cartpole", "catch"}));
+/// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
+inline void add_environment_option(CLI::App& app, std::string& name,
+                                   const std::vector<std::string>& names = {"cartpole", "catch"}) {
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  app.add_option("--env", name, "environment: " + list)->check(CLI::IsMember(names));
+}
+
+/// with_environment(), and Pendulum (box actions) for the programs that serve either kind.
+template <class F>
+decltype(auto) with_environment_or_pendulum(const std::string& name, F&& f) {
+  if (name == "pendulum") return f([](std::uint64_t seed) { return Pendulum(seed); });
+  return with_environment(name, f);
 }
 
 /// What every training program takes: the frame budget, the seed, the session's options and the
@@ -166,11 +178,13 @@ struct VTraceCli : RunCli {
         clip_pg_rho = 1.0f;
   double rmsprop_epsilon = 1e-5;
   std::string optimizer = "rmsprop";
+  std::vector<std::string> environments{"cartpole", "catch"};  ///< what --env accepts
+  bool normalize = false;  ///< observation and reward normalisation (set for box actions)
 
   /// --env, the run's options and the V-trace agent's.
   void add_options(CLI::App& app, TrainingSessionOptions& session) {
     app.option_defaults()->always_capture_default();  // --help shows each default
-    add_environment_option(app, env_name);
+    add_environment_option(app, env_name, environments);
     add_run_options(app, session);
     app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
     app.add_option("--optimizer", optimizer, "adam or rmsprop")
@@ -203,8 +217,27 @@ struct VTraceCli : RunCli {
     o.loss = {baseline_cost, entropy_cost};
     o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
     o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
+    o.normalization.observations = normalize;
+    o.normalization.rewards = normalize;
     o.learning_rate = learning_rate_schedule(batch * unroll_length);
     return VTraceAgent(o);
+  }
+
+  /// Pendulum (box actions) with V-trace: the settings of `pendulum_ppo --agent vtrace` (Adam
+  /// 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no entropy bonus, gradient norm 0.5,
+  /// observations and rewards normalised) for every option the command line did not set.
+  void use_pendulum_defaults(const CLI::App& app, TrainingSessionOptions& session) {
+    auto unset = [&](const char* flag) { return app.count(flag) == 0; };
+    if (unset("--optimizer")) optimizer = "adam";
+    if (unset("--learning-rate")) learning_rate = 1e-3;
+    if (unset("--adam-epsilon")) adam_epsilon = 1e-5;
+    if (unset("--discount")) discount = 0.9f;
+    if (unset("--unroll")) session.server.unroll_length = 16;
+    if (unset("--batch")) batch = 8;
+    if (unset("--entropy-cost")) entropy_cost = 0.0f;
+    if (unset("--max-grad-norm")) max_grad_norm = 0.5;
+    if (unset("--lambda")) lambda = 0.95f;
+    normalize = true;
   }
 
   /// The agent for an in-process run.

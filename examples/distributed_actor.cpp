@@ -1,7 +1,8 @@
 // distributed_actor: actors in their own process, stepping CartPole or Catch for a
 // distributed_learner that may run on another machine.
 //
-//   distributed_actor [--connect 127.0.0.1:8686] [--token SECRET] [--env cartpole|catch]
+//   distributed_actor [--connect 127.0.0.1:8686] [--token SECRET]
+//                     [--env cartpole|catch|pendulum]
 //                     [--envs 8] [--actors 1] [--seed S] [--eval]
 //
 // The token can also come from the SEEDRL_TOKEN environment variable. Each actor thread opens
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool evaluation = false;
   double report_seconds = 10.0, max_backoff_s = 5.0;
-  examples::add_environment_option(app, env_name);
+  examples::add_environment_option(app, env_name, {"cartpole", "catch", "pendulum"});
   app.add_option("--connect", client.address,
                  "learner address (host:port, [v6]:port or unix:/path)");
   app.add_option("--token", client.token, "the learner's shared secret (or SEEDRL_TOKEN)");
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     const std::atomic<bool>& interrupted = *examples::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
-    return examples::with_environment(env_name, [&](auto make_env) -> int {
+    return examples::with_environment_or_pendulum(env_name, [&](auto make_env) -> int {
       using Env = decltype(make_env(0));
       using RemoteActor = Actor<Env, RemoteClient>;
       ActorOptions options;

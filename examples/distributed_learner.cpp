@@ -2,13 +2,16 @@
 // machines (examples/distributed_actor). It runs the inference server and the V-trace learner and
 // listens for actors on TCP and/or Unix-domain sockets.
 //
-//   distributed_learner [--listen 127.0.0.1:8686]... [--token SECRET] [--env cartpole|catch]
+//   distributed_learner [--listen 127.0.0.1:8686]... [--token SECRET]
+//                       [--env cartpole|catch|pendulum]
 //                       [--frames 500000] [--logdir DIR] [--max-batch 256] [agent options...]
 //
 // The token can also come from the SEEDRL_TOKEN environment variable (safer than the command
 // line, which other users of the machine can read). Prints "listening on ADDRESS" on stderr for
 // every address once it accepts actors, progress lines on stderr, and at the end the same JSON
-// line on stdout as cartpole_vtrace.
+// line on stdout as cartpole_vtrace. With --env pendulum the learner serves a Gaussian policy
+// and its actors receive box actions (protocol version 2), with pendulum_ppo --agent vtrace's
+// settings for every option the command line does not set.
 //
 // At the frame budget, actors are told that training is over and exit. On SIGINT or SIGTERM the
 // learner tells its actors it is going away (they keep retrying), writes a checkpoint when it has
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
   SocketServerOptions socket;
   double idle_timeout_s = 60.0;
   bool log_connections = true;
+  cli.environments.push_back("pendulum");  // box actions over protocol version 2
   cli.add_options(app, run);
   app.add_option("--listen", listen,
                  "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
@@ -62,6 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-connections", log_connections,
                  "print a line when an actor connects, leaves or is refused");
   CLI11_PARSE(app, argc, argv);
+  if (cli.env_name == "pendulum") cli.use_pendulum_defaults(app, run);
 
   try {
     cli.finish(run);
@@ -82,11 +87,13 @@ int main(int argc, char** argv) {
     run.interrupt = examples::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
-    const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {
+    const auto result = examples::with_environment_or_pendulum(cli.env_name, [&](auto make_env) {
       const auto probe = make_env(0);
-      const VTraceAgent agent =
-          cli.make_agent(probe.observation_spec().shape.numel(), probe.action_spec().num_actions,
-                         run.server.unroll_length);
+      // A softmax policy over discrete actions, or a Gaussian over Pendulum's box.
+      nn::NetworkConfig network = nn::NetworkConfig::mlp(
+          probe.observation_spec().shape.numel(), probe.action_spec().num_actions, cli.hidden);
+      if (probe.action_spec().is_box()) network.gaussian(probe.action_spec().dims());
+      const VTraceAgent agent = cli.make_agent(network, run.server.unroll_length);
       TrainingSession<VTraceAgent, Backend> session(agent, probe.observation_spec(),
                                                     probe.action_spec(), run);
       std::vector<std::unique_ptr<SocketServer>> servers;

@@ -41,9 +41,10 @@ std::unique_ptr<ChildProcess> start_learner(const TempDir& dir, const std::strin
 }
 
 std::unique_ptr<ChildProcess> start_actor(const TempDir& dir, const std::string& name,
-                                          const std::string& address, int seed) {
+                                          const std::string& address, int seed,
+                                          const std::string& env = "cartpole") {
   return std::make_unique<ChildProcess>(
-      std::vector<std::string>{kActor, "--connect", address, "--envs", "8", "--seed",
+      std::vector<std::string>{kActor, "--connect", address, "--env", env, "--envs", "8", "--seed",
                                std::to_string(seed), "--report-seconds", "0.2", "--max-backoff",
                                "0.5"},
       dir / (name + ".out"), dir / (name + ".err"));
@@ -117,6 +118,36 @@ TEST_CASE("distributed: CartPole's mean return rises with actors in three proces
     CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
     CHECK(actor->err().find("the learner finished training") != std::string::npos);
   }
+}
+
+TEST_CASE("distributed: Pendulum's box actions over TCP (protocol version 2): V-trace learns") {
+  TempDir dir("pendulum");
+  auto learner = start_learner(
+      dir, "learner", {"--env", "pendulum", "--listen", "127.0.0.1:0", "--frames", "300000"});
+  const std::string address = listening_address(*learner);
+  REQUIRE_MESSAGE(!address.empty(), learner->err());
+  std::vector<std::unique_ptr<ChildProcess>> actors;
+  for (int i = 0; i < 2; ++i)
+    actors.push_back(start_actor(dir, "actor" + std::to_string(i), address, i + 1, "pendulum"));
+  REQUIRE_MESSAGE(learner->wait(120s) == 0, learner->err());
+  const json::Value result = result_of(*learner);
+  MESSAGE(learner->out());
+  CHECK(number(result, "frames") >= 300000);
+  // Random torques score about -1200; this run reaches about -250.
+  CHECK(number(result, "mean_return") > -800.0);
+  for (auto& actor : actors) {
+    CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
+    CHECK(actor->err().find("the learner finished training") != std::string::npos);
+  }
+  // An actor of the other kind of actions is refused by name, for good (exit status 2).
+  auto learner2 = start_learner(dir, "learner2", {"--listen", "127.0.0.1:0", "--frames", "100000"});
+  const std::string cartpole = listening_address(*learner2);
+  REQUIRE_MESSAGE(!cartpole.empty(), learner2->err());
+  auto wrong = start_actor(dir, "wrong", cartpole, 5, "pendulum");
+  CHECK(wrong->wait(30s) == 2);
+  CHECK(wrong->err().find("box of 1") != std::string::npos);
+  learner2->send(SIGTERM);
+  CHECK(learner2->wait(30s) == 0);
 }
 
 TEST_CASE("distributed: an actor killed mid-run is replaced, the others carry on") {
