@@ -31,6 +31,7 @@ packages=(
   libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libboost-dev
   doctest-dev libcli11-dev nlohmann-json3-dev libgif-dev
   libmujoco-dev  # the MuJoCo locomotion tasks (seedrl::mujoco)
+  libopenmpi-dev openmpi-bin  # data-parallel learners over MPI (seedrl::mpi)
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
 )
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
@@ -172,6 +173,58 @@ TEST_CASE("V-trace learner: a batch that makes the loss or the gradient non-fini
   CHECK(good.step == 1);
   CHECK(good.metrics["skipped_steps"] == 2.0);
   CHECK(values_of(learner.network().parameters()) != before);
+}
+
+namespace {
+
+// A stand-in for a group of learners: records what it was given, and replaces the gradients by
+// `scale` times themselves (as if the other members had gradients of that sum) or by NaN where
+// the step was unusable, as seedrl::mpi::LearnerGroup does.
+struct RecordingReducer : GradientReducer {
+  float scale = 1.0f;
+  std::vector<float> seen;
+  std::vector<bool> finite;
+  void all_reduce(const Tensor& gradients, bool ok) override {
+    seen.assign(gradients.data<float>(), gradients.data<float>() + gradients.numel());
+    finite.push_back(ok);
+    gradients.flat<float>() *= scale;
+    if (!ok) gradients.data<float>()[0] = kNaN;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("LearnerCore: a gradient reducer gets the flat gradients before the clip and update") {
+  const VTraceAgent agent = tiny_agent();
+  InferenceServerOptions server;
+  server.unroll_length = 4;
+  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+  UnrollQueue queue(8);
+  Learner<VTraceAgent, Backend> alone(agent, spec, queue), grouped(agent, spec, queue);
+  RecordingReducer reducer;
+  reducer.scale = 0.5f;
+  grouped.set_gradient_reducer(&reducer);
+  CHECK(grouped.gradient_reducer() == &reducer);
+
+  // The reducer sees the learner's own gradient (as alone computes it), and the update and the
+  // reported norm use what it returns.
+  const LearnerStepStats a = alone.train_on(unrolls(spec, 2, 5));
+  const LearnerStepStats g = grouped.train_on(unrolls(spec, 2, 5));
+  REQUIRE(reducer.seen.size() ==
+          static_cast<std::size_t>(grouped.network().parameters().grads().numel()));
+  CHECK(reducer.finite == std::vector<bool>{true});
+  CHECK_FALSE(g.skipped);
+  // The unclipped norm of the reduced gradient is half the learner's own (tiny_agent clips at
+  // 40, far above these norms).
+  CHECK(g.metrics["grad_norm"] == doctest::Approx(0.5 * a.metrics["grad_norm"]).epsilon(1e-5));
+
+  // A step this learner cannot use is handed on as such, and every member skips it.
+  const std::vector<float> before = values_of(grouped.network().parameters());
+  const LearnerStepStats bad =
+      grouped.train_on(unrolls(spec, 2, 6, {2, 0.0f, std::numeric_limits<float>::max()}));
+  CHECK(reducer.finite == std::vector<bool>{true, false});
+  CHECK(bad.skipped);
+  CHECK(values_of(grouped.network().parameters()) == before);
 }
 
 TEST_CASE("R2D2 learner: sequences without a finite priority are dropped, such steps skipped") {

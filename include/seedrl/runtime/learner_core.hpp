@@ -47,6 +47,19 @@
 
 namespace seedrl {
 
+/// Data-parallel learners (seedrl::mpi): how a learner's gradients become the group's. Called by
+/// LearnerCore::finish_step with every parameter's gradient in one flat buffer (on the backend's
+/// device), before anything reads them; afterwards the buffer must hold the same values on every
+/// member of the group (their mean), so that every member takes the same update.
+class GradientReducer {
+ public:
+  virtual ~GradientReducer() = default;
+  /// Replaces `gradients` [P] f32 by the group's mean. `finite` is false where this learner
+  /// found its step unusable (a non-finite loss): the reduced buffer must then be non-finite on
+  /// every member, so that all skip the step together.
+  virtual void all_reduce(const Tensor& gradients, bool finite) = 0;
+};
+
 template <nn::Backend B>
 class LearnerCore {
  public:
@@ -96,6 +109,12 @@ class LearnerCore {
     load_state(path);
     return counters;
   }
+
+  /// Makes this learner one of a data-parallel group (seedrl::mpi::LearnerGroup): every step's
+  /// gradients go through `reducer` before they are clipped and applied. Null: alone (default).
+  /// The reducer must outlive the learner's steps; set it before the first step.
+  void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
+  GradientReducer* gradient_reducer() const { return reducer_; }
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
@@ -203,6 +222,11 @@ class LearnerCore {
     SEEDRL_REQUIRE(values.size() == own_metrics_.size(), "Learner<", agent_name_,
                    ">: ", values.size(), " metric values for ", own_metrics_.size(), " names");
     for (double v : values) finite = finite && std::isfinite(v);
+    if (reducer_ != nullptr) {
+      // The group's mean gradient; a step any member could not use is non-finite for all.
+      reducer_->all_reduce(network_.parameters().grads(), finite);
+      finite = true;  // the gradient norm below decides, the same on every member
+    }
     const double grad_norm = !finite ? std::numeric_limits<double>::quiet_NaN()
                              : max_grad_norm_ > 0.0
                                  ? nn::clip_by_global_norm<B>(network_.parameters(), max_grad_norm_)
@@ -252,6 +276,7 @@ class LearnerCore {
   std::unique_ptr<nn::Optimizer> optimizer_;
   SharedParameters shared_;
   std::atomic<std::int64_t> steps_{0}, skipped_{0};  // read by reporting threads
+  GradientReducer* reducer_ = nullptr;
 
   UnrollBatch batch_;
   ScratchBuffer resets_, grad_logits_, grad_values_;

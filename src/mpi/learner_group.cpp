@@ -1,0 +1,136 @@
+#include "seedrl/mpi/learner_group.hpp"
+
+#include <mpi.h>
+
+#include <limits>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+
+namespace seedrl::mpi {
+namespace {
+
+// Throws naming the MPI call and MPI's own words when `code` is not MPI_SUCCESS.
+void check(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(str_cat("seedrl::mpi: ", call, " failed: ", std::string(text, length)));
+}
+
+int count_of(const Tensor& t, const char* what) {
+  SEEDRL_REQUIRE(t.defined() && t.dtype() == DType::f32, "seedrl::mpi: ", what,
+                 " must be an f32 tensor");
+  SEEDRL_REQUIRE(t.numel() <= std::numeric_limits<int>::max(), "seedrl::mpi: ", what, " of ",
+                 t.numel(), " values is more than one MPI call carries");
+  return static_cast<int>(t.numel());
+}
+
+// FNV-1a over the bytes.
+std::uint64_t hash_bytes(const void* data, std::size_t bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+Session::Session(int* argc, char*** argv) {
+  int initialized = 0;
+  check(MPI_Initialized(&initialized), "MPI_Initialized");
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized) {
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    owns_ = true;
+  } else {
+    check(MPI_Query_thread(&provided), "MPI_Query_thread");
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    if (owns_) MPI_Finalize();
+    throw Error(
+        "seedrl::mpi: this MPI gives less than MPI_THREAD_SERIALIZED; the learner thread calls "
+        "MPI while the main thread waits");
+  }
+  // Errors come back as codes (and become exceptions naming the call) instead of aborting.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+}
+
+Session::~Session() {
+  if (owns_) MPI_Finalize();
+}
+
+std::string Session::describe() const {
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  MPI_Get_processor_name(host, &length);
+  return str_cat("rank ", rank_, " of ", size_, " on ", std::string(host, length));
+}
+
+LearnerGroup::LearnerGroup(const Session& mpi) : rank_(mpi.rank()), size_(mpi.size()) {}
+
+LearnerGroup::~LearnerGroup() = default;
+
+void LearnerGroup::all_reduce(const Tensor& gradients, bool finite) {
+  const int n = count_of(gradients, "the gradients");
+  const bool on_host = gradients.device() == Device::cpu;
+  if (!on_host) {
+    if (!host_.defined() || host_.numel() != n) host_ = Tensor::empty({std::int64_t{n}});
+    host_.copy_from(gradients);
+  }
+  const Tensor& buffer = on_host ? gradients : host_;
+  float* data = buffer.data<float>();
+  // A step this rank cannot use: NaN spreads through the sum to every rank.
+  if (!finite && n > 0) data[0] = std::numeric_limits<float>::quiet_NaN();
+  check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce of the gradients");
+  if (size_ > 1) buffer.flat<float>() *= 1.0f / static_cast<float>(size_);
+  if (!on_host) gradients.copy_from(host_);
+  reduced_bytes_ = std::int64_t{n} * 4;
+  ++reductions_;
+}
+
+void LearnerGroup::broadcast(const Tensor& values) {
+  const int n = count_of(values, "the broadcast values");
+  int sizes[2] = {n, -n};  // the largest and (negated) the smallest size over the ranks
+  check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
+        "MPI_Allreduce of the sizes");
+  SEEDRL_REQUIRE(sizes[0] == -sizes[1], "seedrl::mpi::LearnerGroup::broadcast: the ranks hold ",
+                 -sizes[1], " to ", sizes[0], " values (different networks?); rank ", rank_,
+                 " holds ", n);
+  const bool on_host = values.device() == Device::cpu;
+  if (!on_host) {
+    if (!host_.defined() || host_.numel() != n) host_ = Tensor::empty({std::int64_t{n}});
+    host_.copy_from(values);
+  }
+  const Tensor& buffer = on_host ? values : host_;
+  check(MPI_Bcast(buffer.data<float>(), n, MPI_FLOAT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (!on_host) values.copy_from(host_);
+}
+
+std::int64_t LearnerGroup::sum(std::int64_t value) {
+  long long total = value;
+  check(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce of a counter");
+  return total;
+}
+
+void LearnerGroup::check_identical(const Tensor& values, const std::string& what) {
+  const Tensor host = values.device() == Device::cpu ? values : values.clone(Device::cpu);
+  const unsigned long long mine = hash_bytes(host.raw_data(), host.bytes());
+  std::vector<unsigned long long> all(static_cast<std::size_t>(size_));
+  check(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                      MPI_COMM_WORLD),
+        "MPI_Allgather of the hashes");
+  std::string differ;
+  for (int r = 1; r < size_; ++r)
+    if (all[static_cast<std::size_t>(r)] != all[0])
+      differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  SEEDRL_REQUIRE(differ.empty(), "seedrl::mpi: the learner group has diverged: ", what,
+                 " on rank(s) ", differ, " differ from rank 0's");
+}
+
+}  // namespace seedrl::mpi

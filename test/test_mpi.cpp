@@ -1,0 +1,152 @@
+// seedrl::mpi's learner group, run by CTest as two ranks on this machine (mpiexec -n 2 test_mpi;
+// every rank runs every case, and a failure on either fails the test): two learners on half
+// batches take exactly the steps of one learner on the whole batch, rank 0's parameters reach
+// every rank, a step one rank cannot use is skipped by all, counters add up, and a diverged
+// group is named.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "seedrl/mpi/learner_group.hpp"
+#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/runtime/vtrace_agent.hpp"
+
+// Everything in a namespace of this file, as in the unity-built tests.
+namespace test_mpi {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+// MPI for the whole program: initialised at the first use, finalised at exit.
+mpi::Session& session() {
+  static mpi::Session s;
+  return s;
+}
+
+VTraceAgent make_agent(std::int64_t batch, std::uint64_t seed = 3) {
+  VTraceAgentOptions o;
+  o.network = nn::NetworkConfig::mlp(2, 3, {16, 16});
+  o.network.seed = seed;
+  o.batch_size = batch;
+  o.learning_rate = {3e-3, 0, 0.0};
+  o.max_grad_norm = 0.5;  // clipped after the reduction: on the group's gradient
+  return VTraceAgent(o);
+}
+
+UnrollSpec spec_for(const VTraceAgent& agent) {
+  InferenceServerOptions o;
+  o.unroll_length = 6;
+  return make_unroll_spec(agent, {{2}, DType::f32}, {3}, o);
+}
+
+// `count` unrolls from a seeded stream, each one episode without a boundary inside (so every
+// rank's half of a batch has as many transitions as the other's).
+std::vector<std::unique_ptr<Unroll>> unrolls(const UnrollSpec& spec, int count,
+                                             std::uint64_t seed) {
+  Rng rng(seed);
+  UnrollStore store(count, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  Tensor obs = Tensor::empty({2});
+  float logits[3];
+  for (std::int64_t t = 0; t < spec.length; ++t)
+    for (int slot = 0; slot < count; ++slot) {
+      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
+      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
+      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
+      UnrollStep s;
+      s.observation = obs;
+      s.reward = static_cast<float>(rng.uniform(-1, 1));
+      s.flags = t == 0 ? step_flags::kFirst : 0;
+      s.action = static_cast<std::int32_t>(rng.below(3));
+      s.logits = logits;
+      if (auto u = store.append(slot, s)) out.push_back(std::move(u));
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("LearnerGroup: two ranks on half batches step exactly as one learner on the whole") {
+  REQUIRE(session().size() == 2);
+  const int rank = session().rank();
+  mpi::LearnerGroup group(session());
+  const VTraceAgent half = make_agent(2), whole = make_agent(4);
+  const UnrollSpec spec = spec_for(half);
+  UnrollQueue unused(1);
+  Learner<VTraceAgent, Backend> member(half, spec, unused);
+  Learner<VTraceAgent, Backend> alone(whole, spec, unused);  // the reference, on every rank
+  group.join(member);
+  const Tensor initial = member.network().parameters().values().clone();
+  for (int step = 0; step < 6; ++step) {
+    // The same 4 unrolls on every rank; rank r trains on unrolls 2r and 2r + 1.
+    auto batch = unrolls(spec, 4, static_cast<std::uint64_t>(100 + step));
+    std::vector<std::unique_ptr<Unroll>> mine;
+    mine.push_back(std::move(batch[static_cast<std::size_t>(2 * rank)]));
+    mine.push_back(std::move(batch[static_cast<std::size_t>(2 * rank + 1)]));
+    const LearnerStepStats a = member.train_on(mine);
+    const LearnerStepStats b =
+        alone.train_on(unrolls(spec, 4, static_cast<std::uint64_t>(100 + step)));
+    CHECK_FALSE(a.skipped);
+    CHECK(a.metrics["grad_norm"] == doctest::Approx(b.metrics["grad_norm"]).epsilon(1e-5));
+  }
+  const auto& ours = member.network().parameters().values();
+  const auto& reference = alone.network().parameters().values();
+  const float difference = (ours.flat<float>() - reference.flat<float>()).abs().maxCoeff();
+  CAPTURE(rank);
+  CHECK(difference <= 1e-5f);
+  // The parameters moved, so the comparison means something.
+  CHECK((ours.flat<float>() - initial.flat<float>()).abs().maxCoeff() > 1e-4f);
+  group.check_identical(ours, "the parameters");
+  CHECK(group.reductions() == 6);
+  CHECK(group.reduced_bytes() == 4 * ours.numel());
+}
+
+TEST_CASE("LearnerGroup: rank 0's parameters reach every rank; a diverged rank is named") {
+  mpi::LearnerGroup group(session());
+  const int rank = session().rank();
+  // Each rank starts from parameters of its own seed.
+  const VTraceAgent agent = make_agent(2, static_cast<std::uint64_t>(10 + rank));
+  UnrollQueue unused(1);
+  Learner<VTraceAgent, Backend> learner(agent, spec_for(agent), unused);
+  const VTraceAgent rank0 = make_agent(2, 10);
+  Learner<VTraceAgent, Backend> expected(rank0, spec_for(rank0), unused);
+  const std::uint64_t version = learner.network().parameters().version();
+  group.join(learner);
+  CHECK((learner.network().parameters().values().flat<float>() ==
+         expected.network().parameters().values().flat<float>())
+            .all());
+  // Inference reads the same buffer; the version tells cached (packed) weights to refresh.
+  CHECK(learner.network().parameters().version() > version);
+  group.check_identical(learner.network().parameters().values(), "the parameters");
+
+  // One value changed on rank 1: every rank hears which rank diverged.
+  Tensor values = learner.network().parameters().values().clone();
+  if (rank == 1) values.data<float>()[7] += 1e-3f;
+  CHECK_THROWS_WITH_AS(group.check_identical(values, "the parameters"),
+                       doctest::Contains("the parameters on rank(s) 1 differ from rank 0's"),
+                       Error);
+
+  // Another number of values on one rank is refused on every rank, not a hang or a crash.
+  const Tensor mismatched = Tensor::zeros({rank == 0 ? 5 : 6});
+  CHECK_THROWS_WITH_AS(group.broadcast(mismatched), doctest::Contains("the ranks hold 5 to 6"),
+                       Error);
+}
+
+TEST_CASE("LearnerGroup: a step one rank cannot use is non-finite on all; counters add up") {
+  mpi::LearnerGroup group(session());
+  const int rank = session().rank();
+  Tensor gradients = Tensor::zeros({4});
+  gradients.flat<float>().setConstant(static_cast<float>(rank + 1));  // 1 on rank 0, 2 on rank 1
+  group.all_reduce(gradients, true);
+  for (int i = 0; i < 4; ++i) CHECK(gradients.data<float>()[i] == 1.5f);  // the mean
+  gradients.flat<float>().setConstant(1.0f);
+  group.all_reduce(gradients, /*finite=*/rank == 0);  // rank 1's step is unusable
+  CHECK(std::isnan(gradients.data<float>()[0]));
+  CHECK(group.sum(rank == 0 ? 1'000'000'000'000 : 5) == 1'000'000'000'005);
+}
+
+}  // namespace test_mpi
