@@ -25,6 +25,7 @@
 #include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/bench_util.hpp"
+#include "support/unrolls.hpp"
 
 using namespace seedrl;
 using Backend = cpu::Backend;
@@ -48,34 +49,6 @@ std::vector<Model> models(const std::string& which) {
   std::vector<Model> out;
   for (const Model& m : all)
     if (which == "all" || which == m.name) out.push_back(m);
-  return out;
-}
-
-std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, std::int64_t count,
-                                                    Rng& rng) {
-  UnrollStore store(static_cast<std::int32_t>(count), spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  Tensor obs = Tensor::empty(spec.observation.shape, spec.observation.dtype);
-  std::vector<float> logits(static_cast<std::size_t>(spec.num_actions));
-  for (std::int64_t t = 0; static_cast<std::int64_t>(out.size()) < count; ++t)
-    for (std::int64_t slot = 0; slot < count; ++slot) {
-      if (obs.dtype() == DType::u8) {
-        for (std::int64_t i = 0; i < obs.numel(); ++i)
-          obs.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(rng.below(2));
-      } else {
-        for (std::int64_t i = 0; i < obs.numel(); ++i)
-          obs.data<float>()[i] = static_cast<float>(rng.uniform(-1, 1));
-      }
-      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
-      UnrollStep step;
-      step.observation = obs;
-      step.reward = static_cast<float>(rng.uniform(0, 1));
-      step.flags = t == 0 ? step_flags::kFirst : 0;
-      step.action =
-          static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
-      step.logits = logits.data();
-      if (auto u = store.append(static_cast<std::int32_t>(slot), step)) out.push_back(std::move(u));
-    }
   return out;
 }
 
@@ -123,7 +96,7 @@ int main(int argc, char** argv) {
       UnrollQueue unused(1);
       Learner<VTraceAgent, Backend> alone(agent, spec, unused), member(agent, spec, unused);
       group.join(member);
-      const auto unrolls = random_unrolls(spec, m.batch, rng);
+      const auto unrolls = bench::random_unrolls(spec, m.batch, rng);
       const std::int64_t parameters = member.network().parameters().values().numel();
 
       Tensor buffer = Tensor::zeros({parameters});

@@ -24,6 +24,7 @@
 #include "seedrl/runtime/vtrace_agent.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
+#include "support/unrolls.hpp"
 #ifdef SEEDRL_BENCH_CUDA
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
@@ -88,27 +89,6 @@ void finish() {
 #endif
 }
 
-// Unrolls of Nature-sized observations (u8 [4, 84, 84]) with 18 actions, as actors send them.
-std::vector<std::unique_ptr<Unroll>> nature_unrolls(const UnrollSpec& spec, int count, Rng& rng) {
-  UnrollStore store(count, spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  const Tensor obs = random_observations(spec.observation.shape, DType::u8, rng);
-  std::vector<float> logits(static_cast<std::size_t>(spec.num_actions));
-  for (std::int64_t t = 0; static_cast<int>(out.size()) < count; ++t)
-    for (int slot = 0; slot < count; ++slot) {
-      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
-      UnrollStep step;
-      step.observation = obs;
-      step.reward = static_cast<float>(rng.uniform(0, 1));
-      step.flags = t == 0 ? step_flags::kFirst : 0;
-      step.action =
-          static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
-      step.logits = logits.data();
-      if (auto u = store.append(slot, step)) out.push_back(std::move(u));
-    }
-  return out;
-}
-
 template <class B>
 bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
   constexpr std::int64_t kSteps = 20, kBatch = 32;
@@ -123,7 +103,7 @@ bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
   const UnrollSpec spec = make_unroll_spec(agent, {{4, 84, 84}, DType::u8}, {18}, server);
   UnrollQueue queue(1);
   Learner<VTraceAgent, B> learner(agent, spec, queue);
-  const auto unrolls = nature_unrolls(spec, kBatch, rng);
+  const auto unrolls = bench::random_unrolls(spec, kBatch, rng);
   const double step_s = bench::time_per_call(
       [&] {
         learner.train_on(unrolls);

@@ -12,12 +12,15 @@
 #include "seedrl/mpi/learner_group.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/runtime_fixtures.hpp"
 
-// Everything in a namespace of this file, as in the unity-built tests.
+// Everything in a namespace of this file, as in the unity-built tests. The unrolls are
+// support/runtime_fixtures.hpp's without terminations, so that both halves of a batch have as
+// many transitions.
 namespace test_mpi {
 
 using namespace seedrl;
-using Backend = cpu::Backend;
+using namespace seedrl::test;
 
 namespace {
 
@@ -43,31 +46,6 @@ UnrollSpec spec_for(const VTraceAgent& agent) {
   return make_unroll_spec(agent, {{2}, DType::f32}, {3}, o);
 }
 
-// `count` unrolls from a seeded stream, each one episode without a boundary inside (so every
-// rank's half of a batch has as many transitions as the other's).
-std::vector<std::unique_ptr<Unroll>> unrolls(const UnrollSpec& spec, int count,
-                                             std::uint64_t seed) {
-  Rng rng(seed);
-  UnrollStore store(count, spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  Tensor obs = Tensor::empty({2});
-  float logits[3];
-  for (std::int64_t t = 0; t < spec.length; ++t)
-    for (int slot = 0; slot < count; ++slot) {
-      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
-      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
-      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
-      UnrollStep s;
-      s.observation = obs;
-      s.reward = static_cast<float>(rng.uniform(-1, 1));
-      s.flags = t == 0 ? step_flags::kFirst : 0;
-      s.action = static_cast<std::int32_t>(rng.below(3));
-      s.logits = logits;
-      if (auto u = store.append(slot, s)) out.push_back(std::move(u));
-    }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("LearnerGroup: two ranks on half batches step exactly as one learner on the whole") {
@@ -83,13 +61,13 @@ TEST_CASE("LearnerGroup: two ranks on half batches step exactly as one learner o
   const Tensor initial = member.network().parameters().values().clone();
   for (int step = 0; step < 6; ++step) {
     // The same 4 unrolls on every rank; rank r trains on unrolls 2r and 2r + 1.
-    auto batch = unrolls(spec, 4, static_cast<std::uint64_t>(100 + step));
+    auto batch = random_unrolls(spec, 4, static_cast<std::uint64_t>(100 + step), 0.0);
     std::vector<std::unique_ptr<Unroll>> mine;
     mine.push_back(std::move(batch[static_cast<std::size_t>(2 * rank)]));
     mine.push_back(std::move(batch[static_cast<std::size_t>(2 * rank + 1)]));
     const LearnerStepStats a = member.train_on(mine);
     const LearnerStepStats b =
-        alone.train_on(unrolls(spec, 4, static_cast<std::uint64_t>(100 + step)));
+        alone.train_on(random_unrolls(spec, 4, static_cast<std::uint64_t>(100 + step), 0.0));
     CHECK_FALSE(a.skipped);
     CHECK(a.metrics["grad_norm"] == doctest::Approx(b.metrics["grad_norm"]).epsilon(1e-5));
   }

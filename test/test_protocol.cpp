@@ -1,5 +1,6 @@
 // The wire codec: exact bytes of each frame (as docs/protocol.md lays them out), round trips, and
 // a refusing Verdict with the right code for every kind of bad input, including every truncation.
+// What version 2 added (box action specs and ACTIONS, the version refusal) is test_protocol_v2.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,71 +11,14 @@
 
 #include "seedrl/runtime/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
+#include "support/protocol_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_protocol {
 
 using namespace seedrl;
 using namespace seedrl::protocol;
-
-namespace {
-
-std::span<const std::uint8_t> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-// The payload of the single frame in `frame`, after checking its header.
-std::span<const std::uint8_t> payload_of(const std::string& frame, FrameType type) {
-  FrameHeader h;
-  const Verdict v = decode_header(bytes_of(frame), kDefaultMaxFrameBytes, &h);
-  REQUIRE(v.is_ok());
-  REQUIRE(h.type == type);
-  REQUIRE(h.length + 4 == frame.size());
-  return bytes_of(frame).subspan(kHeaderBytes);
-}
-
-// Little-endian bytes written out by hand: an independent statement of the layout.
-struct Bytes {
-  std::string s;
-  Bytes& u8(unsigned v) { return s.push_back(static_cast<char>(v)), *this; }
-  Bytes& u16(unsigned v) { return u8(v & 0xff).u8(v >> 8); }
-  Bytes& u32(std::uint32_t v) { return u16(v & 0xffff).u16(v >> 16); }
-  Bytes& u64(std::uint64_t v) {
-    return u32(static_cast<std::uint32_t>(v)).u32(static_cast<std::uint32_t>(v >> 32));
-  }
-  Bytes& f32(float v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    return u32(bits);
-  }
-  Bytes& text(std::string_view t) { return s.append(t), *this; }
-};
-
-Hello sample_hello() {
-  Hello h;
-  h.token = "s3cret";
-  h.run_id = 0x0123456789abcdefULL;
-  h.num_envs = 3;
-  h.evaluation = true;
-  h.observation = TensorSpec{Shape{4, 84, 84}, DType::u8};
-  h.action_spec = ActionSpec::discrete(6);
-  return h;
-}
-
-// sample_hello()'s HELLO payload up to its observation spec: magic, token, run id, envs and the
-// evaluation flag.
-Bytes sample_hello_prefix() {
-  return Bytes{}.text("SEEDRL01").u16(6).text("s3cret").u64(0x0123456789abcdefULL).u32(3).u8(1);
-}
-
-// Pendulum-like: one dimension in [-2, 2], and a second in [-0.5, 1.5].
-const ActionSpec kBox = ActionSpec::box({-2.0f, -0.5f}, {2.0f, 1.5f});
-
-ErrorCode code_of(const Verdict& v) {
-  REQUIRE_FALSE(v.is_ok());
-  return v.error().code;
-}
-
-}  // namespace
+using namespace seedrl::test;
 
 TEST_CASE("protocol: a Verdict is ok or carries the ERROR frame to send, and is no bool") {
   static_assert(!std::is_constructible_v<bool, Verdict>);
@@ -129,37 +73,6 @@ TEST_CASE("protocol: a bad header gets the fault that names it") {
     CHECK(code_of(decode_header(bytes_of(full).first(n), kDefaultMaxFrameBytes, &h)) ==
           ErrorCode::malformed);
   }
-}
-
-TEST_CASE("protocol: a version-1 peer is refused in words it can read: ERROR keeps its layout") {
-  // A version-1 HELLO's header: refused by version, with its length and sequence read, so a
-  // server can skip the frame and answer to its sequence.
-  FrameHeader h;
-  const Verdict v =
-      decode_header(bytes_of(Bytes{}.u32(60).u8(1).u8(1).u16(0).u32(77).s), kMinMaxFrameBytes, &h);
-  CHECK(code_of(v) == ErrorCode::unsupported_version);
-  CHECK(v.error().message ==
-        "frame header: protocol version 1 is not supported: this side speaks version 2");
-  CHECK(h.version == 1);
-  CHECK(h.length == 60);
-  CHECK(h.sequence == 77);
-
-  // The refusal goes out with the old peer's version byte; older versions get their own, newer
-  // ones (which read older servers' ERRORs) and nonsense get this one.
-  CHECK(error_version_for(1) == 1);
-  CHECK(error_version_for(2) == 2);
-  CHECK(error_version_for(0) == protocol::kVersion);
-  CHECK(error_version_for(3) == protocol::kVersion);
-  const ErrorFrame refusal{ErrorCode::unsupported_version, "protocol version 1 is not supported"};
-  std::string old_frame, frame;
-  encode_error(old_frame, refusal, 77, error_version_for(1));
-  encode_error(frame, refusal, 77);
-  CHECK(old_frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 4 + 35).u8(1).u8(3).u16(0).u32(77).s);
-  // Only the version byte differs: the payload is version 1's ERROR (code, length, text).
-  CHECK(old_frame.substr(kHeaderBytes) == frame.substr(kHeaderBytes));
-  CHECK(old_frame.substr(kHeaderBytes) ==
-        Bytes{}.u16(2).u16(35).text("protocol version 1 is not supported").s);
-  CHECK(frame[4] == 2);
 }
 
 TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
@@ -376,196 +289,6 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
   frame.clear();
   encode_goodbye(frame, 4);
   CHECK(frame == Bytes{}.u32(8).u8(2).u8(6).u16(0).u32(4).s);
-}
-
-TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and the upper bounds") {
-  Hello hello = sample_hello();
-  hello.observation = TensorSpec{Shape{3}, DType::f32};
-  hello.action_spec = kBox;
-  std::string frame;
-  encode_hello(frame, hello, 4);
-  const std::string payload = sample_hello_prefix()
-                                  .u8(0)  // dtype f32
-                                  .u8(1)  // rank
-                                  .u32(3)
-                                  .u8(1)  // box
-                                  .u32(2)
-                                  .f32(-2.0f)
-                                  .f32(-0.5f)
-                                  .f32(2.0f)
-                                  .f32(1.5f)
-                                  .s;
-  CHECK(frame.substr(kHeaderBytes) == payload);
-  Hello back;
-  REQUIRE(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
-  CHECK(back.action_spec == kBox);
-  CHECK(back.action_spec.is_box());
-  CHECK(back.observation == hello.observation);
-  for (std::size_t n = 0; n < payload.size(); ++n) {
-    Hello h;
-    CHECK(code_of(decode_hello(bytes_of(payload).first(n), &h)) == ErrorCode::malformed);
-  }
-  CHECK(code_of(decode_hello(bytes_of(payload + "x"), &back)) == ErrorCode::malformed);
-
-  frame.clear();
-  encode_welcome(frame, Welcome{TensorSpec{Shape{3}, DType::f32}, kBox, 5, 1 << 20}, 4);
-  const std::string welcome_payload = Bytes{}
-                                          .u8(0)
-                                          .u8(1)
-                                          .u32(3)
-                                          .u8(1)
-                                          .u32(2)
-                                          .f32(-2.0f)
-                                          .f32(-0.5f)
-                                          .f32(2.0f)
-                                          .f32(1.5f)
-                                          .u32(5)
-                                          .u32(1 << 20)
-                                          .s;
-  CHECK(frame.substr(kHeaderBytes) == welcome_payload);
-  Welcome w;
-  REQUIRE(decode_welcome(payload_of(frame, FrameType::welcome), &w).is_ok());
-  CHECK(w.action_spec == kBox);
-  CHECK(w.first_slot == 5);
-  CHECK(w.max_frame_bytes == 1u << 20);
-  for (std::size_t n = 0; n < welcome_payload.size(); ++n) {
-    Welcome x;
-    CHECK(code_of(decode_welcome(bytes_of(welcome_payload).first(n), &x)) == ErrorCode::malformed);
-  }
-
-  // The widest box with the longest token still fits a handshake frame.
-  hello.token.assign(kMaxTokenBytes, 't');
-  hello.observation = TensorSpec{Shape{2, 2, 2, 2, 2, 2}, DType::u8};
-  hello.action_spec = ActionSpec::box(static_cast<std::int32_t>(kMaxActionDims), -1.0f, 1.0f);
-  frame.clear();
-  encode_hello(frame, hello);
-  CHECK(frame.size() <= kMinMaxFrameBytes);
-  FrameHeader header;
-  CHECK(decode_header(bytes_of(frame), kMinMaxFrameBytes, &header).is_ok());
-  CHECK(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
-  CHECK(back.action_spec == hello.action_spec);
-}
-
-TEST_CASE("protocol: an action spec that is no discrete count or valid box is refused by name") {
-  // A WELCOME for observations f32[1] and the action spec `spec` (its bytes after the kind).
-  auto welcome_with = [](unsigned kind, const std::string& spec) {
-    return Bytes{}.u8(0).u8(1).u32(1).u8(kind).text(spec).u32(0).u32(4096).s;
-  };
-  auto box = [](std::uint32_t dims, std::vector<float> low, std::vector<float> high) {
-    Bytes b;
-    b.u32(dims);
-    for (float v : low) b.f32(v);
-    for (float v : high) b.f32(v);
-    return b.s;
-  };
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float inf = std::numeric_limits<float>::infinity();
-  struct Case {
-    const char* what;
-    std::string payload;
-    const char* message;
-  };
-  const Case cases[] = {
-      {"unknown kind", welcome_with(2, Bytes{}.u32(3).s), "unknown action kind 2"},
-      {"0 discrete actions", welcome_with(0, Bytes{}.u32(0).s), "0 discrete actions"},
-      {"2^31 discrete actions", welcome_with(0, Bytes{}.u32(0x80000000u).s), "discrete actions"},
-      {"a box of 0 dimensions", welcome_with(1, box(0, {}, {})), "a box action of 0 dimensions"},
-      {"a box of too many", welcome_with(1, box(kMaxActionDims + 1, {}, {})),
-       "a box action of 257 dimensions"},
-      {"a box of 2^32-1", welcome_with(1, box(0xffffffffu, {}, {})), "4294967295 dimensions"},
-      {"a NaN lower bound", welcome_with(1, box(2, {0.0f, nan}, {1.0f, 1.0f})),
-       "box dimension 1 has a non-finite bound"},
-      {"an infinite upper bound", welcome_with(1, box(1, {0.0f}, {inf})),
-       "box dimension 0 has a non-finite bound"},
-      {"-inf", welcome_with(1, box(1, {-inf}, {0.0f})), "non-finite bound"},
-      {"low == high", welcome_with(1, box(2, {0.0f, 1.0f}, {1.0f, 1.0f})),
-       "box dimension 1 has bounds [1, 1]"},
-      {"low > high", welcome_with(1, box(1, {2.0f}, {-2.0f})),
-       "box dimension 0 has bounds [2, -2]"},
-      {"bounds cut short", Bytes{}.u8(0).u8(1).u32(1).u8(1).text(box(2, {0.0f, 0.0f}, {1.0f})).s,
-       "ends before its box bounds"},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.what);
-    Welcome w;
-    const Verdict v = decode_welcome(bytes_of(c.payload), &w);
-    CHECK(code_of(v) == ErrorCode::malformed);
-    CHECK(v.error().message.find(c.message) != std::string::npos);
-    CHECK(v.error().message.find("WELCOME") != std::string::npos);
-  }
-  // The same decoder reads HELLO's spec, and names that frame.
-  Hello h;
-  std::string hello = Bytes{}.text("SEEDRL01").u16(0).u64(1).u32(1).u8(0).u8(0).u8(1).u32(1).s;
-  const Verdict v =
-      decode_hello(bytes_of(hello + Bytes{}.u8(1).text(box(1, {1.0f}, {0.0f})).s), &h);
-  CHECK(code_of(v) == ErrorCode::malformed);
-  CHECK(v.error().message.find("HELLO frame: box dimension 0 has bounds [1, 0]") !=
-        std::string::npos);
-  CHECK(decode_hello(bytes_of(hello + Bytes{}.u8(1).text(box(1, {0.0f}, {1.0f})).s), &h).is_ok());
-  CHECK(h.action_spec == ActionSpec::box(1, 0.0f, 1.0f));
-}
-
-TEST_CASE("protocol: box ACTIONS are rows of D floats, each finite and within its bounds") {
-  const std::vector<float> rows{-2.0f, 1.5f, 0.25f, -0.5f, 2.0f, 0.0f};  // 3 environments x 2
-  std::string frame;
-  encode_box_actions(frame, 7, rows, 2);
-  CHECK(frame.substr(kHeaderBytes) ==
-        Bytes{}.u32(3).f32(-2.0f).f32(1.5f).f32(0.25f).f32(-0.5f).f32(2.0f).f32(0.0f).s);
-  CHECK(actions_frame_bytes(3, kBox) == frame.size());
-  CHECK(actions_frame_bytes(3, ActionSpec::discrete(4)) == actions_frame_bytes(3));
-  CHECK(check_box_actions(kBox, rows).is_ok());
-  std::vector<float> back(6, 99.0f);
-  REQUIRE(decode_box_actions(payload_of(frame, FrameType::actions), kBox, back).is_ok());
-  CHECK(back == rows);  // the bounds themselves are inside
-
-  const std::string good = frame.substr(kHeaderBytes);
-  // Every truncation; a trailing value; another environment count than expected.
-  for (std::size_t n = 0; n < good.size(); ++n)
-    CHECK(code_of(decode_box_actions(bytes_of(good).first(n), kBox, back)) == ErrorCode::malformed);
-  const Verdict longer = decode_box_actions(bytes_of(good + Bytes{}.f32(0.0f).s), kBox, back);
-  CHECK(code_of(longer) == ErrorCode::malformed);
-  CHECK(longer.error().message.find("28 bytes of box actions") != std::string::npos);
-  std::vector<float> two_rows(4);
-  const Verdict fewer = decode_box_actions(bytes_of(good), kBox, two_rows);
-  CHECK(code_of(fewer) == ErrorCode::malformed);
-  CHECK(fewer.error().message.find("for 3 environments, expected 2") != std::string::npos);
-
-  // A value that is NaN, infinite, or outside its own dimension's bounds (1.9 fits dimension 0,
-  // not dimension 1).
-  auto with_value = [&](std::size_t i, float value) {
-    std::vector<float> v = rows;
-    v[i] = value;
-    std::string f;
-    encode_box_actions(f, 7, v, 2);
-    return f.substr(kHeaderBytes);
-  };
-  struct Bad {
-    std::size_t index;
-    float value;
-    const char* message;
-  };
-  const Bad bad[] = {
-      {0, std::numeric_limits<float>::quiet_NaN(), "environment 0, dimension 0"},
-      {3, std::numeric_limits<float>::infinity(), "environment 1, dimension 1"},
-      {4, -std::numeric_limits<float>::infinity(), "environment 2, dimension 0"},
-      {1, 1.9f, "box action 1.9 for environment 0, dimension 1 is outside [-0.5, 1.5]"},
-      {4, 2.001f, "environment 2, dimension 0 is outside [-2, 2]"},
-      {2, -2.5f, "environment 1, dimension 0"},
-  };
-  for (const Bad& b : bad) {
-    CAPTURE(b.message);
-    const std::string payload = with_value(b.index, b.value);
-    const Verdict v = decode_box_actions(bytes_of(payload), kBox, back);
-    CHECK(code_of(v) == ErrorCode::malformed);
-    CHECK(v.error().message.find(b.message) != std::string::npos);
-    std::vector<float> values = rows;
-    values[b.index] = b.value;
-    CHECK(code_of(check_box_actions(kBox, values)) == ErrorCode::malformed);
-  }
-  // A caller that asks for box actions of a discrete spec or a partial row is told so (no throw).
-  CHECK_FALSE(decode_box_actions(bytes_of(good), ActionSpec::discrete(3), back).is_ok());
-  std::vector<float> five(5);
-  CHECK_FALSE(decode_box_actions(bytes_of(good), kBox, five).is_ok());
 }
 
 TEST_CASE("protocol: encoders refuse what the format cannot carry") {

@@ -41,29 +41,6 @@ UnrollBatch batch_with_flags(const std::vector<std::vector<std::uint8_t>>& colum
   return batch;
 }
 
-std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int count,
-                                                    std::uint64_t seed) {
-  Rng rng(seed);
-  UnrollStore store(count, spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  Tensor obs = Tensor::empty({2});
-  float logits[3];
-  for (std::int64_t t = 0; t < spec.length; ++t)
-    for (int slot = 0; slot < count; ++slot) {
-      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
-      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
-      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
-      UnrollStep s;
-      s.observation = obs;
-      s.reward = static_cast<float>(rng.uniform(0, 1));
-      s.flags = t == 0 ? F : (rng.uniform() < 0.1 ? T : 0);
-      s.action = static_cast<std::int32_t>(rng.below(3));
-      s.logits = logits;
-      if (auto u = store.append(slot, s)) out.push_back(std::move(u));
-    }
-  return out;
-}
-
 UnrollSpec spec_for(const VTraceAgent& agent, std::int64_t unroll) {
   InferenceServerOptions o;
   o.unroll_length = unroll;

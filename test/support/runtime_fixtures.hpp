@@ -5,14 +5,44 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/runtime/inference_server.hpp"
+#include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
 
 namespace seedrl::test {
 
 using Backend = cpu::Backend;
+
+/// `count` unrolls of spec (observations f32 [2], 3 actions, behaviour logits) from a seeded
+/// stream, as an inference server's store builds them: each starts an episode, and a later step
+/// terminates one with probability `termination`.
+inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int count,
+                                                           std::uint64_t seed,
+                                                           double termination = 0.1) {
+  Rng rng(seed);
+  UnrollStore store(count, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  Tensor obs = Tensor::empty({2});
+  float logits[3];
+  for (std::int64_t t = 0; t < spec.length; ++t)
+    for (int slot = 0; slot < count; ++slot) {
+      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
+      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
+      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
+      UnrollStep s;
+      s.observation = obs;
+      s.reward = static_cast<float>(rng.uniform(0, 1));
+      s.flags =
+          t == 0 ? step_flags::kFirst : (rng.uniform() < termination ? step_flags::kTerminated : 0);
+      s.action = static_cast<std::int32_t>(rng.below(3));
+      s.logits = logits;
+      if (auto u = store.append(slot, s)) out.push_back(std::move(u));
+    }
+  return out;
+}
 
 /// A V-trace agent on an MLP over observations [2] with 3 actions (LSTM optional).
 inline VTraceAgent tiny_agent(std::int64_t lstm = 0, std::uint64_t seed = 3) {
