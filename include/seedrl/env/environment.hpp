@@ -95,6 +95,10 @@ struct ActionSpec {
                      "] (finite, low < high)");
   }
 
+  /// `x` within box dimension `d`'s bounds, as actors receive box actions (a NaN becomes the
+  /// upper bound).
+  float clip(std::size_t d, float x) const { return std::fmax(low[d], std::fmin(x, high[d])); }
+
   /// Exact text ("discrete 6", "box 2 low -1 -2 high 1 2"; floats round-trip): checkpoints
   /// record the action spec this way (metadata "action_spec") for Policy.
   std::string to_text() const {

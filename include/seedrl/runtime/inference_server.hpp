@@ -389,13 +389,9 @@ class InferenceServer final : public InferenceEndpoint {
       box_drawn_.resize(frames, dims);
       box_clipped_.resize(frames, dims);
       agent_.select_box_actions(*outputs_, frame_evaluation_, box_drawn_, rng_);
-      for (std::int64_t i = 0; i < frames; ++i) {
-        for (std::int64_t d = 0; d < dims; ++d) {
-          const auto k = static_cast<std::size_t>(d);
-          box_clipped_(i, d) =
-              std::fmax(action_spec_.low[k], std::fmin(box_drawn_(i, d), action_spec_.high[k]));
-        }
-      }
+      for (std::int64_t i = 0; i < frames; ++i)
+        for (std::int64_t d = 0; d < dims; ++d)
+          box_clipped_(i, d) = action_spec_.clip(static_cast<std::size_t>(d), box_drawn_(i, d));
       if constexpr (A::kStoresLogits) {
         box_behaviour_.resize(frames, 2 * dims);
         box_behaviour_.leftCols(dims) =

@@ -233,11 +233,8 @@ void Policy<B>::act(const Tensor& observations, std::span<float> actions) {
     math::DiagGaussian::mode(mean.matrix<float>(), out);
   }
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < d; ++j) {
-      float& a = out(i, j);
-      a = std::fmax(spec.low[static_cast<std::size_t>(j)],
-                    std::fmin(a, spec.high[static_cast<std::size_t>(j)]));
-    }
+    for (std::int64_t j = 0; j < d; ++j)
+      out(i, j) = spec.clip(static_cast<std::size_t>(j), out(i, j));
 }
 
 template <nn::Backend B>
