@@ -2,7 +2,10 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdio>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
@@ -70,7 +73,15 @@ std::string Session::describe() const {
   return str_cat("rank ", rank_, " of ", size_, " on ", std::string(host, length));
 }
 
-LearnerGroup::LearnerGroup(const Session& mpi) : rank_(mpi.rank()), size_(mpi.size()) {}
+void LearnerGroupOptions::validate() const {
+  SEEDRL_REQUIRE(timeout.count() > 0, "LearnerGroupOptions.timeout must be positive, got ",
+                 timeout.count(), " ms");
+}
+
+LearnerGroup::LearnerGroup(const Session& mpi, LearnerGroupOptions options)
+    : options_(options), rank_(mpi.rank()), size_(mpi.size()) {
+  options_.validate();
+}
 
 LearnerGroup::~LearnerGroup() = default;
 
@@ -85,8 +96,29 @@ void LearnerGroup::all_reduce(const Tensor& gradients, bool finite) {
   float* data = buffer.data<float>();
   // A step this rank cannot use: NaN spreads through the sum to every rank.
   if (!finite && n > 0) data[0] = std::numeric_limits<float>::quiet_NaN();
-  check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-        "MPI_Allreduce of the gradients");
+  // Non-blocking, so that a rank that never joins ends the job instead of hanging it.
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request),
+        "MPI_Iallreduce of the gradients");
+  const auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test of the gradient all-reduce");
+    if (done) break;
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > options_.timeout) {
+      std::fprintf(stderr,
+                   "seedrl::mpi: rank %d of %d: the gradient all-reduce of step %lld did not "
+                   "complete within %lld ms: another rank has stopped stepping or hangs; "
+                   "aborting the learner group\n",
+                   rank_, size_, static_cast<long long>(reductions_ + 1),
+                   static_cast<long long>(options_.timeout.count()));
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    // Spin briefly (a fast reduction answers within microseconds), then sleep between polls.
+    if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   if (size_ > 1) buffer.flat<float>() *= 1.0f / static_cast<float>(size_);
   if (!on_host) gradients.copy_from(host_);
   reduced_bytes_ = std::int64_t{n} * 4;

@@ -20,10 +20,16 @@
 // non-finite loss) is made non-finite for all, and all skip it. Device buffers go through the
 // host (an NCCL path is for GPU builds).
 //
+// Faults: a rank that dies makes the MPI launcher end the job (mpirun names the rank). A rank that
+// hangs would leave the others waiting in the all-reduce forever; instead each all-reduce waits
+// at most LearnerGroupOptions::timeout and then aborts the whole job (MPI_Abort) with a message
+// naming this rank and step on stderr.
+//
 // Thread-safety: MPI is initialised for MPI_THREAD_SERIALIZED: one thread at a time may call into
 // the group (the learner's thread, or the main thread between steps). Not for concurrent use.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -54,17 +60,27 @@ class Session {
   int rank_ = 0, size_ = 1;
 };
 
+struct LearnerGroupOptions {
+  /// Longest wait for one all-reduce; past it the job is aborted (a rank hangs or has stopped
+  /// stepping). Generous: a learner step waits for its own data first.
+  std::chrono::milliseconds timeout{300'000};
+
+  /// Throws seedrl::Error naming a bad setting.
+  void validate() const;
+};
+
 /// The learners of all ranks of MPI_COMM_WORLD as one data-parallel learner.
 class LearnerGroup final : public GradientReducer {
  public:
-  explicit LearnerGroup(const Session& mpi);
+  explicit LearnerGroup(const Session& mpi, LearnerGroupOptions options = {});
   ~LearnerGroup() override;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  /// The group's mean of `gradients` ([P] f32, host or device) in place: one MPI_Allreduce of the
-  /// whole buffer. Where `finite` is false on any rank the result is NaN on every rank.
+  /// The group's mean of `gradients` ([P] f32, host or device) in place: one all-reduce of the
+  /// whole buffer. Where `finite` is false on any rank the result is NaN on every rank. Aborts the
+  /// job when it does not complete within the timeout.
   void all_reduce(const Tensor& gradients, bool finite) override;
   /// Rank 0's `values` ([P] f32, host or device) on every rank, in place. Every rank must pass
   /// the same size; a mismatch is refused by name on every rank.
@@ -94,6 +110,7 @@ class LearnerGroup final : public GradientReducer {
   std::int64_t reductions() const { return reductions_; }
 
  private:
+  LearnerGroupOptions options_;
   int rank_ = 0, size_ = 1;
   std::int64_t reduced_bytes_ = 0, reductions_ = 0;
   Tensor host_;  // staging for device buffers
