@@ -306,6 +306,17 @@ struct PpoCli : RunCli {
                    "scale rewards by the running std of the discounted return");
   }
 
+  /// The box examples' run (pendulum_ppo, mujoco_ppo): 2 actor threads of 8 environments,
+  /// unrolls of 128 (16 of them make a batch of 2048 transitions), a checkpoint every 5 minutes.
+  static LocalTrainerOptions default_run() {
+    LocalTrainerOptions run;
+    run.num_actors = 2;
+    run.envs_per_actor = 8;
+    run.checkpoint_seconds = 300;
+    run.server.unroll_length = 128;
+    return run;
+  }
+
   /// Updates per batch of `transitions`.
   std::int64_t updates_per_batch(std::int64_t transitions) const {
     return epochs * ((transitions + minibatch - 1) / minibatch);

@@ -29,11 +29,7 @@ int main(int argc, char** argv) {
   cli.env_name = "halfcheetah";
   cli.frames = 1'000'000;
   std::string agent = "ppo";
-  LocalTrainerOptions run;
-  run.num_actors = 2;
-  run.envs_per_actor = 8;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 128;
+  LocalTrainerOptions run = examples::PpoCli::default_run();
   app.add_option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant")
       ->check(CLI::IsMember({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"}));
   app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));

@@ -31,11 +31,7 @@ int main(int argc, char** argv) {
   cli.value_torso = false;
   cli.proximal_policy = false;
   std::string agent = "ppo";
-  LocalTrainerOptions run;
-  run.num_actors = 2;
-  run.envs_per_actor = 8;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 128;
+  LocalTrainerOptions run = examples::PpoCli::default_run();
   app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);

@@ -44,6 +44,7 @@
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/math/categorical.hpp"
 #include "seedrl/math/distributions.hpp"
 #include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/network.hpp"
@@ -93,18 +94,31 @@ concept Agent = std::copy_constructible<A> &&
   agent.select_actions(outputs, slots, evaluation, actions, rng);
 };
 
-/// The Gaussian actions of an inference batch (outputs.mean, outputs.log_std [1, N, D]): for each
-/// frame mean + exp(log_std) z, z ~ N(0, 1), or the mean in evaluation frames. What PPO and V-trace
-/// act with on box actions.
-inline void select_gaussian_actions(const nn::NetworkOutputs& outputs,
-                                    std::span<const std::uint8_t> evaluation,
-                                    math::MatrixRef actions, Rng& rng) {
-  const std::int64_t n = outputs.mean.dim(1), d = outputs.mean.dim(2);
-  const auto mean = outputs.mean.reshape({n, d}).matrix<float>();
-  math::DiagGaussian::sample(mean, outputs.log_std.reshape({n, d}).matrix<float>(), actions, rng);
-  for (std::int64_t i = 0; i < n; ++i)
-    if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
-}
+/// How the policy-gradient agents (V-trace, PPO) act, for either kind of action; they derive
+/// from it. In evaluation frames they take the most likely action (the Gaussian's mean).
+struct StochasticPolicyActing {
+  /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
+  /// softmax(logits), or the most likely action in evaluation slots.
+  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
+                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
+                      Rng& rng) const {
+    math::sample_categorical(
+        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
+        evaluation, actions, rng);
+  }
+
+  /// Box actions (outputs.mean, outputs.log_std [1, N, D]): for each frame
+  /// mean + exp(log_std) z, z ~ N(0, 1), or the mean in evaluation frames.
+  void select_box_actions(const nn::NetworkOutputs& outputs,
+                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+                          Rng& rng) const {
+    const std::int64_t n = outputs.mean.dim(1), d = outputs.mean.dim(2);
+    const auto mean = outputs.mean.reshape({n, d}).matrix<float>();
+    math::DiagGaussian::sample(mean, outputs.log_std.reshape({n, d}).matrix<float>(), actions, rng);
+    for (std::int64_t i = 0; i < n; ++i)
+      if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
+  }
+};
 
 template <class A>
 concept BoxAgent = Agent<A> &&

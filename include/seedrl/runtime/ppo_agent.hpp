@@ -78,7 +78,7 @@ struct PpoAgentOptions : AgentOptions {
   }
 };
 
-class PpoAgent {
+class PpoAgent : public StochasticPolicyActing {
  public:
   static constexpr std::string_view kName = "ppo";
   /// Inference records the behaviour policy: PPO's ratio is against it.
@@ -93,22 +93,6 @@ class PpoAgent {
   const nn::NetworkConfig& network_config() const { return options_.network; }
   /// Evaluation actors take the most likely action (the Gaussian's mean).
   static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
-
-  /// Discrete actions: a sample from softmax(logits), the most likely one in evaluation slots.
-  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
-                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
-                      Rng& rng) const {
-    math::sample_categorical(
-        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
-        evaluation, actions, rng);
-  }
-
-  /// Box actions: mean + std z, z ~ N(0, 1), or the mean in evaluation slots.
-  void select_box_actions(const nn::NetworkOutputs& outputs,
-                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
-                          Rng& rng) const {
-    select_gaussian_actions(outputs, evaluation, actions, rng);
-  }
 
  private:
   PpoAgentOptions options_;

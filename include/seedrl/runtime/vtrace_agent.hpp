@@ -34,7 +34,7 @@ struct VTraceAgentOptions : AgentOptions {
   }
 };
 
-class VTraceAgent {
+class VTraceAgent : public StochasticPolicyActing {
  public:
   static constexpr std::string_view kName = "vtrace";
   /// Inference stores the behaviour policy's logits with every step: V-trace needs mu(a|x).
@@ -48,23 +48,6 @@ class VTraceAgent {
   const nn::NetworkConfig& network_config() const { return options_.network; }
   /// Evaluation actors take the most likely action.
   static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
-
-  /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
-  /// softmax(logits), or the most likely action in evaluation slots.
-  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
-                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
-                      Rng& rng) const {
-    math::sample_categorical(
-        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
-        evaluation, actions, rng);
-  }
-
-  /// Box actions (a Gaussian head): mean + std z, z ~ N(0, 1), or the mean in evaluation slots.
-  void select_box_actions(const nn::NetworkOutputs& outputs,
-                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
-                          Rng& rng) const {
-    select_gaussian_actions(outputs, evaluation, actions, rng);
-  }
 
  private:
   VTraceAgentOptions options_;
