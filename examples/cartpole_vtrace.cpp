@@ -9,6 +9,10 @@
 // With --logdir, metrics.csv, TensorBoard event files and checkpoint.safetensors are written there,
 // and a run pointed at a directory with a checkpoint resumes from it. Ctrl-C stops cleanly (with
 // a final checkpoint).
+//
+// Under an MPI launcher (mpirun -np 2 cartpole_vtrace ...) the ranks train as one learner group,
+// each with its own actors, and rank 0 prints the group's JSON line with "ranks":2
+// (docs/scaling.md).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -46,7 +50,6 @@ int main(int argc, char** argv) {
     examples::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cartpole_vtrace: error: %s\n", e.what());
-    return 1;
+    return examples::fail("cartpole_vtrace", e);
   }
 }

@@ -2,6 +2,11 @@
 // by name, the run's options (RunCli), the V-trace, R2D2 and PPO agents' options (VTraceCli,
 // R2D2Cli, PpoCli),
 // in-process training and the final JSON line. Copy it along with the program you start from.
+//
+// Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
+// group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank
+// runs its own actors on environments of its own seeds, the gradients are averaged, rank 0
+// reports and writes the files, and the JSON line (rank 0's) says "ranks": N.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,6 +16,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +35,13 @@
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
+#include "seedrl/runtime/training_group.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+
+#ifdef SEEDRL_EXAMPLES_MPI
+#include "seedrl/mpi/learner_group.hpp"
+#endif
 
 namespace seedrl::examples {
 
@@ -69,6 +80,46 @@ inline const std::atomic<bool>* stop_on_signals() {
   std::signal(SIGINT, set);
   std::signal(SIGTERM, set);
   return &stop;
+}
+
+/// The learner group this program is a member of when an MPI launcher started it (mpirun -np N;
+/// MPI starts at the first call and ends at exit), else null: the program trains alone.
+/// Throws when several processes were launched but the examples were built without seedrl::mpi.
+inline TrainingGroup* learner_group() {
+#ifdef SEEDRL_EXAMPLES_MPI
+  struct Mpi {
+    mpi::Session session;
+    mpi::LearnerGroup group{session};
+  };
+  static const std::unique_ptr<Mpi> mpi =
+      launched_processes() > 0 ? std::make_unique<Mpi>() : nullptr;
+  return mpi ? &mpi->group : nullptr;
+#else
+  SEEDRL_REQUIRE(launched_processes() <= 1, "started by an MPI launcher as ", launched_processes(),
+                 " processes, but the examples were built without seedrl::mpi (install MPI, "
+                 "e.g. libopenmpi-dev, and configure again)");
+  return nullptr;
+#endif
+}
+
+/// This process's rank in learner_group() (0 alone) and the group's size (1 alone).
+inline int group_rank() {
+  return learner_group() ? learner_group()->rank() : 0;
+}
+inline int group_size() {
+  return learner_group() ? learner_group()->size() : 1;
+}
+
+/// The end of a program that failed: says why on stderr and returns the exit status. A member of
+/// a learner group ends the whole group instead (the others would wait for it).
+inline int fail(const char* program, const std::exception& error) {
+  std::fprintf(stderr, "%s: error: %s\n", program, error.what());
+  std::fflush(stderr);
+  try {
+    if (group_size() > 1) learner_group()->abort(str_cat(program, ": ", error.what()));
+  } catch (...) {  // no group to end (the error may be that there is none)
+  }
+  return 1;
 }
 
 /// A distinct environment seed per (run seed, actor, environment).
@@ -142,9 +193,10 @@ struct RunCli {
         ->check(CLI::NonNegativeNumber);
   }
 
-  /// Completes `session` from the parsed options (frame budget, seed, batch timeout); the
-  /// examples show the run's progress on the console.
+  /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
+  /// group when MPI launched the program); the examples show the run's progress on the console.
   void finish(TrainingSessionOptions& session) const {
+    session.group = learner_group();
     session.total_frames = frames;
     session.server.seed = seed;
     session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
@@ -165,9 +217,12 @@ struct RunCli {
   }
 
   /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
-  /// take at `frames_per_step` new frames each.
+  /// take at `frames_per_step` new frames each (per member of a learner group: the group's steps
+  /// take that many from every member).
   nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
-    return {learning_rate, decay ? (frames + frames_per_step - 1) / frames_per_step : 0, 0.0};
+    const std::int64_t group_frames_per_step = frames_per_step * group_size();
+    return {learning_rate, decay ? (frames + group_frames_per_step - 1) / group_frames_per_step : 0,
+            0.0};
   }
 };
 
@@ -475,14 +530,21 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
                                       MakeEnv make_env) {
   cli.finish(run);
   run.interrupt = stop_on_signals();
-  std::fprintf(stderr,
-               "%s: %s, agent %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu\n",
-               program, env_name.c_str(), std::string(AgentT::kName).c_str(), run.num_actors,
-               run.envs_per_actor, static_cast<long long>(run.server.unroll_length),
-               static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed));
+  const int rank = group_rank(), ranks = group_size();
+  if (rank == 0) {
+    std::fprintf(stderr,
+                 "%s: %s, agent %s, %d actors x %d envs, unroll %lld, batch %lld, seed %llu%s\n",
+                 program, env_name.c_str(), std::string(AgentT::kName).c_str(), run.num_actors,
+                 run.envs_per_actor, static_cast<long long>(run.server.unroll_length),
+                 static_cast<long long>(cli.batch), static_cast<unsigned long long>(cli.seed),
+                 ranks > 1 ? str_cat(", on each of ", ranks, " ranks").c_str() : "");
+  }
+  // Every rank's actors have environments of their own seeds (actors are fewer than 1024).
   return train_locally<AgentT, cpu::Backend>(
       agent,
-      [&](std::int32_t a, std::int32_t e) { return make_env(environment_seed(cli.seed, a, e)); },
+      [&](std::int32_t a, std::int32_t e) {
+        return make_env(environment_seed(cli.seed, std::int64_t{rank} * 1024 + a, e));
+      },
       run);
 }
 
@@ -509,19 +571,21 @@ inline std::string json_number(const std::optional<double>& value) {
 }
 
 /// The last line of the training programs' stdout: one JSON object with the run's figures
-/// (mean returns are null when no episode was measured).
+/// (mean returns are null when no episode was measured). In a learner group only rank 0 prints
+/// it, with the group's figures; "ranks" is the group's size (1 alone).
 inline void print_result(const std::string& env_name, std::uint64_t seed,
                          const TrainingResult& result) {
+  if (result.rank != 0) return;
   std::printf(
       "{\"env\":\"%s\",\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,"
       "\"mean_return\":%s,\"evaluation_mean_return\":%s,\"learner_steps\":%lld,\"seed\":%llu,"
-      "\"resumed\":%s,"
+      "\"ranks\":%d,\"resumed\":%s,"
       "\"interrupted\":%s}\n",
       env_name.c_str(), static_cast<long long>(result.frames), result.seconds, result.fps,
       static_cast<long long>(result.episodes), json_number(result.mean_return).c_str(),
       json_number(result.evaluation_mean_return).c_str(),
       static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
-      result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
+      result.ranks, result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
   std::fflush(stdout);
 }
 
@@ -547,8 +611,7 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
     print_result(env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return 1;
+    return fail(program, e);
   }
 }
 
@@ -568,8 +631,7 @@ int train_on_minatar(const char* program, const std::string& game, const Cli& cl
     print_result(game, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
-    return 1;
+    return fail(program, e);
   }
 }
 

@@ -17,6 +17,10 @@
 // learner tells its actors it is going away (they keep retrying), writes a checkpoint when it has
 // a --logdir, and exits; started again with the same --logdir it resumes, and the actors find it
 // by themselves. See docs/distributed.md.
+//
+// Under an MPI launcher (mpirun -np N distributed_learner ...) the N learners train as one
+// learner group (docs/scaling.md), and rank R listens on each address with R added to its port
+// (a Unix socket path gets the suffix ".R"): start each rank's actors against its own addresses.
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -32,6 +36,29 @@
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/socket_server.hpp"
+
+namespace {
+
+// Where rank `rank` of a learner group listens: `address` with the rank added to its port, or
+// ".rank" after a Unix socket's path; rank 0 listens on `address` itself.
+std::string member_address(const std::string& address, int rank) {
+  if (rank == 0) return address;
+  if (address.rfind("unix:", 0) == 0) return address + "." + std::to_string(rank);
+  const std::size_t colon = address.rfind(':');
+  SEEDRL_REQUIRE(colon != std::string::npos && colon + 1 < address.size(), "--listen '", address,
+                 "' has no port");
+  int port = 0;
+  try {
+    port = std::stoi(address.substr(colon + 1));
+  } catch (const std::exception&) {
+    seedrl::fail("--listen '", address, "': the port is not a number");
+  }
+  SEEDRL_REQUIRE(port > 0 && port + rank <= 65535, "--listen '", address, "': port ", port,
+                 " + rank ", rank, " is not a port");
+  return address.substr(0, colon + 1) + std::to_string(port + rank);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace seedrl;
@@ -99,7 +126,7 @@ int main(int argc, char** argv) {
       std::vector<std::unique_ptr<SocketServer>> servers;
       for (const std::string& address : listen) {
         SocketServerOptions o = socket;
-        o.listen = address;
+        o.listen = member_address(address, examples::group_rank());
         servers.push_back(std::make_unique<SocketServer>(session.server(), o));
         servers.back()->start();
       }
@@ -125,7 +152,6 @@ int main(int argc, char** argv) {
     examples::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "distributed_learner: error: %s\n", e.what());
-    return 1;
+    return examples::fail("distributed_learner", e);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "io/json.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace seedrl;
 using seedrl::testing::ChildProcess;
@@ -21,17 +22,7 @@ namespace {
 const std::string kLearner = SEEDRL_DISTRIBUTED_LEARNER;
 const std::string kActor = SEEDRL_DISTRIBUTED_ACTOR;
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() /
-             ("seedrl_distributed_" + name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string operator/(const std::string& file) const { return (path / file).string(); }
-};
+using test::TempDir;
 
 std::unique_ptr<ChildProcess> start_learner(const TempDir& dir, const std::string& name,
                                             std::vector<std::string> args) {

@@ -9,10 +9,17 @@
 #include <memory>
 #include <vector>
 
+#include "seedrl/env/cartpole.hpp"
+#ifdef SEEDRL_TEST_MPI_CUDA
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/mpi/learner_group.hpp"
+#include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/unroll_store.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
+#include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
+#include "support/temp_dir.hpp"
 
 // Everything in a namespace of this file, as in the unity-built tests. The unrolls are
 // support/runtime_fixtures.hpp's without terminations, so that both halves of a batch have as
@@ -126,5 +133,67 @@ TEST_CASE("LearnerGroup: a step one rank cannot use is non-finite on all; counte
   CHECK(std::isnan(gradients.data<float>()[0]));
   CHECK(group.sum(rank == 0 ? 1'000'000'000'000 : 5) == 1'000'000'000'005);
 }
+
+TEST_CASE("LearnerGroup: a training session over MPI stops every rank together and resumes") {
+  mpi::LearnerGroup group(session());
+  const int rank = session().rank();
+  // Each rank its own directory, as on machines without a shared file system.
+  const test::TempDir dir("mpi_session_rank" + std::to_string(rank));
+  auto train = [&](std::int64_t frames) {
+    const VTraceAgent agent(test::example_vtrace_options(nn::NetworkConfig::mlp(4, 2), 60000));
+    LocalTrainerOptions run = test::example_run_options(frames, dir.path.string());
+    run.num_actors = 2;
+    run.group = &group;
+    run.group_check_steps = 20;
+    return train_locally<VTraceAgent, Backend>(
+        agent,
+        [rank](std::int32_t a, std::int32_t e) {
+          return CartPole(static_cast<std::uint64_t>(100000 * rank + 1000 * a + e));
+        },
+        run);
+  };
+  const TrainingResult first = train(30000);
+  CHECK(first.ranks == 2);
+  CHECK(first.rank == rank);
+  CHECK(first.frames >= 30000);
+  // The same step count and group figures on both ranks.
+  CHECK(group.sum(first.learner_steps) == 2 * first.learner_steps);
+  CHECK(group.sum(first.frames) == 2 * first.frames);
+  CHECK(std::filesystem::exists(dir / "checkpoint.safetensors") == (rank == 0));
+
+  const TrainingResult second = train(60000);
+  CHECK(second.resumed);  // rank 1 too: from rank 0's checkpoint
+  CHECK(second.frames >= 60000);
+  CHECK(second.learner_steps > first.learner_steps);
+  CHECK(group.sum(second.learner_steps) == 2 * second.learner_steps);
+  CHECK(second.frames_this_run == second.frames - first.frames);
+}
+
+#ifdef SEEDRL_TEST_MPI_CUDA
+TEST_CASE("LearnerGroup: gradients on the GPUs are averaged there, by NCCL") {
+  if (mpi::LearnerGroup::nccl_version() == nullptr) {
+    MESSAGE("skipped: seedrl::mpi was built without NCCL");
+    return;
+  }
+  // NCCL wants a GPU of its own for every rank.
+  if (cuda::device_count() < session().local_size()) {
+    MESSAGE("skipped: ", session().local_size(), " ranks on a machine with ", cuda::device_count(),
+            " GPU(s); NCCL needs one per rank");
+    return;
+  }
+  cuda::set_device(session().local_rank());
+  mpi::LearnerGroup group(session());
+  const int rank = session().rank();
+  Tensor host = Tensor::zeros({1000});
+  for (int i = 0; i < 1000; ++i) host.data<float>()[i] = static_cast<float>(i * (rank + 1));
+  const Tensor gradients = host.clone(Device::cuda);
+  group.all_reduce(gradients, true);
+  CHECK(group.last_reduction_on_device());
+  const Tensor mean = gradients.clone(Device::cpu);
+  for (int i = 0; i < 1000; ++i) CHECK(mean.data<float>()[i] == doctest::Approx(1.5 * i));
+  group.all_reduce(gradients, /*finite=*/rank == 0);
+  CHECK(std::isnan(gradients.clone(Device::cpu).data<float>()[0]));
+}
+#endif
 
 }  // namespace test_mpi

@@ -32,6 +32,7 @@ struct EpisodeSummary {
   std::optional<double> mean_length;
   std::optional<double> evaluation_mean_return;  ///< over the last `window` evaluation episodes
   std::int64_t window_count = 0;                 ///< training episodes in the window
+  std::int64_t evaluation_window_count = 0;      ///< evaluation episodes in its window
 };
 
 /// Thread-safe. Also keeps the episodes completed since the last drain_new() for per-episode logs.
@@ -53,6 +54,7 @@ class EpisodeStats {
     s.episodes = training_count_;
     s.evaluation_episodes = evaluation_count_;
     s.window_count = static_cast<std::int64_t>(training_.size());
+    s.evaluation_window_count = static_cast<std::int64_t>(evaluation_.size());
     s.mean_return = mean(training_, [](const Episode& e) { return e.episode_return; });
     s.mean_length = mean(training_, [](const Episode& e) { return static_cast<double>(e.length); });
     s.evaluation_mean_return = mean(evaluation_, [](const Episode& e) { return e.episode_return; });

@@ -42,23 +42,11 @@
 #include "seedrl/runtime/learner_metrics.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
 #include "seedrl/runtime/staging.hpp"
+#include "seedrl/runtime/training_group.hpp"
 #include "seedrl/runtime/transitions.hpp"
 #include "seedrl/runtime/unroll.hpp"
 
 namespace seedrl {
-
-/// Data-parallel learners (seedrl::mpi): how a learner's gradients become the group's. Called by
-/// LearnerCore::finish_step with every parameter's gradient in one flat buffer (on the backend's
-/// device), before anything reads them; afterwards the buffer must hold the same values on every
-/// member of the group (their mean), so that every member takes the same update.
-class GradientReducer {
- public:
-  virtual ~GradientReducer() = default;
-  /// Replaces `gradients` [P] f32 by the group's mean. `finite` is false where this learner
-  /// found its step unusable (a non-finite loss): the reduced buffer must then be non-finite on
-  /// every member, so that all skip the step together.
-  virtual void all_reduce(const Tensor& gradients, bool finite) = 0;
-};
 
 template <nn::Backend B>
 class LearnerCore {
@@ -112,9 +100,28 @@ class LearnerCore {
 
   /// Makes this learner one of a data-parallel group (seedrl::mpi::LearnerGroup): every step's
   /// gradients go through `reducer` before they are clipped and applied. Null: alone (default).
-  /// The reducer must outlive the learner's steps; set it before the first step.
+  /// The reducer must outlive the learner's steps; set it before the first step. join_group()
+  /// also makes the learners' state identical first.
   void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
   GradientReducer* gradient_reducer() const { return reducer_; }
+
+  /// Joins `group` (collective: every member calls it, before its first step): the root's
+  /// parameters, optimizer state and update count become every member's (under the write lock,
+  /// so inference never sees a half-copied set), the learner re-derives what follows from them
+  /// (R2D2: its target network), and every later step's gradients go through the group.
+  void join_group(TrainingGroup& group) {
+    {
+      SharedParameters::WriteGuard guard(shared_);
+      group.broadcast(network_.parameters().values());
+      for (const nn::OptimizerSlot& slot : optimizer_->slots()) group.broadcast(slot.value);
+      optimizer_->set_steps(group.broadcast_count(optimizer_->steps()));
+      steps_ = group.broadcast_count(steps_);
+      network_.parameters().bump_version();
+      shared_.publish(steps_);
+      parameters_replaced();
+    }
+    reducer_ = &group;
+  }
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
@@ -259,6 +266,8 @@ class LearnerCore {
   virtual void save_state(const std::string& /*checkpoint*/) {}
   /// Called by load_checkpoint under the write lock, after parameters and optimizer state.
   virtual void load_state(const std::string& /*checkpoint*/) {}
+  /// Called by join_group under the write lock once the group's parameters are in place.
+  virtual void parameters_replaced() {}
 
  private:
   static constexpr MetricInfo kCommonMetrics[] = {

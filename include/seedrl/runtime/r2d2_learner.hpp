@@ -170,6 +170,11 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
   }
 
+  /// The target network restarts as a copy of the group's online network.
+  void parameters_replaced() override {
+    target_.parameters().copy_values_from(this->network().parameters());
+  }
+
   /// The target network restarts as a copy of the online one; with checkpoint_replay and a
   /// replay state next to the checkpoint, the replay contents come back too.
   void load_state(const std::string& path) override {

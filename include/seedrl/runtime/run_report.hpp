@@ -33,6 +33,11 @@ struct TrainingResult {
   std::int64_t learner_steps = 0;
   bool resumed = false;
   bool interrupted = false;  ///< stopped by the interrupt flag before the frame budget
+  /// Members of the learner group that trained (TrainingSessionOptions::group; 1 alone) and this
+  /// process's rank among them. With a group, frames, fps and episodes are the group's totals and
+  /// the mean returns are over every member's window.
+  int ranks = 1;
+  int rank = 0;
 };
 
 /// "run: agent=vtrace key=value ...".

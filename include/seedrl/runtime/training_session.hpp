@@ -23,6 +23,19 @@
 // recent episodes continue. Errors from any thread (report_error) end the run and are rethrown by
 // run(); the final checkpoint is then not written, the last periodic one stays. The session
 // writes nothing to the console itself: its lines go to options.messages.
+//
+// Groups (options.group, e.g. seedrl::mpi::LearnerGroup): the session is one member of N that
+// train one set of parameters, each with its own actors, server and learner. At construction
+// rank 0 alone resumes from its logdir's checkpoint, and its parameters, optimizer state and
+// step count become every member's (LearnerCore::join_group). Every learner step averages the
+// members' gradients and then sums their frame and episode counters and a stop vote (the
+// interrupt flag), so that every member stops after the same step: once the group's frames reach
+// total_frames, or any member is interrupted. There is no draining of the queue then (a member
+// that trained one more batch than the others would wait for them forever). Rank 0 alone writes
+// reports, metrics, run_info.json, checkpoints (with the group's counters) and the ONNX export,
+// and says the run's lines; every group_check_steps steps all members check that they hold
+// identical parameters. An error on any member aborts the whole group (TrainingGroup::abort)
+// with the error on stderr. Environment seeds are the owner's business: give each member its own.
 #pragma once
 
 #include <algorithm>
@@ -46,6 +59,7 @@
 #include "seedrl/runtime/inference_server.hpp"
 #include "seedrl/runtime/learner.hpp"
 #include "seedrl/runtime/run_report.hpp"
+#include "seedrl/runtime/training_group.hpp"
 
 namespace seedrl {
 
@@ -74,6 +88,12 @@ struct TrainingSessionOptions {
   /// What the run is, beyond numbers (e.g. AtariPipelineOptions::describe()): written to
   /// <logdir>/run_info.json and in the "run:" line. The session adds "agent".
   io::RunInfo run_info;
+  /// Non-null: this session is one member of a group of data-parallel learners (see "Groups" at
+  /// the top of training_session.hpp). The group must outlive the session.
+  TrainingGroup* group = nullptr;
+  /// With a group: every this many learner steps the members check that their parameters are
+  /// identical (a hash each; a diverged member ends the group, named). 0: never.
+  std::int64_t group_check_steps = 1000;
 
   /// Throws seedrl::Error naming the first bad setting.
   void validate() const {
@@ -86,6 +106,9 @@ struct TrainingSessionOptions {
                    checkpoint_seconds);
     SEEDRL_REQUIRE(report_seconds > 0.0, "TrainingSessionOptions.report_seconds must be > 0, got ",
                    report_seconds);
+    SEEDRL_REQUIRE(group_check_steps >= 0,
+                   "TrainingSessionOptions.group_check_steps must be >= 0, got ",
+                   group_check_steps);
     if (!export_onnx.empty()) {
       const std::filesystem::path directory = std::filesystem::path(export_onnx).parent_path();
       SEEDRL_REQUIRE(directory.empty() || std::filesystem::is_directory(directory),
@@ -121,22 +144,30 @@ class TrainingSession {
  public:
   /// Builds the learner and the inference server for environments of these specs and resumes
   /// from `options.logdir`'s checkpoint if there is one (an error names the file and the problem).
+  /// With options.group, every member constructs its session at the same point (collective).
   TrainingSession(const A& agent, const TensorSpec& observation_spec, const ActionSpec& action_spec,
                   const TrainingSessionOptions& options)
-      : options_((options.validate(), options)),
+      : options_((options.validate(), for_member(options))),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
                      : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
         learner_(agent, make_unroll_spec(agent, observation_spec, action_spec, options.server),
                  unrolls_),
         server_(agent, learner_.parameters(), unrolls_, observation_spec, action_spec,
-                options.server),
+                options_.server),
+        group_step_(*this),
         learner_metrics_(learner_.metric_schema()) {
+    if (options_.group) {
+      join_group(*options_.group);
+      return;
+    }
     if (options_.logdir.empty()) return;
     std::filesystem::create_directories(options_.logdir);
     const std::string path = checkpoint_path(options_.logdir);
     if (!std::filesystem::exists(path)) return;
     resumed_from_ = learner_.load_checkpoint(path);
+    resumed_ = true;
+    frames_at_start_ = resumed_from_->frames;
     server_.set_training_frames(resumed_from_->frames);
     server_.episodes().set_counts(resumed_from_->episodes, 0);
     server_.episodes().restore_window(resumed_from_->episode_window, path);
@@ -148,8 +179,9 @@ class TrainingSession {
   /// The endpoint actors connect to (LocalClient, SocketServer).
   InferenceServer<A, B>& server() { return server_; }
   Learner<A, B>& learner() { return learner_; }
-  bool resumed() const { return resumed_from_.has_value(); }
-  std::int64_t frames_at_start() const { return resumed_from_ ? resumed_from_->frames : 0; }
+  bool resumed() const { return resumed_; }
+  /// The frames of the resumed run (with a group: the group's).
+  std::int64_t frames_at_start() const { return frames_at_start_; }
 
   /// Records an error from any thread; it ends run(), which rethrows the first one.
   void report_error(std::exception_ptr error) SEEDRL_EXCLUDES(error_mutex_) {
@@ -162,7 +194,7 @@ class TrainingSession {
   /// error, and shuts down as described at the top. Call once.
   TrainingResult run(const TrainingHooks& hooks = {}) {
     start_ = std::chrono::steady_clock::now();
-    io::MetricsLogger files(options_.logdir, options_.metrics);
+    io::MetricsLogger files(is_root() ? options_.logdir : std::string(), options_.metrics);
     io::RunInfo info = options_.run_info;
     info.insert(info.begin(), {"agent", std::string(A::kName)});
     files.write_run_info(info);
@@ -170,13 +202,23 @@ class TrainingSession {
     if (resumed_from_) {
       say(io::MessageKind::info, resume_line(checkpoint_path(options_.logdir), *resumed_from_));
     }
+    if (options_.group) {
+      say(io::MessageKind::info,
+          str_cat("learner group of ", options_.group->size(),
+                  " members: frames, fps and episodes below are the group's"));
+    } else if (const int processes = launched_processes(); processes > 1) {
+      say(io::MessageKind::info,
+          str_cat("warning: an MPI launcher started ", processes,
+                  " copies of this program, but this session trains alone (no "
+                  "TrainingSessionOptions::group): they are independent runs"));
+    }
     server_.start();
     std::thread learner_thread([this] { learn(); });
 
     last_checkpoint_ = start_;
     report_.start(start_, frames_at_start(), learner_.steps());
     const auto period = std::chrono::duration<double>(options_.report_seconds);
-    while (!failed_ && server_.training_frames() < options_.total_frames && !interrupted()) {
+    while (!failed_ && !stopping()) {
       std::this_thread::sleep_for(std::min(period, std::chrono::duration<double>(0.05)));
       const auto now = std::chrono::steady_clock::now();
       if (now - report_.last() >= period) report(files, hooks, io::MessageKind::progress);
@@ -186,8 +228,11 @@ class TrainingSession {
         save();
       }
     }
-    const bool interrupted_early =
-        interrupted() && server_.training_frames() < options_.total_frames;
+    // A member's error ends the group here: the others cannot finish without it.
+    if (options_.group && failed_) options_.group->abort(describe(first_error()));
+    const bool interrupted_early = options_.group
+                                       ? group_totals().frames < options_.total_frames
+                                       : interrupted() && totals().frames < options_.total_frames;
     const bool finished = !failed_ && !interrupted_early;
 
     // Whatever a hook throws must not leave the learner thread running.
@@ -207,12 +252,14 @@ class TrainingSession {
     if (shutdown_error) report_error(shutdown_error);
     if (std::exception_ptr error = first_error()) {
       files.flush();
+      if (options_.group) options_.group->abort(describe(error));
       std::rethrow_exception(error);
     }
+    if (options_.group) exchange_totals(false);  // every member's last counts (collective)
     report(files, hooks, io::MessageKind::done);
     files.flush();
     save();
-    if (!options_.export_onnx.empty()) {
+    if (!options_.export_onnx.empty() && is_root()) {
       io::OnnxExportOptions onnx;  // with the observation statistics the run normalised with
       const ObservationNormalization normalization =
           ObservationNormalization::parse(server_.normalization_text(), "the run");
@@ -222,10 +269,11 @@ class TrainingSession {
       say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
     }
 
-    const EpisodeSummary episodes = server_.episodes().summary();
+    const Totals final_totals = totals();
+    const EpisodeSummary& episodes = final_totals.episodes;
     TrainingResult result;
     result.seconds = elapsed();
-    result.frames = server_.training_frames();
+    result.frames = final_totals.frames;
     result.frames_this_run = result.frames - frames_at_start();
     result.fps = static_cast<double>(result.frames_this_run) / std::max(result.seconds, 1e-9);
     result.episodes = episodes.episodes;
@@ -234,10 +282,159 @@ class TrainingSession {
     result.learner_steps = learner_.steps();
     result.resumed = resumed();
     result.interrupted = interrupted_early;
+    if (options_.group) {
+      result.ranks = options_.group->size();
+      result.rank = options_.group->rank();
+    }
     return result;
   }
 
  private:
+  // The run's counters: this session's, or the group's as of the last exchange.
+  struct Totals {
+    std::int64_t frames = 0;
+    EpisodeSummary episodes;
+  };
+
+  // The learner's reducer in a group: the group's mean gradient, then the counters and the stop
+  // vote (one small sum), then now and then the check that the members have not diverged.
+  class GroupStep final : public GradientReducer {
+   public:
+    explicit GroupStep(TrainingSession& session) : session_(session) {}
+    void all_reduce(const Tensor& gradients, bool finite) override {
+      TrainingGroup& group = *session_.options_.group;
+      group.all_reduce(gradients, finite);
+      session_.exchange_totals(session_.interrupted());
+      ++reductions_;
+      const std::int64_t every = session_.options_.group_check_steps;
+      if (every > 0 && reductions_ % every == 0) {
+        // The parameters before this step's update: identical wherever the group is healthy.
+        group.check_identical(
+            session_.learner_.network().parameters().values(),
+            str_cat("the parameters (checked at learner step ", session_.learner_.steps(), ")"));
+      }
+    }
+
+   private:
+    TrainingSession& session_;
+    std::int64_t reductions_ = 0;
+  };
+
+  static TrainingSessionOptions for_member(const TrainingSessionOptions& options) {
+    TrainingSessionOptions o = options;
+    // Members sample actions from streams of their own.
+    if (o.group && o.group->rank() > 0)
+      o.server.seed += 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(o.group->rank());
+    return o;
+  }
+
+  bool is_root() const { return options_.group == nullptr || options_.group->rank() == 0; }
+
+  // Whether the run loop should end: the group has decided to stop, or (alone) the frame budget
+  // or the interrupt flag.
+  bool stopping() const {
+    if (options_.group) return group_stopped_.load();
+    return server_.training_frames() >= options_.total_frames || interrupted();
+  }
+
+  Totals totals() SEEDRL_EXCLUDES(totals_mutex_) {
+    if (options_.group) return group_totals();
+    return {server_.training_frames(), server_.episodes().summary()};
+  }
+  Totals group_totals() SEEDRL_EXCLUDES(totals_mutex_) {
+    MutexLock lock(totals_mutex_);
+    return group_totals_;
+  }
+
+  // Collective: sums every member's counters into group_totals_, with `stop_vote` as this
+  // member's vote to stop; the group stops once its frames reach the budget or anyone voted.
+  void exchange_totals(bool stop_vote) SEEDRL_EXCLUDES(totals_mutex_) {
+    const EpisodeSummary e = server_.episodes().summary();
+    const double n = static_cast<double>(e.window_count),
+                 n_eval = static_cast<double>(e.evaluation_window_count);
+    double v[] = {static_cast<double>(server_.training_frames()),
+                  static_cast<double>(e.episodes),
+                  static_cast<double>(e.evaluation_episodes),
+                  n,
+                  n * e.mean_return.value_or(0.0),
+                  n * e.mean_length.value_or(0.0),
+                  n_eval,
+                  n_eval * e.evaluation_mean_return.value_or(0.0),
+                  stop_vote ? 1.0 : 0.0};
+    options_.group->sum(v);
+    Totals t;
+    t.frames = static_cast<std::int64_t>(v[0]);
+    t.episodes.episodes = static_cast<std::int64_t>(v[1]);
+    t.episodes.evaluation_episodes = static_cast<std::int64_t>(v[2]);
+    t.episodes.window_count = static_cast<std::int64_t>(v[3]);
+    if (v[3] > 0) {
+      t.episodes.mean_return = v[4] / v[3];
+      t.episodes.mean_length = v[5] / v[3];
+    }
+    t.episodes.evaluation_window_count = static_cast<std::int64_t>(v[6]);
+    if (v[6] > 0) t.episodes.evaluation_mean_return = v[7] / v[6];
+    {
+      MutexLock lock(totals_mutex_);
+      group_totals_ = t;
+    }
+    if (v[8] > 0 || t.frames >= options_.total_frames) group_stopped_ = true;
+  }
+
+  // Collective, at construction: rank 0 resumes from its checkpoint (if any) and the group takes
+  // its state. Rank 0's frames and episodes carry the resumed counts (the group's totals are
+  // sums); every member takes its observation statistics.
+  void join_group(TrainingGroup& group) {
+    const bool root = group.rank() == 0;
+    const std::string path = options_.logdir.empty() ? "" : checkpoint_path(options_.logdir);
+    std::exception_ptr error;
+    double state[2] = {0.0, 0.0};  // resumed, failed
+    if (root && !path.empty()) {
+      try {
+        std::filesystem::create_directories(options_.logdir);
+        if (std::filesystem::exists(path)) {
+          resumed_from_ = learner_.load_checkpoint(path);
+          state[0] = 1.0;
+        }
+      } catch (...) {
+        error = std::current_exception();
+        state[1] = 1.0;
+      }
+    }
+    group.sum(state);  // every member learns whether rank 0 resumed, or failed to
+    if (error) std::rethrow_exception(error);
+    SEEDRL_REQUIRE(state[1] == 0.0,
+                   "the learner group's rank 0 could not resume from its checkpoint (its error "
+                   "says why)");
+    resumed_ = state[0] > 0.0;
+    frames_at_start_ = group.broadcast_count(resumed_from_ ? resumed_from_->frames : 0);
+    if (resumed_) {
+      std::string normalization = resumed_from_ ? resumed_from_->normalization : std::string();
+      group.broadcast(normalization);
+      if (root) {
+        server_.set_training_frames(resumed_from_->frames);
+        server_.episodes().set_counts(resumed_from_->episodes, 0);
+        server_.episodes().restore_window(resumed_from_->episode_window, path);
+      }
+      server_.restore_normalization(normalization, root ? path : "rank 0's checkpoint");
+    }
+    learner_.join_group(group);
+    learner_.set_gradient_reducer(&group_step_);
+    {
+      MutexLock lock(totals_mutex_);
+      group_totals_.frames = frames_at_start_;
+    }
+  }
+
+  static std::string describe(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "an unknown exception";
+    }
+  }
+
   std::exception_ptr first_error() SEEDRL_EXCLUDES(error_mutex_) {
     MutexLock lock(error_mutex_);
     return error_;
@@ -257,8 +454,9 @@ class TrainingSession {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
+  // Only rank 0 of a group speaks.
   void say(io::MessageKind kind, std::string_view line) const {
-    if (options_.messages) options_.messages(kind, line);
+    if (options_.messages && is_root()) options_.messages(kind, line);
   }
 
   // The learner thread adds every step's metrics to the accumulator that report() empties.
@@ -267,7 +465,11 @@ class TrainingSession {
       if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); })
         B::set_num_threads(options_.learner_threads);
-      while (std::optional<LearnerStepStats> s = learner_.step()) {
+      // In a group the stop comes from the group (every member after the same step) and nothing
+      // is drained; alone, the learner drains the queue the server closes.
+      while (!group_stopped_) {
+        std::optional<LearnerStepStats> s = learner_.step();
+        if (!s) break;
         MutexLock lock(metrics_mutex_);
         learner_metrics_.add(s->metrics);
       }
@@ -277,10 +479,11 @@ class TrainingSession {
   }
 
   void save() {
-    if (options_.logdir.empty()) return;
+    if (options_.logdir.empty() || !is_root()) return;
     io::CheckpointCounters counters;
-    counters.frames = server_.training_frames();
-    counters.episodes = server_.episodes().summary().episodes;
+    const Totals now = totals();
+    counters.frames = now.frames;
+    counters.episodes = now.episodes.episodes;
     counters.episode_window = server_.episodes().window_text();
     counters.normalization = server_.normalization_text();
     // The action spec, for Policy: a box's bounds are in no other part of the checkpoint.
@@ -304,9 +507,11 @@ class TrainingSession {
     if constexpr (requires { learner_.gauges(); }) {
       for (const Metric& m : learner_.gauges()) learner.push_back(m);
     }
-    const RunReport::Row row = report_.row(
-        std::chrono::steady_clock::now(), server_.training_frames(), server_.episodes().summary(),
-        learner_.steps(), learner, server_.stats().mean_batch_size());
+    if (!is_root()) return;  // a group's reports are rank 0's
+    const Totals now = totals();
+    const RunReport::Row row =
+        report_.row(std::chrono::steady_clock::now(), now.frames, now.episodes, learner_.steps(),
+                    learner, server_.stats().mean_batch_size());
     files.log(row.frames, row.scalars);
     std::string line = report_.progress_line(row, options_.total_frames, learner);
     if (hooks.progress_suffix) line += hooks.progress_suffix();
@@ -318,6 +523,13 @@ class TrainingSession {
   Learner<A, B> learner_;
   InferenceServer<A, B> server_;
   std::optional<io::CheckpointCounters> resumed_from_;
+  bool resumed_ = false;
+  std::int64_t frames_at_start_ = 0;
+
+  GroupStep group_step_;
+  std::atomic<bool> group_stopped_{false};
+  Mutex totals_mutex_;
+  Totals group_totals_ SEEDRL_GUARDED_BY(totals_mutex_);
 
   Mutex error_mutex_;
   std::exception_ptr error_ SEEDRL_GUARDED_BY(error_mutex_);
