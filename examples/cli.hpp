@@ -558,6 +558,39 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
   return train_agent_in_process(program, env_name, cli, std::move(run), agent, make_env);
 }
 
+/// examples/minatar_vtrace's defaults (bench_pipeline measures the same settings).
+inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
+  cli.frames = 5'000'000;
+  cli.learning_rate = 3e-3;
+  cli.batch = 8;
+  cli.optimizer = "adam";
+  run.num_actors = 4;
+  run.envs_per_actor = 16;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 20;
+}
+
+/// examples/minatar_r2d2's defaults (bench_pipeline measures the same settings).
+inline void minatar_r2d2_defaults(R2D2Cli& /*cli: its own defaults*/, LocalTrainerOptions& run) {
+  run.num_actors = 4;
+  run.envs_per_actor = 16;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 20;
+  run.server.burn_in = 10;
+}
+
+/// examples/pendulum_ppo's defaults for PPO (bench_pipeline measures the same settings).
+inline LocalTrainerOptions pendulum_ppo_defaults(PpoCli& cli) {
+  cli.discount = 0.9f;       // Pendulum's reward is immediate: a short horizon learns faster
+  cli.learning_rate = 1e-3;  // as RL Baselines3 Zoo's tuned PPO on Pendulum
+  // One shared ReLU torso and the original PPO objective: at this learning rate the MuJoCo
+  // settings (two tanh torsos, decoupled PPO) were unstable on Pendulum (docs/results.md).
+  cli.activation = "relu";
+  cli.value_torso = false;
+  cli.proximal_policy = false;
+  return PpoCli::default_run();
+}
+
 inline void add_game_option(CLI::App& app, std::string& game) {
   app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(minatar_games()));
 }
@@ -589,6 +622,17 @@ inline void print_result(const std::string& env_name, std::uint64_t seed,
   std::fflush(stdout);
 }
 
+/// The MLP Gaussian policy of the continuous-control programs for environments of these specs:
+/// `cli`'s hidden sizes, activation and value torso.
+inline nn::NetworkConfig box_network(const PpoCli& cli, const TensorSpec& observations,
+                                     const ActionSpec& actions) {
+  nn::NetworkConfig network = nn::NetworkConfig::mlp(observations.shape.numel(), 0, cli.hidden);
+  network.gaussian(actions.dims());
+  network.mlp_activation = cli.activation == "tanh" ? nn::Activation::tanh : nn::Activation::relu;
+  network.separate_value_torso = cli.value_torso;
+  return network;
+}
+
 /// The continuous-control programs (pendulum_ppo, mujoco_ppo): trains `--agent` ppo or vtrace on
 /// box-action environments from `make_env(seed)` with an MLP Gaussian policy; prints the JSON line
 /// and returns the exit status (errors on stderr).
@@ -597,11 +641,8 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
                     const PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
   try {
     const auto probe = make_env(0);
-    nn::NetworkConfig network =
-        nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(), 0, cli.hidden);
-    network.gaussian(probe.action_spec().dims());
-    network.mlp_activation = cli.activation == "tanh" ? nn::Activation::tanh : nn::Activation::relu;
-    network.separate_value_torso = cli.value_torso;
+    const nn::NetworkConfig network =
+        box_network(cli, probe.observation_spec(), probe.action_spec());
     LocalTrainerOptions r = run;
     r.run_info.push_back({"env", env_name});
     const TrainingResult result =

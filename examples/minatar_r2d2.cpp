@@ -23,11 +23,7 @@ int main(int argc, char** argv) {
   CLI::App app{"SEED RL R2D2 on a MinAtar game, in one process"};
   examples::R2D2Cli cli;
   LocalTrainerOptions run;
-  run.num_actors = 4;
-  run.envs_per_actor = 16;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 20;
-  run.server.burn_in = 10;
+  examples::minatar_r2d2_defaults(cli, run);
   std::string game = "breakout";
   cli.add_options(app, run);
   examples::add_game_option(app, game);

@@ -21,15 +21,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"SEED RL V-trace on a MinAtar game, in one process"};
   examples::VTraceCli cli;
-  cli.frames = 5'000'000;
-  cli.learning_rate = 3e-3;
-  cli.batch = 8;
-  cli.optimizer = "adam";
   LocalTrainerOptions run;
-  run.num_actors = 4;
-  run.envs_per_actor = 16;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 20;
+  examples::minatar_vtrace_defaults(cli, run);
   std::string game = "breakout";
   cli.add_options(app, run);
   app.remove_option(app.get_option("--env"));

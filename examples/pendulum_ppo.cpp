@@ -23,15 +23,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"SEED RL PPO (or V-trace) on Pendulum-v1, in one process"};
   examples::PpoCli cli;
-  cli.discount = 0.9f;       // Pendulum's reward is immediate: a short horizon learns faster
-  cli.learning_rate = 1e-3;  // as RL Baselines3 Zoo's tuned PPO on Pendulum
-  // One shared ReLU torso and the original PPO objective: at this learning rate the MuJoCo
-  // settings (two tanh torsos, decoupled PPO) were unstable on Pendulum (docs/results.md).
-  cli.activation = "relu";
-  cli.value_torso = false;
-  cli.proximal_policy = false;
+  LocalTrainerOptions run = examples::pendulum_ppo_defaults(cli);
   std::string agent = "ppo";
-  LocalTrainerOptions run = examples::PpoCli::default_run();
   app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/thread_name.hpp"
 #include "server_shared.hpp"
 #include "socket_session.hpp"
 
@@ -208,7 +209,10 @@ void SocketServer::start() {
   s.arm_sweep();
   s.started = true;
   for (int i = 0; i < s.options.io_threads; ++i) {
-    s.threads.emplace_back([&s] { s.io.run(); });
+    s.threads.emplace_back([&s] {
+      set_thread_name("seedrl-io");
+      s.io.run();
+    });
   }
   s.log(str_cat("listening on ", s.address.to_string()));
 }

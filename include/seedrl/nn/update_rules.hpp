@@ -22,13 +22,16 @@ struct AdamStep {
   float bias_correction2;
 };
 
+/// Written as PyTorch computes it, p -= (lr / c1) m / (sqrt(v) / sqrt(c2) + eps): one division
+/// and one square root per element, the rest constant over the parameters (a caller that passes
+/// `s` by value lets the compiler hoist it out of the loop).
 SEEDRL_HOST_DEVICE inline void adam_element(float& p, float g, float& m, float& v,
                                             const AdamStep& s) {
   m = s.beta1 * m + (1.0f - s.beta1) * g;
   v = s.beta2 * v + (1.0f - s.beta2) * g * g;
-  const float m_hat = m / s.bias_correction1;
-  const float v_hat = v / s.bias_correction2;
-  p -= s.learning_rate * m_hat / (sqrtf(v_hat) + s.epsilon);
+  const float step_size = s.learning_rate / s.bias_correction1;
+  const float inverse_sqrt_c2 = 1.0f / sqrtf(s.bias_correction2);
+  p -= step_size * m / (sqrtf(v) * inverse_sqrt_c2 + s.epsilon);
 }
 
 /// RMSProp as in TensorFlow's ApplyRMSProp / ApplyCenteredRMSProp (IMPALA's optimizer):

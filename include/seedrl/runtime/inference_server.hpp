@@ -40,6 +40,7 @@
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/runtime/agent.hpp"
@@ -160,6 +161,7 @@ class InferenceServer final : public InferenceEndpoint {
   /// Starts the inference thread.
   void start() {
     batcher_.start([this] {
+      set_thread_name("seedrl-infer");
       if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
     });

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/core/thread_name.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/runtime/actor.hpp"
 #include "seedrl/runtime/inference_client.hpp"
@@ -86,6 +87,7 @@ TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTraine
     // Actors start before the session runs the server: their first steps wait for it.
     for (std::size_t i = 0; i < actors.size(); ++i) {
       threads.emplace_back([&session, a = actors[i].get(), i] {
+        set_thread_name("seedrl-actor");
         try {
           // An actor that stops on its own (the server refused it, say) ends the run with why.
           if (const Status status = a->run(); !status.is_ok())

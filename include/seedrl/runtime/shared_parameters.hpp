@@ -8,12 +8,15 @@
 // optimizer step. Writers have priority: a waiting writer stops new readers, so a busy inference
 // thread cannot starve the learner.
 //
+// The time spent waiting for the lock is counted (lock_waits()): where a pipeline's time goes.
+//
 // The guards are declared, not returned from a factory: clang's thread-safety analysis (before
 // clang 16) follows a scoped lock only from its constructor, and publish() requires the write
 // lock.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "seedrl/core/thread_annotations.hpp"
@@ -57,6 +60,17 @@ class SharedParameters {
     SharedParameters& parameters_;
   };
 
+  /// Time spent waiting to acquire the lock, since construction (any thread may read it).
+  struct LockWaits {
+    double reader_seconds = 0.0, writer_seconds = 0.0;
+    std::int64_t reads = 0, writes = 0;
+  };
+  LockWaits lock_waits() const {
+    return {static_cast<double>(reader_wait_ns_.load(std::memory_order_relaxed)) * 1e-9,
+            static_cast<double>(writer_wait_ns_.load(std::memory_order_relaxed)) * 1e-9,
+            reads_.load(std::memory_order_relaxed), writes_.load(std::memory_order_relaxed)};
+  }
+
   /// Parameter version: the number of updates published (the learner step).
   std::int64_t version() const { return version_.load(std::memory_order_acquire); }
   /// Sets the version, inside a WriteGuard.
@@ -67,19 +81,25 @@ class SharedParameters {
  private:
   // Readers wait at the gate while a writer waits, then share mutex_.
   void lock_shared() SEEDRL_ACQUIRE_SHARED(mutex_) SEEDRL_EXCLUDES(gate_mutex_) {
+    const auto start = Clock::now();
     {
       MutexLock gate(gate_mutex_);
       while (waiting_writers_ != 0) no_writers_.wait(gate);
     }
     mutex_.lock_shared();
+    reader_wait_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
+    reads_.fetch_add(1, std::memory_order_relaxed);
   }
   void unlock_shared() SEEDRL_RELEASE_SHARED(mutex_) { mutex_.unlock_shared(); }
   void lock() SEEDRL_ACQUIRE(mutex_) SEEDRL_EXCLUDES(gate_mutex_) {
+    const auto start = Clock::now();
     {
       MutexLock gate(gate_mutex_);
       ++waiting_writers_;
     }
     mutex_.lock();
+    writer_wait_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
+    writes_.fetch_add(1, std::memory_order_relaxed);
   }
   void unlock() SEEDRL_RELEASE(mutex_) SEEDRL_EXCLUDES(gate_mutex_) {
     mutex_.unlock();
@@ -88,7 +108,13 @@ class SharedParameters {
     no_writers_.notify_all();
   }
 
+  using Clock = std::chrono::steady_clock;
+  static std::int64_t nanoseconds_since(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  }
+
   nn::ParameterStore& store_;
+  std::atomic<std::int64_t> reader_wait_ns_{0}, writer_wait_ns_{0}, reads_{0}, writes_{0};
   // Guards the values in store_ (which inference networks alias): the analysis cannot see them.
   SharedMutex mutex_;
   Mutex gate_mutex_;

@@ -51,6 +51,7 @@
 
 #include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/io/metrics_logger.hpp"
@@ -85,6 +86,10 @@ struct TrainingSessionOptions {
   /// io::console_sink() prints them on stderr.
   io::MessageSink messages;
   const std::atomic<bool>* interrupt = nullptr;  ///< set to true to stop early (e.g. from SIGINT)
+  /// Called with every report's row (every report_seconds and at the end; rank 0 of a group),
+  /// on the thread that runs the session, after the metrics files have it: a dashboard's or a
+  /// benchmark's view of the run. Must not block for long.
+  std::function<void(const RunReport::Row&)> on_report;
   /// What the run is, beyond numbers (e.g. AtariPipelineOptions::describe()): written to
   /// <logdir>/run_info.json and in the "run:" line. The session adds "agent".
   io::RunInfo run_info;
@@ -462,6 +467,7 @@ class TrainingSession {
   // The learner thread adds every step's metrics to the accumulator that report() empties.
   void learn() SEEDRL_EXCLUDES(metrics_mutex_) {
     try {
+      set_thread_name("seedrl-learner");
       if (options_.flush_denormals) set_flush_denormals(true);
       if constexpr (requires { B::set_num_threads(1); })
         B::set_num_threads(options_.learner_threads);
@@ -507,12 +513,17 @@ class TrainingSession {
     if constexpr (requires { learner_.gauges(); }) {
       for (const Metric& m : learner_.gauges()) learner.push_back(m);
     }
+    // Seconds the learner (writer) and inference (reader) have waited for the parameters' lock.
+    const SharedParameters::LockWaits waits = learner_.parameters().lock_waits();
+    learner.push_back({{"learner_lock_wait_s", Reduce::last}, waits.writer_seconds});
+    learner.push_back({{"inference_lock_wait_s", Reduce::last}, waits.reader_seconds});
     if (!is_root()) return;  // a group's reports are rank 0's
     const Totals now = totals();
     const RunReport::Row row =
         report_.row(std::chrono::steady_clock::now(), now.frames, now.episodes, learner_.steps(),
                     learner, server_.stats().mean_batch_size());
     files.log(row.frames, row.scalars);
+    if (options_.on_report) options_.on_report(row);
     std::string line = report_.progress_line(row, options_.total_frames, learner);
     if (hooks.progress_suffix) line += hooks.progress_suffix();
     say(kind, line);

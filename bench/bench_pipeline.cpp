@@ -1,0 +1,468 @@
+// bench_pipeline: a whole training run against the machine's compute limit for it, measured in
+// the same run.
+//
+//   bench_pipeline [vtrace-minatar | r2d2-minatar | vtrace-nature | ppo-pendulum] [options]
+//                  [--seconds 20] [--warmup 4] [--cores N]
+//
+// Without a configuration it measures all four, each with its example's defaults (the same
+// functions the examples take their defaults from: examples/cli.hpp); after a configuration
+// every option of its example can be changed (--threads, --inference-threads, --actors,
+// --envs-per-actor, --batch, ...).
+//
+// (a) The pipeline: train_locally with those settings, frames per second over the window from
+//     --warmup seconds (and the first learner step) to --warmup + --seconds.
+// (b) The compute limit: the work each frame needs, each part timed alone on one thread at the
+//     sizes the pipeline used: the learner's step (per frame it trains: batch x unroll frames;
+//     R2D2: inserting the sequence, its priorities, plus replay_ratio sampled trainings of it),
+//     the inference forward at the pipeline's mean inference batch, and one environment step.
+//     limit = cores / (learner + inference + environment seconds per frame).
+// Printed as JSON lines: {"bench":"pipeline", config, fps, limit_fps, ratio, the per-frame
+// costs}, and {"bench":"pipeline_breakdown", ...}: where each core's time went over the window,
+// by thread (from /proc: time on a core, time runnable but waiting for one, time blocked), and
+// the time the learner and inference waited for the parameters' lock.
+//
+// vtrace-nature steps a synthetic environment of Atari's shape (4 x 84 x 84 u8 frames, 18
+// actions, an episode every 2,000 steps), whose own cost is a 28 KB frame shift per step.
+#include <dirent.h>
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "seedrl/core/float_mode.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/env/pendulum.hpp"
+#include "support/bench_util.hpp"
+#include "support/unrolls.hpp"
+
+namespace {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+using bench::Json;
+using bench::now_seconds;
+
+// ---- A synthetic environment of Atari's shape ----
+
+class SyntheticAtari {
+ public:
+  explicit SyntheticAtari(std::uint64_t seed) : rng_(seed) {}
+  TensorSpec observation_spec() const { return {{4, 84, 84}, DType::u8}; }
+  ActionSpec action_spec() const { return ActionSpec(18); }
+  void reset(const Tensor& observation) {
+    steps_ = 0;
+    std::memset(observation.raw_data(), 0, observation.bytes());
+  }
+  StepResult step(std::int32_t action, const Tensor& observation) {
+    // The newest of the 4 frames replaces the oldest; a few pixels change.
+    auto* frames = observation.data<std::uint8_t>();
+    constexpr std::size_t kFrame = 84 * 84;
+    std::memmove(frames, frames + kFrame, 3 * kFrame);
+    std::uint8_t* newest = frames + 3 * kFrame;
+    for (int i = 0; i < 16; ++i)
+      newest[rng_.below(kFrame)] = static_cast<std::uint8_t>(rng_.below(256) ^ action);
+    StepResult r;
+    r.reward = rng_.below(50) == 0 ? 1.0f : 0.0f;
+    r.terminated = ++steps_ >= 2000;
+    if (r.terminated) reset(observation);
+    return r;
+  }
+
+ private:
+  Rng rng_;
+  int steps_ = 0;
+};
+
+// ---- Where the threads' time went: /proc/self/task/*/{comm,schedstat} ----
+
+struct ThreadTime {
+  std::string name;
+  double on_core = 0.0, waiting_for_core = 0.0;  // seconds, since the thread started
+};
+
+std::map<int, ThreadTime> thread_times() {
+  std::map<int, ThreadTime> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + entry->d_name;
+    ThreadTime t;
+    std::ifstream comm(base + "/comm"), sched(base + "/schedstat");
+    std::getline(comm, t.name);
+    double on_ns = 0, wait_ns = 0;
+    if (!(sched >> on_ns >> wait_ns)) continue;
+    t.on_core = on_ns * 1e-9;
+    t.waiting_for_core = wait_ns * 1e-9;
+    out[std::atoi(entry->d_name)] = t;
+  }
+  closedir(dir);
+  return out;
+}
+
+// seedrl-learner, seedrl-infer and seedrl-actor by their names (their OpenMP workers inherit
+// them); everything else (the session's own thread, the process's first thread) is "other".
+std::string group_of(const std::string& name) {
+  for (const char* known : {"seedrl-learner", "seedrl-infer", "seedrl-actor"})
+    if (name == known) return std::string(known).substr(7);
+  return "other";
+}
+
+struct GroupTime {
+  int threads = 0;
+  double on_core = 0.0, waiting_for_core = 0.0, blocked = 0.0;
+};
+
+// Each group's time over the window between two snapshots of `seconds`.
+std::map<std::string, GroupTime> window_times(const std::map<int, ThreadTime>& before,
+                                              const std::map<int, ThreadTime>& after,
+                                              double seconds) {
+  std::map<std::string, GroupTime> groups;
+  for (const auto& [tid, end] : after) {
+    const auto start = before.find(tid);
+    if (start == before.end()) continue;  // started within the window: too short to matter
+    GroupTime& g = groups[group_of(end.name)];
+    const double on = end.on_core - start->second.on_core;
+    const double waiting = end.waiting_for_core - start->second.waiting_for_core;
+    ++g.threads;
+    g.on_core += on;
+    g.waiting_for_core += waiting;
+    g.blocked += std::max(0.0, seconds - on - waiting);
+  }
+  return groups;
+}
+
+// ---- (a) The pipeline ----
+
+struct PipelineFigures {
+  double fps = 0.0, seconds = 0.0, inference_batch = 0.0;
+  double learner_steps_per_s = 0.0;
+  double learner_lock_wait = 0.0, inference_lock_wait = 0.0;  // seconds in the window
+  std::map<std::string, GroupTime> threads;
+  std::optional<double> mean_return;
+};
+
+double scalar(const RunReport::Row& row, std::string_view name) {
+  for (const io::Scalar& s : row.scalars)
+    if (s.first == name) return s.second;
+  return std::nan("");
+}
+
+// train_locally until `warmup + seconds` (the window starting at the first report after
+// `warmup` seconds that follows a learner step), with reports every half second.
+template <class AgentT, class MakeEnv>
+PipelineFigures run_pipeline(const AgentT& agent, LocalTrainerOptions run, MakeEnv make_env,
+                             double warmup, double seconds) {
+  std::atomic<bool> stop{false};
+  struct Mark {
+    double time = 0.0, frames = 0.0, steps = 0.0, learner_wait = 0.0, inference_wait = 0.0,
+           batch_sum = 0.0;
+    int reports = 0;
+    std::map<int, ThreadTime> threads;
+  };
+  std::optional<Mark> start;
+  Mark last;
+  const double begin = now_seconds();
+  run.total_frames = std::int64_t{1} << 50;
+  run.interrupt = &stop;
+  run.report_seconds = 0.5;
+  run.messages = nullptr;
+  run.checkpoint_seconds = 0;
+  run.on_report = [&](const RunReport::Row& row) {
+    const double t = now_seconds();
+    Mark m{t,
+           static_cast<double>(row.frames),
+           static_cast<double>(row.learner_steps),
+           scalar(row, "learner_lock_wait_s"),
+           scalar(row, "inference_lock_wait_s"),
+           last.batch_sum + scalar(row, "inference_batch"),
+           last.reports + 1,
+           {}};
+    if (!start && t - begin >= warmup && row.learner_steps > 0) {
+      m.threads = thread_times();
+      start = m;
+    } else if (start && t - start->time >= seconds && !stop) {
+      m.threads = thread_times();
+      stop = true;
+    }
+    if (!stop || last.threads.empty()) last = m;
+  };
+  const TrainingResult result = train_locally<AgentT, Backend>(agent, make_env, run);
+  if (!start) throw Error("the pipeline took no learner step within the run");
+  PipelineFigures f;
+  f.seconds = last.time - start->time;
+  f.fps = (last.frames - start->frames) / f.seconds;
+  f.learner_steps_per_s = (last.steps - start->steps) / f.seconds;
+  f.learner_lock_wait = last.learner_wait - start->learner_wait;
+  f.inference_lock_wait = last.inference_wait - start->inference_wait;
+  f.inference_batch = (last.batch_sum - start->batch_sum) / (last.reports - start->reports);
+  f.threads = window_times(start->threads, last.threads, f.seconds);
+  f.mean_return = result.mean_return;
+  return f;
+}
+
+// ---- (b) The compute limit: each part alone, on one thread ----
+
+struct FrameCosts {
+  double learner = 0.0, inference = 0.0, environment = 0.0;  // seconds per frame, one core
+  double total() const { return learner + inference + environment; }
+};
+
+// One environment step (random actions, resets included), per frame.
+template <class Env>
+double environment_cost(Env env, double seconds) {
+  const TensorSpec spec = env.observation_spec();
+  const Tensor observation = Tensor::empty(spec.shape, spec.dtype);
+  env.reset(observation);
+  Rng rng(7);
+  const ActionSpec actions = env.action_spec();
+  std::vector<float> box(static_cast<std::size_t>(actions.is_box() ? actions.dims() : 0), 0.0f);
+  constexpr int kSteps = 1000;
+  return bench::time_per_call(
+             [&] {
+               for (int i = 0; i < kSteps; ++i) {
+                 StepResult r;
+                 if constexpr (BoxEnvironment<Env>) {
+                   for (float& a : box) a = static_cast<float>(rng.uniform(-1, 1));
+                   r = env.step(std::span<const float>(box), observation);
+                 } else {
+                   r = env.step(static_cast<std::int32_t>(
+                                    rng.below(static_cast<std::uint64_t>(actions.num_actions))),
+                                observation);
+                 }
+                 if (r.terminated || r.truncated) env.reset(observation);
+               }
+             },
+             seconds) /
+         kSteps;
+}
+
+// The network's forward at the pipeline's inference batch, per frame.
+double inference_cost(const nn::NetworkConfig& config, const TensorSpec& observation,
+                      double mean_batch, double seconds) {
+  const std::int64_t batch = std::max<std::int64_t>(1, std::llround(mean_batch));
+  nn::Network<Backend> network(config);
+  const Tensor observations =
+      Tensor::zeros(observation.shape.prepend({1, batch}), observation.dtype);
+  nn::LstmState state;
+  if (config.lstm_size > 0)
+    state = {Tensor::zeros({batch, config.lstm_size}), Tensor::zeros({batch, config.lstm_size})};
+  const Tensor resets = Tensor::zeros({1, batch}, DType::u8);
+  return bench::time_per_call([&] { network.forward(observations, state, resets); }, seconds) /
+         static_cast<double>(batch);
+}
+
+// V-trace and PPO: train_on a batch of random unrolls, per frame trained (batch x unroll).
+template <class AgentT>
+double learner_cost(const AgentT& agent, const UnrollSpec& spec, double seconds) {
+  UnrollQueue unused(1);
+  Learner<AgentT, Backend> learner(agent, spec, unused);
+  Rng rng(3);
+  const std::int64_t batch = agent.options().batch_size;
+  const auto unrolls = bench::random_unrolls(spec, batch, rng);
+  const double per_step = bench::time_per_call(
+      [&] {
+        // Fresh data, as the pipeline's (PPO drops unrolls older than max_policy_lag).
+        for (const auto& u : unrolls)
+          u->policy_versions.flat<std::int32_t>().setConstant(
+              static_cast<std::int32_t>(learner.steps()));
+        learner.train_on(unrolls);
+      },
+      seconds);
+  return per_step / static_cast<double>(batch * (spec.length - spec.overlap));
+}
+
+// R2D2: inserting a batch of sequences (their priorities) plus replay_ratio sampled steps per
+// inserted batch, per new frame (batch x unroll).
+double learner_cost(const R2D2Agent& agent, const UnrollSpec& spec, double seconds) {
+  UnrollQueue unused(1);
+  Learner<R2D2Agent, Backend> learner(agent, spec, unused);
+  Rng rng(3);
+  const std::int64_t batch = agent.options().batch_size;
+  for (int i = 0; i < 8; ++i) {
+    auto sequences = bench::random_unrolls(spec, batch, rng);
+    learner.insert(sequences);
+  }
+  const auto fresh = bench::random_unrolls(spec, batch, rng);
+  const double insert = bench::time_per_call(
+      [&] {
+        std::vector<std::unique_ptr<Unroll>> copies;
+        for (const auto& u : fresh) copies.push_back(std::make_unique<Unroll>(*u));
+        learner.insert(copies);
+      },
+      seconds / 2);
+  const double train = bench::time_per_call([&] { learner.train_on_sample(); }, seconds / 2);
+  const double new_frames = static_cast<double>(batch * (spec.length - spec.overlap));
+  return (insert + agent.options().replay_ratio * train) / new_frames;
+}
+
+// ---- One configuration: (a), (b), the JSON lines ----
+
+struct Settings {
+  double seconds = 20.0, warmup = 4.0;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+};
+
+template <class AgentT, class MakeEnv>
+void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions run,
+             MakeEnv make_env, const Settings& settings) {
+  std::fprintf(stderr, "bench_pipeline: %s: the pipeline for %.0f s after %.0f s of warm-up...\n",
+               name.c_str(), settings.seconds, settings.warmup);
+  const PipelineFigures pipeline = run_pipeline(
+      agent, run,
+      [&](std::int32_t a, std::int32_t e) { return make_env(examples::environment_seed(1, a, e)); },
+      settings.warmup, settings.seconds);
+
+  std::fprintf(stderr, "bench_pipeline: %s: each part alone on one thread...\n", name.c_str());
+  set_flush_denormals(true);  // as the session's threads do
+  Backend::set_num_threads(1);
+  const auto probe = make_env(1);
+  const TensorSpec observation = probe.observation_spec();
+  const UnrollSpec spec =
+      make_unroll_spec(agent, observation, probe.action_spec(), run.session().server);
+  const double part = std::max(1.0, settings.seconds / 10);
+  FrameCosts cost;
+  cost.environment = environment_cost(make_env(2), part);
+  cost.inference =
+      inference_cost(agent.network_config(), observation, pipeline.inference_batch, part);
+  cost.learner = learner_cost(agent, spec, part);
+  const double limit = settings.cores / cost.total();
+
+  Json line;
+  line.add("bench", "pipeline")
+      .add("config", name)
+      .add("fps", pipeline.fps)
+      .add("limit_fps", limit)
+      .add("ratio", pipeline.fps / limit)
+      .add("cores", settings.cores)
+      .add("learner_threads", run.learner_threads)
+      .add("inference_threads", run.server.threads)
+      .add("actors", run.num_actors)
+      .add("envs_per_actor", run.envs_per_actor)
+      .add("batch", static_cast<long long>(agent.options().batch_size))
+      .add("unroll", static_cast<long long>(run.server.unroll_length))
+      .add("inference_batch", pipeline.inference_batch)
+      .add("learner_us_per_frame", cost.learner * 1e6)
+      .add("inference_us_per_frame", cost.inference * 1e6)
+      .add("environment_us_per_frame", cost.environment * 1e6)
+      .add("learner_steps_per_s", pipeline.learner_steps_per_s)
+      .add("window_s", pipeline.seconds);
+  line.print();
+
+  Json breakdown;
+  breakdown.add("bench", "pipeline_breakdown").add("config", name);
+  double on_core = 0.0;
+  for (const auto& [group, t] : pipeline.threads) {
+    Json g;
+    g.add("threads", t.threads)
+        .add("on_core_s", t.on_core)
+        .add("waiting_for_core_s", t.waiting_for_core)
+        .add("blocked_s", t.blocked);
+    breakdown.raw(group, g.str());
+    on_core += t.on_core;
+  }
+  breakdown.add("window_s", pipeline.seconds)
+      .add("idle_core_s", std::max(0.0, settings.cores * pipeline.seconds - on_core))
+      .add("learner_lock_wait_s", pipeline.learner_lock_wait)
+      .add("inference_lock_wait_s", pipeline.inference_lock_wait);
+  breakdown.print();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"The whole training pipeline against its compute limit, in the same run"};
+  app.fallthrough();
+  Settings settings;
+  app.add_option("--seconds", settings.seconds, "pipeline window to measure")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", settings.warmup, "seconds before the window")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cores", settings.cores, "cores the limit divides the work over")
+      ->check(CLI::Range(1, 4096));
+
+  examples::VTraceCli minatar_vtrace, nature_vtrace;
+  examples::R2D2Cli minatar_r2d2;
+  examples::PpoCli pendulum_ppo;
+  LocalTrainerOptions minatar_vtrace_run, nature_run, r2d2_run;
+  examples::minatar_vtrace_defaults(minatar_vtrace, minatar_vtrace_run);
+  examples::minatar_r2d2_defaults(minatar_r2d2, r2d2_run);
+  LocalTrainerOptions ppo_run = examples::pendulum_ppo_defaults(pendulum_ppo);
+  // The Nature CNN: the MinAtar example's agent, 4 actors x 8 environments, batch 8 x 20.
+  examples::minatar_vtrace_defaults(nature_vtrace, nature_run);
+  nature_run.envs_per_actor = 8;
+
+  auto* a = app.add_subcommand("vtrace-minatar", "V-trace, MinAtar Breakout (minatar_vtrace)");
+  minatar_vtrace.add_options(*a, minatar_vtrace_run);
+  examples::add_actor_options(*a, minatar_vtrace_run, 1024);
+  auto* b = app.add_subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
+  minatar_r2d2.add_options(*b, r2d2_run);
+  examples::add_actor_options(*b, r2d2_run, 1024);
+  auto* c = app.add_subcommand("vtrace-nature", "V-trace, Nature CNN, synthetic Atari frames");
+  nature_vtrace.add_options(*c, nature_run);
+  examples::add_actor_options(*c, nature_run, 1024);
+  auto* d = app.add_subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
+  pendulum_ppo.add_options(*d, ppo_run);
+  examples::add_actor_options(*d, ppo_run, 256);
+  app.require_subcommand(0, 1);
+  CLI11_PARSE(app, argc, argv);
+  const bool all = app.get_subcommands().empty();
+
+  try {
+    if (all || a->parsed()) {
+      minatar_vtrace.finish(minatar_vtrace_run);
+      examples::with_minatar_game("breakout", [&](auto make_env) {
+        const auto probe = make_env(0);
+        const auto agent =
+            minatar_vtrace.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                                                 probe.action_spec().num_actions),
+                                      minatar_vtrace_run);
+        measure("vtrace-minatar", agent, minatar_vtrace_run, make_env, settings);
+        return 0;
+      });
+    }
+    if (all || b->parsed()) {
+      minatar_r2d2.finish(r2d2_run);
+      examples::with_minatar_game("breakout", [&](auto make_env) {
+        const auto probe = make_env(0);
+        const auto agent =
+            minatar_r2d2.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                                               probe.action_spec().num_actions),
+                                    r2d2_run);
+        measure("r2d2-minatar", agent, r2d2_run, make_env, settings);
+        return 0;
+      });
+    }
+    if (all || c->parsed()) {
+      nature_vtrace.finish(nature_run);
+      const auto agent = nature_vtrace.make_agent(nn::NetworkConfig::nature(18), nature_run);
+      measure(
+          "vtrace-nature", agent, nature_run,
+          [](std::uint64_t seed) { return SyntheticAtari(seed); }, settings);
+    }
+    if (all || d->parsed()) {
+      pendulum_ppo.finish(ppo_run);
+      const Pendulum probe(0);
+      const auto agent = pendulum_ppo.make_agent(
+          examples::box_network(pendulum_ppo, probe.observation_spec(), probe.action_spec()),
+          ppo_run);
+      measure(
+          "ppo-pendulum", agent, ppo_run, [](std::uint64_t seed) { return Pendulum(seed); },
+          settings);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_pipeline: error: %s\n", e.what());
+    return 1;
+  }
+}
