@@ -110,10 +110,11 @@ std::map<int, ThreadTime> thread_times() {
   return out;
 }
 
-// seedrl-learner, seedrl-infer and seedrl-actor by their names (their OpenMP workers inherit
-// them); everything else (the session's own thread, the process's first thread) is "other".
+// seedrl-learner, seedrl-insert (R2D2's concurrent insertion), seedrl-infer and seedrl-actor by
+// their names (their OpenMP workers inherit them); everything else (the session's own thread,
+// the process's first thread) is "other".
 std::string group_of(const std::string& name) {
-  for (const char* known : {"seedrl-learner", "seedrl-infer", "seedrl-actor"})
+  for (const char* known : {"seedrl-learner", "seedrl-insert", "seedrl-infer", "seedrl-actor"})
     if (name == known) return std::string(known).substr(7);
   return "other";
 }

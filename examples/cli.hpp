@@ -1,7 +1,8 @@
-// Command-line pieces shared by the example programs: the built-in environments and MinAtar games
-// by name, the run's options (RunCli), the V-trace, R2D2 and PPO agents' options (VTraceCli,
-// R2D2Cli, PpoCli),
-// in-process training and the final JSON line. Copy it along with the program you start from.
+// Command-line pieces shared by the example programs: the run's options (RunCli), the V-trace,
+// R2D2 and PPO agents' options (VTraceCli, R2D2Cli, PpoCli) and the examples' defaults,
+// in-process training and the final JSON line; with environments.hpp (the built-in environments
+// by name) and program.hpp (signals, the learner group under mpirun, errors). Copy them along
+// with the program you start from.
 //
 // Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
 // group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank
@@ -11,138 +12,24 @@
 
 #include <CLI/CLI.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "environments.hpp"
+#include "program.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
-#include "seedrl/env/cartpole.hpp"
-#include "seedrl/env/catch.hpp"
-#include "seedrl/env/flatten_observation.hpp"
-#include "seedrl/env/minatar/asterix.hpp"
-#include "seedrl/env/minatar/breakout.hpp"
-#include "seedrl/env/minatar/freeway.hpp"
-#include "seedrl/env/minatar/seaquest.hpp"
-#include "seedrl/env/minatar/space_invaders.hpp"
-#include "seedrl/env/pendulum.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/training_group.hpp"
 #include "seedrl/runtime/training_session.hpp"
 #include "seedrl/runtime/vtrace_agent.hpp"
 
-#ifdef SEEDRL_EXAMPLES_MPI
-#include "seedrl/mpi/learner_group.hpp"
-#endif
-
 namespace seedrl::examples {
-
-/// Calls `f(make_env)` with a factory `make_env(std::uint64_t seed)` for the named built-in
-/// environment ("cartpole" or "catch"; Catch's [10, 5] board is flattened to 50 for the MLP).
-template <class F>
-decltype(auto) with_environment(const std::string& name, F&& f) {
-  if (name == "cartpole") return f([](std::uint64_t seed) { return CartPole(seed); });
-  SEEDRL_REQUIRE(name == "catch", "unknown environment '", name, "' (cartpole or catch)");
-  return f([](std::uint64_t seed) { return FlattenObservation(Catch(seed)); });
-}
-
-inline const std::vector<std::string>& minatar_games() {
-  static const std::vector<std::string> games{"breakout", "freeway", "asterix", "seaquest",
-                                              "space_invaders"};
-  return games;
-}
-
-/// Calls `f(make_env)` with a factory `make_env(std::uint64_t seed)` for the named MinAtar game
-/// (sticky actions 0.1 and difficulty ramping on, as in MinAtar's published baselines).
-template <class F>
-decltype(auto) with_minatar_game(const std::string& name, F&& f) {
-  if (name == "breakout") return f([](std::uint64_t s) { return MinAtarBreakout(s); });
-  if (name == "freeway") return f([](std::uint64_t s) { return MinAtarFreeway(s); });
-  if (name == "asterix") return f([](std::uint64_t s) { return MinAtarAsterix(s); });
-  if (name == "seaquest") return f([](std::uint64_t s) { return MinAtarSeaquest(s); });
-  SEEDRL_REQUIRE(name == "space_invaders", "unknown MinAtar game '", name, "'");
-  return f([](std::uint64_t s) { return MinAtarSpaceInvaders(s); });
-}
-
-/// Makes SIGINT and SIGTERM set the returned flag (for TrainingSessionOptions::interrupt, or to
-/// poll) instead of killing the program, so that it can stop cleanly and save what it has.
-inline const std::atomic<bool>* stop_on_signals() {
-  static std::atomic<bool> stop{false};
-  auto set = [](int) { stop = true; };
-  std::signal(SIGINT, set);
-  std::signal(SIGTERM, set);
-  return &stop;
-}
-
-/// The learner group this program is a member of when an MPI launcher started it (mpirun -np N;
-/// MPI starts at the first call and ends at exit), else null: the program trains alone.
-/// Throws when several processes were launched but the examples were built without seedrl::mpi.
-inline TrainingGroup* learner_group() {
-#ifdef SEEDRL_EXAMPLES_MPI
-  struct Mpi {
-    mpi::Session session;
-    mpi::LearnerGroup group{session};
-  };
-  static const std::unique_ptr<Mpi> mpi =
-      launched_processes() > 0 ? std::make_unique<Mpi>() : nullptr;
-  return mpi ? &mpi->group : nullptr;
-#else
-  SEEDRL_REQUIRE(launched_processes() <= 1, "started by an MPI launcher as ", launched_processes(),
-                 " processes, but the examples were built without seedrl::mpi (install MPI, "
-                 "e.g. libopenmpi-dev, and configure again)");
-  return nullptr;
-#endif
-}
-
-/// This process's rank in learner_group() (0 alone) and the group's size (1 alone).
-inline int group_rank() {
-  return learner_group() ? learner_group()->rank() : 0;
-}
-inline int group_size() {
-  return learner_group() ? learner_group()->size() : 1;
-}
-
-/// The end of a program that failed: says why on stderr and returns the exit status. A member of
-/// a learner group ends the whole group instead (the others would wait for it).
-inline int fail(const char* program, const std::exception& error) {
-  std::fprintf(stderr, "%s: error: %s\n", program, error.what());
-  std::fflush(stderr);
-  try {
-    if (group_size() > 1) learner_group()->abort(str_cat(program, ": ", error.what()));
-  } catch (...) {  // no group to end (the error may be that there is none)
-  }
-  return 1;
-}
-
-/// A distinct environment seed per (run seed, actor, environment).
-inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, std::int64_t env) {
-  return seed * 1000003ULL + static_cast<std::uint64_t>(actor) * 1009ULL +
-         static_cast<std::uint64_t>(env);
-}
-
-/// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
-inline void add_environment_option(CLI::App& app, std::string& name,
-                                   const std::vector<std::string>& names = {"cartpole", "catch"}) {
-  std::string list;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  app.add_option("--env", name, "environment: " + list)->check(CLI::IsMember(names));
-}
-
-/// with_environment(), and Pendulum (box actions) for the programs that serve either kind.
-template <class F>
-decltype(auto) with_environment_or_pendulum(const std::string& name, F&& f) {
-  if (name == "pendulum") return f([](std::uint64_t seed) { return Pendulum(seed); });
-  return with_environment(name, f);
-}
 
 /// What every training program takes: the frame budget, the seed, the session's options and the
 /// options both agents share. Agents' CLIs derive from it with their own defaults.
@@ -432,7 +319,7 @@ struct R2D2Cli : RunCli {
   std::size_t replay_capacity = 20'000, min_replay = 500;
   double replay_ratio = 1.0, priority_exponent = 0.9, importance_exponent = 0.6;
   double epsilon_base = 0.4, epsilon_alpha = 7.0, evaluation_epsilon = 0.001;
-  bool value_rescaling = true, checkpoint_replay = false;
+  bool value_rescaling = true, checkpoint_replay = false, concurrent_insertion = true;
 
   R2D2Cli() {
     frames = 5'000'000;
@@ -472,6 +359,8 @@ struct R2D2Cli : RunCli {
     app.add_option("--evaluation-epsilon", evaluation_epsilon, "exploration of evaluation actors")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--value-rescaling", value_rescaling, "train on h(target) (R2D2)");
+    app.add_option("--concurrent-insertion", concurrent_insertion,
+                   "compute new sequences' priorities on a thread of their own");
     app.add_flag("--checkpoint-replay", checkpoint_replay,
                  "save the replay contents with every checkpoint (can be large)");
   }
@@ -494,6 +383,7 @@ struct R2D2Cli : RunCli {
     o.replay_ratio = replay_ratio;
     o.min_replay_size = std::min(min_replay, replay_capacity);
     o.checkpoint_replay = checkpoint_replay;
+    o.concurrent_insertion = concurrent_insertion;
     o.exploration_slots = exploration_slots;
     o.epsilon_base = epsilon_base;
     o.epsilon_alpha = epsilon_alpha;

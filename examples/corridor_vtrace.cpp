@@ -2,12 +2,16 @@
 // The shortest useful program: an agent, a way to make environments, and train_locally.
 //
 //   corridor_vtrace [--frames 100000] [--length 8] [--seed 1]
+//
+// Under mpirun -np N it trains as a learner group of N ranks (program.hpp), like the other
+// training examples.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <string>
 
 #include "corridor_env.hpp"
+#include "program.hpp"
 #include "seedrl/seedrl.hpp"
 
 int main(int argc, char** argv) {
@@ -37,8 +41,10 @@ int main(int argc, char** argv) {
     run.num_actors = 4;
     run.envs_per_actor = 8;
     run.server.unroll_length = 20;
-    run.messages = seedrl::io::console_sink();  // progress on stderr; the default is silent
-    run.export_onnx = export_onnx;              // empty: no export
+    run.messages = seedrl::io::console_sink();      // progress on stderr; the default is silent
+    run.export_onnx = export_onnx;                  // empty: no export
+    run.group = seedrl::examples::learner_group();  // null unless started by mpirun
+    const int rank = seedrl::examples::group_rank();
 
     // 3. Environments: one per (actor, index), each with its own seed.
     const seedrl::TrainingResult result =
@@ -46,18 +52,21 @@ int main(int argc, char** argv) {
             seedrl::VTraceAgent(agent),
             [&](std::int32_t actor, std::int32_t env) {
               return corridor::CorridorEnv(
-                  seed * 1000 + static_cast<std::uint64_t>(actor * 100 + env), {length, true});
+                  seed * 1000 + static_cast<std::uint64_t>(rank * 10000 + actor * 100 + env),
+                  {length, true});
             },
             run);
-    // The mean return is empty when no episode ended (JSON null).
-    std::printf(
-        "{\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,\"mean_return\":%s}\n",
-        static_cast<long long>(result.frames), result.seconds, result.fps,
-        static_cast<long long>(result.episodes),
-        result.mean_return ? std::to_string(*result.mean_return).c_str() : "null");
+    // The mean return is empty when no episode ended (JSON null). A group's line is rank 0's.
+    if (result.rank == 0) {
+      std::printf(
+          "{\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,\"mean_return\":%s,"
+          "\"ranks\":%d}\n",
+          static_cast<long long>(result.frames), result.seconds, result.fps,
+          static_cast<long long>(result.episodes),
+          result.mean_return ? std::to_string(*result.mean_return).c_str() : "null", result.ranks);
+    }
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "corridor_vtrace: error: %s\n", e.what());
-    return 1;
+    return seedrl::examples::fail("corridor_vtrace", e);
   }
 }

@@ -4,13 +4,16 @@
 Documentation tooling only: seedrl never needs Python to build, run or test. Needs matplotlib
 (Debian: python3-matplotlib).
 
-  scripts/plot_results.py curve OUT.png LABEL=run_dir/metrics.csv ...   learning curves
+  scripts/plot_results.py curve OUT.png [--target=N|none] LABEL=run_dir/metrics.csv ...
+      learning curves (the dashed target: 475 by default)
   scripts/plot_results.py inference OUT.png bench_inference_output.txt  frames/s vs actors
   scripts/plot_results.py minatar OUT.png RESULTS_DIR   MinAtar curves: RESULTS_DIR/logs/
       {vtrace,r2d2}_{game}_{seed}/metrics.csv, mean over seeds with the min-max band
   scripts/plot_results.py minatar-table RESULTS_DIR    markdown table from RESULTS_DIR/*.json
   scripts/plot_results.py continuous OUT.png RUNS_DIR   Pendulum and MuJoCo curves: RUNS_DIR/
       {agent}_{env}_{seed}/metrics.csv, one line per seed, the target dashed
+  scripts/plot_results.py pipeline OUT.png LABEL=bench_pipeline.jsonl ...   bench_pipeline:
+      frames/s against the compute limit per configuration, and where the cores' time went
 """
 import csv
 import json
@@ -23,12 +26,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def curve(out, runs):
+    """LABEL=metrics.csv curves; a leading --target=N draws N dashed (default 475, CartPole's;
+    --target=none draws none)."""
+    target = "475"
+    if runs and runs[0].startswith("--target="):
+        target = runs[0].split("=", 1)[1]
+        runs = runs[1:]
     fig, ax = plt.subplots(figsize=(7, 4))
     for run in runs:
         label, path = run.split("=", 1)
         rows = list(csv.DictReader(open(path)))
         ax.plot([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows], label=label)
-    ax.axhline(475, color="grey", linestyle="--", linewidth=1, label="475")
+    if target != "none":
+        ax.axhline(float(target), color="grey", linestyle="--", linewidth=1, label=target)
     ax.set_xlabel("environment frames")
     ax.set_ylabel("mean return (last 100 episodes)")
     ax.legend()
@@ -151,6 +161,50 @@ def inference(out, path):
     fig.savefig(out, dpi=110)
 
 
+def pipeline(out, runs):
+    """Left: each run's pipeline frames/s as a share of its compute limit, per configuration.
+    Right: the last run's cores: seconds on a core per thread group, and idle."""
+    labelled = []
+    for arg in runs:
+        label, path = arg.split("=", 1)
+        lines = [json.loads(l) for l in open(path) if l.startswith("{")]
+        labelled.append((label, lines))
+    configs = [l["config"] for l in labelled[0][1] if l["bench"] == "pipeline"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
+    width = 0.8 / len(labelled)
+    for i, (label, lines) in enumerate(labelled):
+        ratio = {l["config"]: l for l in lines if l["bench"] == "pipeline"}
+        xs = [c + i * width for c in range(len(configs))]
+        values = [ratio[c]["ratio"] * 100 if c in ratio else 0 for c in configs]
+        bars = left.bar(xs, values, width, label=label)
+        for x, c in zip(xs, configs):
+            if c in ratio:
+                left.text(x, ratio[c]["ratio"] * 100 + 1, f"{ratio[c]['fps']:,.0f}/s",
+                          ha="center", fontsize=7, rotation=90)
+    left.set_xticks([c + width * (len(labelled) - 1) / 2 for c in range(len(configs))])
+    left.set_xticklabels(configs, fontsize=8)
+    left.set_ylabel("pipeline frames/s, % of the compute limit")
+    left.set_ylim(0, 110)
+    left.axhline(70, color="gray", linestyle="--", linewidth=0.8)
+    left.legend(fontsize=8)
+    label, lines = labelled[-1]
+    breakdown = [l for l in lines if l["bench"] == "pipeline_breakdown"]
+    groups = ["learner", "insert", "infer", "actor", "other"]
+    bottom = [0.0] * len(breakdown)
+    names = [b["config"] for b in breakdown]
+    for g in groups:
+        values = [b[g]["on_core_s"] / b["window_s"] if g in b else 0.0 for b in breakdown]
+        right.bar(names, values, bottom=bottom, label=g)
+        bottom = [a + v for a, v in zip(bottom, values)]
+    idle = [b["idle_core_s"] / b["window_s"] for b in breakdown]
+    right.bar(names, idle, bottom=bottom, label="idle", color="lightgray")
+    right.set_ylabel(f"cores ({label})")
+    right.tick_params(axis="x", labelsize=8)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "curve":
         curve(sys.argv[2], sys.argv[3:])
@@ -162,5 +216,7 @@ if __name__ == "__main__":
         minatar_table(sys.argv[2])
     elif sys.argv[1] == "continuous":
         continuous(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "pipeline":
+        pipeline(sys.argv[2], sys.argv[3:])
     else:
         sys.exit(__doc__)

@@ -37,6 +37,12 @@ struct R2D2AgentOptions : AgentOptions {
   double replay_ratio = 1.0;  ///< sequences sampled per sequence inserted (learner throttle)
   std::size_t min_replay_size = 5'000;  ///< sequences in the buffer before learning starts
   bool checkpoint_replay = false;       ///< also save the replay contents with each checkpoint
+  /// step() leaves insertion (the new sequences' priorities: a forward of both networks over
+  /// each) to a thread of its own, which works with copies of the networks taken before each
+  /// batch, while the learner's thread trains: insertion then costs the learner nothing. The
+  /// replay ratio holds as before (the inserter waits while it is more than two batches ahead).
+  /// false: the learner's thread inserts between its steps.
+  bool concurrent_insertion = true;
 
   // Exploration.
   std::int64_t exploration_slots = 64;  ///< N of the epsilon schedule; slot s acts as s mod N

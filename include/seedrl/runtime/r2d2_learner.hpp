@@ -16,6 +16,14 @@
 // counted; a sampled step whose loss or priorities are not finite is skipped (its priorities
 // stay as they were).
 //
+// With R2D2AgentOptions::concurrent_insertion (the default), step() starts an inserter thread
+// ("seedrl-insert") at its first call: it pops new sequences, computes their priorities with a
+// second learner's networks (copies of the online and target networks, refreshed under the read
+// lock before every batch, so at most one update old) and inserts them, never more than two
+// batches ahead of what the replay ratio allows; step() waits for the limiter and trains. An
+// error in the inserter comes out of the next step(). The destructor stops the inserter (closing
+// the unroll queue if it is still open: the queue feeds this learner only).
+//
 // Thread-safety: one thread calls step(); inference reads the parameters concurrently;
 // save_checkpoint may run on another thread (the replay buffer is thread-safe).
 #pragma once
@@ -28,11 +36,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "seedrl/algo/r2d2_loss.hpp"
 #include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
 #include "seedrl/replay/rate_limiter.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
 #include "seedrl/runtime/inference_server.hpp"
@@ -72,6 +84,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     target_.parameters().copy_values_from(this->network().parameters());
   }
 
+  ~Learner() override { stop_inserter(); }
+
   nn::Network<B>& target_network() { return target_; }
   Replay& replay() { return replay_; }
   const R2D2Agent& agent() const { return agent_; }
@@ -86,23 +100,45 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   /// Moves sequences from the queue into the replay until one training step is due (enough
   /// sequences, replay ratio not exceeded), then trains on a sampled batch. Nothing once the
   /// queue is closed and drained.
+  /// With concurrent_insertion the inserter thread does the first part (see the top).
   std::optional<LearnerStepStats> step() {
-    while (!limiter_.can_sample(replay_.size(), agent_.options().batch_size)) {
-      if (!unrolls_.pop_available(static_cast<std::size_t>(agent_.options().batch_size), incoming_))
-        return std::nullopt;
-      insert(incoming_);
+    const std::int64_t batch = agent_.options().batch_size;
+    if (!agent_.options().concurrent_insertion) {
+      while (!limiter_.can_sample(replay_.size(), batch)) {
+        if (!unrolls_.pop_available(static_cast<std::size_t>(batch), incoming_))
+          return std::nullopt;
+        insert(incoming_);
+      }
+      return train_on_sample();
     }
-    return train_on_sample();
+    start_inserter();
+    {
+      MutexLock lock(inserter_mutex_);
+      while (!limiter_.can_sample(replay_.size(), batch) && !inserter_done_)
+        inserter_changed_.wait(lock);
+      if (inserter_error_) std::rethrow_exception(inserter_error_);
+      if (!limiter_.can_sample(replay_.size(), batch)) return std::nullopt;  // drained
+    }
+    LearnerStepStats stats = train_on_sample();
+    {
+      MutexLock lock(inserter_mutex_);  // the inserter may be waiting for the samples to move
+      inserter_changed_.notify_all();
+    }
+    return stats;
   }
 
   /// Computes the new sequences' priorities with the current networks and adds them to the
   /// replay (those with a non-finite priority are dropped and counted).
-  void insert(std::vector<std::unique_ptr<Unroll>>& sequences) {
+  void insert(std::vector<std::unique_ptr<Unroll>>& sequences) { insert_with(*this, sequences); }
+
+ private:
+  // insert() with the priorities `evaluator` (this learner, or the inserter's copy) computes.
+  void insert_with(Learner& evaluator, std::vector<std::unique_ptr<Unroll>>& sequences) {
     if (sequences.empty()) return;
     for (const auto& u : sequences)
       SEEDRL_REQUIRE(u != nullptr && matches(*u, this->spec()),
                      "Learner<R2D2Agent>: a sequence does not have the learner's layout");
-    const Eigen::ArrayXf priorities = sequence_priorities_of(sequences);
+    const Eigen::ArrayXf priorities = evaluator.sequence_priorities_of(sequences);
     std::int64_t inserted = 0;
     for (std::size_t j = 0; j < sequences.size(); ++j) {
       const double priority = priorities(static_cast<Eigen::Index>(j));
@@ -117,6 +153,80 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     sequences.clear();
   }
 
+  // The inserter's copy of the learner: its networks take this learner's values before every
+  // batch (under the read lock: the online values are written and the target copied only under
+  // the write lock), so the priorities are those of parameters at most one update old.
+  void refresh(Learner& copy) {
+    SharedParameters::ReadGuard guard(this->parameters());
+    copy.network().parameters().copy_values_from(this->network().parameters());
+    copy.target_.parameters().copy_values_from(target_.parameters());
+  }
+
+  // Whether the inserter is far enough ahead of the samples: beyond the warm-up, it stops two
+  // batches past what the learner's next sample needs. Whenever it stops, the learner can sample
+  // (inserts >= (samples + B) / ratio): the two never wait for each other.
+  bool inserter_ahead() const {
+    const R2D2AgentOptions& o = agent_.options();
+    if (replay_.size() < o.min_replay_size) return false;
+    const double batch = static_cast<double>(o.batch_size);
+    const double needed = (static_cast<double>(limiter_.samples()) + batch) / o.replay_ratio;
+    return static_cast<double>(limiter_.inserts()) >= needed + 2.0 * batch;
+  }
+
+  void start_inserter() {
+    if (inserter_.joinable()) return;
+    R2D2AgentOptions copy_options = agent_.options();
+    copy_options.concurrent_insertion = false;
+    // The copy only evaluates: its replay stays empty.
+    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
+    copy_options.min_replay_size = copy_options.replay_capacity;
+    evaluator_ = std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
+    // The inserter computes in the stepping thread's float mode (the session flushes denormals).
+    inserter_ = std::thread([this, flush = flush_denormals_enabled()] {
+      set_flush_denormals(flush);
+      insert_concurrently();
+    });
+  }
+
+  void insert_concurrently() {
+    set_thread_name("seedrl-insert");
+    try {
+      if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+      std::vector<std::unique_ptr<Unroll>> sequences;
+      const auto batch = static_cast<std::size_t>(agent_.options().batch_size);
+      while (true) {
+        {
+          MutexLock lock(inserter_mutex_);
+          while (inserter_ahead() && !stopping_) inserter_changed_.wait(lock);
+          if (stopping_) break;
+        }
+        if (!unrolls_.pop_available(batch, sequences)) break;  // closed and drained
+        refresh(*evaluator_);
+        insert_with(*evaluator_, sequences);
+        MutexLock lock(inserter_mutex_);
+        inserter_changed_.notify_all();
+      }
+    } catch (...) {
+      MutexLock lock(inserter_mutex_);
+      inserter_error_ = std::current_exception();
+    }
+    MutexLock lock(inserter_mutex_);
+    inserter_done_ = true;
+    inserter_changed_.notify_all();
+  }
+
+  void stop_inserter() {
+    if (!inserter_.joinable()) return;
+    {
+      MutexLock lock(inserter_mutex_);
+      stopping_ = true;
+      inserter_changed_.notify_all();
+    }
+    unrolls_.close();  // wakes an inserter waiting for sequences; the queue feeds only us
+    inserter_.join();
+  }
+
+ public:
   /// Whether the backend computes the targets, priorities and loss on its device (the CUDA
   /// backend), so the Q-values never leave it.
   static constexpr bool kLossOnDevice = requires { typename B::R2D2LossConfig; };
@@ -311,6 +421,17 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   ScratchBuffer device_grad_q_buffer_{B::device}, device_td_buffer_{B::device},
       device_priority_buffer_{B::device};
   HostOutputs host_target_{B::device}, host_online_{B::device};
+
+  // Concurrent insertion (see the top): the inserter thread, its copy of this learner, and what
+  // step() and the inserter wait for from each other.
+  std::unique_ptr<Learner> evaluator_;
+  UnrollQueue evaluator_queue_{1};  // the copy's own, never used
+  std::thread inserter_;
+  Mutex inserter_mutex_;
+  CondVar inserter_changed_;
+  bool inserter_done_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
+  bool stopping_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
+  std::exception_ptr inserter_error_ SEEDRL_GUARDED_BY(inserter_mutex_);
 };
 
 // The R2D2 runtime on the CPU backend is compiled once, in the library
