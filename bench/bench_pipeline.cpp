@@ -420,30 +420,21 @@ int main(int argc, char** argv) {
   const bool all = app.get_subcommands().empty();
 
   try {
-    if (all || a->parsed()) {
-      minatar_vtrace.finish(minatar_vtrace_run);
+    // A MinAtar Breakout configuration with the MinAtar network and `cli`'s agent.
+    auto measure_minatar = [&](const char* name, auto& cli, LocalTrainerOptions& run) {
+      cli.finish(run);
       examples::with_minatar_game("breakout", [&](auto make_env) {
         const auto probe = make_env(0);
         const auto agent =
-            minatar_vtrace.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                                                 probe.action_spec().num_actions),
-                                      minatar_vtrace_run);
-        measure("vtrace-minatar", agent, minatar_vtrace_run, make_env, settings);
+            cli.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
+                                                      probe.action_spec().num_actions),
+                           run);
+        measure(name, agent, run, make_env, settings);
         return 0;
       });
-    }
-    if (all || b->parsed()) {
-      minatar_r2d2.finish(r2d2_run);
-      examples::with_minatar_game("breakout", [&](auto make_env) {
-        const auto probe = make_env(0);
-        const auto agent =
-            minatar_r2d2.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                                               probe.action_spec().num_actions),
-                                    r2d2_run);
-        measure("r2d2-minatar", agent, r2d2_run, make_env, settings);
-        return 0;
-      });
-    }
+    };
+    if (all || a->parsed()) measure_minatar("vtrace-minatar", minatar_vtrace, minatar_vtrace_run);
+    if (all || b->parsed()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
     if (all || c->parsed()) {
       nature_vtrace.finish(nature_run);
       const auto agent = nature_vtrace.make_agent(nn::NetworkConfig::nature(18), nature_run);
