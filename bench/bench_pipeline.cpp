@@ -110,12 +110,12 @@ std::map<int, ThreadTime> thread_times() {
   return out;
 }
 
-// seedrl-learner, seedrl-insert (R2D2's concurrent insertion), seedrl-infer and seedrl-actor by
-// their names (their OpenMP workers inherit them); everything else (the session's own thread,
-// the process's first thread) is "other".
+// seedrl-learner (and the learner workers seedrl-learner1...), seedrl-insert (R2D2's concurrent
+// insertion), seedrl-infer and seedrl-actor by their names (their OpenMP workers inherit them);
+// everything else (the session's own thread, the process's first thread) is "other".
 std::string group_of(const std::string& name) {
   for (const char* known : {"seedrl-learner", "seedrl-insert", "seedrl-infer", "seedrl-actor"})
-    if (name == known) return std::string(known).substr(7);
+    if (name.starts_with(known)) return std::string(known).substr(7);
   return "other";
 }
 
@@ -264,10 +264,14 @@ double inference_cost(const nn::NetworkConfig& config, const TensorSpec& observa
 }
 
 // V-trace and PPO: train_on a batch of random unrolls, per frame trained (batch x unroll).
+// With `workers` and `micro_batches` other than 1 (the session's learner_workers and
+// micro_batches), wall-clock seconds of the step on those threads, per frame.
 template <class AgentT>
-double learner_cost(const AgentT& agent, const UnrollSpec& spec, double seconds) {
+double learner_cost(const AgentT& agent, const UnrollSpec& spec, double seconds, int workers = 1,
+                    int micro_batches = 1) {
   UnrollQueue unused(1);
   Learner<AgentT, Backend> learner(agent, spec, unused);
+  if (workers != 1 || micro_batches != 1) learner.set_workers(workers, micro_batches);
   Rng rng(3);
   const std::int64_t batch = agent.options().batch_size;
   const auto unrolls = bench::random_unrolls(spec, batch, rng);
@@ -285,9 +289,11 @@ double learner_cost(const AgentT& agent, const UnrollSpec& spec, double seconds)
 
 // R2D2: inserting a batch of sequences (their priorities) plus replay_ratio sampled steps per
 // inserted batch, per new frame (batch x unroll).
-double learner_cost(const R2D2Agent& agent, const UnrollSpec& spec, double seconds) {
+double learner_cost(const R2D2Agent& agent, const UnrollSpec& spec, double seconds, int workers = 1,
+                    int micro_batches = 1) {
   UnrollQueue unused(1);
   Learner<R2D2Agent, Backend> learner(agent, spec, unused);
+  if (workers != 1 || micro_batches != 1) learner.set_workers(workers, micro_batches);
   Rng rng(3);
   const std::int64_t batch = agent.options().batch_size;
   for (int i = 0; i < 8; ++i) {
@@ -338,6 +344,14 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
       inference_cost(agent.network_config(), observation, pipeline.inference_batch, part);
   cost.learner = learner_cost(agent, spec, part);
   const double limit = settings.cores / cost.total();
+  // The learner alone with the run's workers and micro-batches, wall clock.
+  const TrainingSessionOptions session = run.session();
+  const int micro_batches = session.micro_batches > 0     ? session.micro_batches
+                            : session.learner_workers > 1 ? 2 * session.learner_workers
+                                                          : 1;
+  double learner_workers_cost = cost.learner;
+  if (session.learner_workers != 1 || micro_batches != 1)
+    learner_workers_cost = learner_cost(agent, spec, part, session.learner_workers, micro_batches);
 
   Json line;
   line.add("bench", "pipeline")
@@ -347,6 +361,8 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
       .add("ratio", pipeline.fps / limit)
       .add("cores", settings.cores)
       .add("learner_threads", run.learner_threads)
+      .add("learner_workers", session.learner_workers)
+      .add("micro_batches", micro_batches)
       .add("inference_threads", run.server.threads)
       .add("actors", run.num_actors)
       .add("envs_per_actor", run.envs_per_actor)
@@ -354,6 +370,7 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
       .add("unroll", static_cast<long long>(run.server.unroll_length))
       .add("inference_batch", pipeline.inference_batch)
       .add("learner_us_per_frame", cost.learner * 1e6)
+      .add("learner_workers_us_per_frame", learner_workers_cost * 1e6)
       .add("inference_us_per_frame", cost.inference * 1e6)
       .add("environment_us_per_frame", cost.environment * 1e6)
       .add("learner_steps_per_s", pipeline.learner_steps_per_s)

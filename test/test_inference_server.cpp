@@ -1,5 +1,6 @@
 // InferenceServer: dynamic batching, slot restarts, evaluation slots, hostile requests,
-// back-pressure and shutdown. (Also run under ThreadSanitizer in CI.)
+// back-pressure and shutdown, the parameters it acts with, the Q-values it records for R2D2's
+// actor priorities. (Also run under ThreadSanitizer in CI.)
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "seedrl/runtime/ppo_agent.hpp"
+#include "support/r2d2_fixtures.hpp"
 #include "support/runtime_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -477,6 +479,60 @@ TEST_CASE("InferenceServer: normalises observations and scales rewards as its no
                        doctest::Contains("normalises nothing"), Error);
   CHECK_THROWS_WITH_AS(other.server.restore_normalization("", "ckpt"),
                        doctest::Contains("no normalization statistics"), Error);
+}
+
+TEST_CASE("InferenceServer: acts with the learner's newest values and records R2D2's Q-values") {
+  R2D2AgentOptions o = test::tiny_options();
+  o.actor_priorities = true;
+  const R2D2Agent agent(o);
+  nn::Network<Backend> learner_net(agent.network_config());
+  SharedParameters parameters(learner_net.parameters());
+  UnrollQueue queue(8);
+  const std::int64_t unroll = 4, length = unroll + 1;
+  InferenceServer<R2D2Agent, Backend> server(agent, parameters, queue, {{2}, DType::f32},
+                                             {static_cast<std::int32_t>(test::kActions)},
+                                             options(1, 1h, unroll));
+  server.start();
+  nn::Network<Backend> reference(agent.network_config());  // the values inference starts with
+  reference.parameters().copy_values_from(learner_net.parameters());
+  Connection c;
+  REQUIRE(server.connect(connect_request(1, 1), &c).is_ok());
+  StepBuffers buffers(1);
+  Tensor observations = Tensor::empty({length, 1, 2});
+  for (std::int64_t t = 0; t < length; ++t) {
+    if (t == 2) {  // the learner updates: the next steps act with its new values
+      SharedParameters::WriteGuard guard(parameters);
+      learner_net.parameters().values().flat<float>() *= 1.5f;
+      learner_net.parameters().bump_version();
+      parameters.publish(1);
+    }
+    buffers.observations.data<float>()[0] = 0.3f * static_cast<float>(t) - 0.5f;
+    buffers.observations.data<float>()[1] = 0.2f - 0.1f * static_cast<float>(t);
+    observations[t].copy_from(buffers.observations.reshape({1, 2}));
+    buffers.flags[0] = t == 0 ? step_flags::kFirst : 0;
+    REQUIRE(buffers.step(server, c).is_ok());
+  }
+  std::vector<std::unique_ptr<Unroll>> unrolls;
+  REQUIRE(queue.pop_available(1, unrolls));
+  REQUIRE(unrolls.size() == 1);
+  const std::unique_ptr<Unroll>& u = unrolls[0];
+  server.stop();
+  CHECK(u->policy_versions.data<std::int32_t>()[1] == 0);
+  CHECK(u->policy_versions.data<std::int32_t>()[2] == 1);
+  // The reference: the network that acted, step by step from a zero state, with the scaled
+  // values from step 2 on.
+  nn::LstmState state = reference.initial_state(1);
+  for (std::int64_t t = 0; t < length; ++t) {
+    if (t == 2) reference.parameters().copy_values_from(learner_net.parameters());
+    const nn::NetworkOutputs& out = reference.forward(observations.slice(t, t + 1), state);
+    for (std::int64_t a = 0; a < test::kActions; ++a) {
+      CAPTURE(t);
+      CAPTURE(a);
+      CHECK(u->logits.data<float>()[t * test::kActions + a] ==
+            doctest::Approx(out.q.data<float>()[a]).epsilon(1e-5));
+    }
+    state = {out.final_state.h.clone(), out.final_state.c.clone()};
+  }
 }
 
 }  // namespace test_inference_server

@@ -66,6 +66,17 @@ TEST_CASE("train_locally: Catch is solved") {
   CHECK(result.mean_return > 0.9);  // random play averages about -0.6
 }
 
+TEST_CASE("train_locally: Catch is solved by two learner workers in micro-batches") {
+  const std::int64_t frames = 250000;
+  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), frames);
+  LocalTrainerOptions run = run_options(frames);
+  run.learner_workers = 2;
+  run.micro_batches = 4;
+  const TrainingResult result = train_locally<VTraceAgent, Backend>(agent, test::make_catch, run);
+  CAPTURE(result.mean_return);
+  CHECK(result.mean_return > 0.9);
+}
+
 TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
   // The settings of examples/minatar_vtrace with a constant learning rate. A policy that has not
   // learned scores about 0.6 per episode; 300,000 frames gave 6.2 and 6.2 (two runs, seed 1), and
@@ -232,6 +243,10 @@ TEST_CASE("train_locally: invalid options are refused naming the setting") {
         agent, [](std::int32_t, std::int32_t) { return CartPole(); }, bad);
   };
   CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.num_actors"), Error);
+  bad = run_options(1000);
+  bad.learner_workers = 0;
+  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("TrainingSessionOptions.learner_workers"),
+                       Error);
   bad = run_options(1000);
   bad.export_onnx = "/nonexistent-seedrl-directory/agent.onnx";
   CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("TrainingSessionOptions.export_onnx"), Error);

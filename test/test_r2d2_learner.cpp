@@ -44,10 +44,9 @@ Eigen::ArrayXXf sequence_q(nn::Network<Backend>& net, const Unroll& u) {
 // The priority of one sequence computed the slow, literal way: for each trained transition walk
 // the episode forward up to n rewards, stopping at a termination (no bootstrap) or a truncation
 // (bootstrap from the final observation), else bootstrapping at the window's end.
-double brute_force_priority(nn::Network<Backend>& online, nn::Network<Backend>& target,
+// From the online and target Q-values [L, A] of the sequence's steps.
+double brute_force_priority(const Eigen::ArrayXXf& q, const Eigen::ArrayXXf& q_target,
                             const Unroll& u, const R2D2AgentOptions& o, std::int64_t burn_in) {
-  const Eigen::ArrayXXf q = sequence_q(online, u);
-  const Eigen::ArrayXXf q_target = sequence_q(target, u);
   const std::int64_t length = u.flags.dim(0), steps = length - burn_in - 1;
   const std::uint8_t* flags = u.flags.data<std::uint8_t>();
   auto value = [&](std::int64_t step) {  // raw-scale double-Q value of x_step
@@ -91,6 +90,11 @@ double brute_force_priority(nn::Network<Backend>& online, nn::Network<Backend>& 
     mean += std::abs(d) / static_cast<double>(deltas.size());
   }
   return 0.9 * max + 0.1 * mean;
+}
+
+double brute_force_priority(nn::Network<Backend>& online, nn::Network<Backend>& target,
+                            const Unroll& u, const R2D2AgentOptions& o, std::int64_t burn_in) {
+  return brute_force_priority(sequence_q(online, u), sequence_q(target, u), u, o, burn_in);
 }
 
 void perturb(nn::ParameterStore& store, std::uint64_t seed, double scale) {
@@ -181,6 +185,37 @@ TEST_CASE("R2D2 learner: priorities at insertion match a brute-force n-step comp
     CHECK(learner.replay().priority(i) ==
           doctest::Approx(expected[static_cast<std::size_t>(i)]).epsilon(1e-4));
   }
+}
+
+TEST_CASE("R2D2 learner: actor priorities are the n-step computation on the recorded Q-values") {
+  R2D2AgentOptions o = tiny_options();
+  o.actor_priorities = true;
+  const R2D2Agent agent(o);
+  const UnrollSpec spec = spec_for(agent, 2, 7);
+  REQUIRE(spec.store_logits);  // the sequences record the acting Q-values
+  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  R2D2Learner learner(agent, spec, queue);
+  Sequences sequences = random_sequences(spec, 12, 23);
+  std::vector<double> expected;
+  for (const auto& u : sequences) {
+    // The recorded Q serves as both networks' Q: no network of the learner's is involved.
+    const Eigen::ArrayXXf q = u->logits.reshape({spec.length, kActions}).matrix<float>().array();
+    expected.push_back(brute_force_priority(q, q, *u, o, 2));
+  }
+  const std::vector<float> before = values_of(learner.network().parameters());
+  learner.insert(sequences);
+  REQUIRE(learner.replay().size() == 12);
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK(learner.replay().priority(i) ==
+          doctest::Approx(std::max(expected[static_cast<std::size_t>(i)], 1e-6)).epsilon(1e-4));
+  }
+  CHECK(values_of(learner.network().parameters()) == before);
+
+  // Sequences without recorded Q-values cannot be prioritised this way.
+  const UnrollSpec without = spec_for(R2D2Agent(tiny_options()), 2, 7);
+  CHECK_THROWS_WITH_AS(R2D2Learner(agent, without, queue),
+                       doctest::Contains("actor_priorities needs sequences that record"), Error);
 }
 
 TEST_CASE("R2D2 learner: burn-in steps pass no gradient; only their final state is used") {

@@ -1,6 +1,7 @@
 // R2D2 end to end, in one process: the agent learns Catch and MinAtar Breakout through the whole
 // runtime (actors, batched inference with per-slot exploration, prioritized sequence replay,
-// learner); evaluation actors store nothing; the run records what it is in run_info.json.
+// learner); evaluation actors store nothing; the run records what it is in run_info.json; the
+// actor priorities and learner workers learn too.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -80,6 +81,23 @@ TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
   CHECK(info.find("\"agent\": \"r2d2\"") != std::string::npos);
   CHECK(info.find("\"environment\": \"catch\"") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
+  const std::int64_t frames = 200000;
+  LocalTrainerOptions run = run_options(frames, 10, 2);
+  run.learner_workers = 2;  // micro-batches of 8 sequences
+  R2D2AgentOptions o = agent_options(nn::NetworkConfig::mlp(50, 3, {64}), 32);
+  o.actor_priorities = true;
+  const TrainingResult result = train_locally<R2D2Agent, Backend>(
+      R2D2Agent(o),
+      [](std::int32_t a, std::int32_t e) {
+        return FlattenObservation(Catch(static_cast<std::uint64_t>(100 * a + e)));
+      },
+      run);
+  MESSAGE("Catch with actor priorities after ", result.frames, " frames: ", result.mean_return);
+  CHECK(result.mean_return > 0.6);
+  CHECK(result.frames >= frames);
 }
 
 TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {

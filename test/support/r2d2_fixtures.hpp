@@ -39,14 +39,15 @@ inline UnrollSpec spec_for(const R2D2Agent& agent, std::int64_t burn_in, std::in
 }
 
 // `count` sequences of `spec` from random steps with episode ends (terminations and
-// truncations), random rewards and random stored recurrent states.
+// truncations), random rewards and random stored recurrent states (and random acting Q-values
+// where the spec records them: actor_priorities).
 inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& spec, int count,
                                                              std::uint64_t seed) {
   Rng rng(seed);
   UnrollStore store(count, spec);
   std::vector<std::unique_ptr<Unroll>> out;
   Tensor obs = Tensor::empty({2});
-  std::vector<float> h(kLstm), c(kLstm);
+  std::vector<float> h(kLstm), c(kLstm), q(kActions);
   std::vector<std::uint8_t> last(static_cast<std::size_t>(count), 1);
   for (std::int64_t t = 0; static_cast<int>(out.size()) < count; ++t)
     for (int slot = 0; slot < count; ++slot) {
@@ -68,6 +69,10 @@ inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& s
       s.action = static_cast<std::int32_t>(rng.below(kActions));
       s.state_h = h.data();
       s.state_c = c.data();
+      if (spec.store_logits) {
+        for (float& v : q) v = static_cast<float>(rng.uniform(-1, 2));
+        s.logits = q.data();
+      }
       if (auto unroll = store.append(slot, s); unroll && static_cast<int>(out.size()) < count)
         out.push_back(std::move(unroll));
     }

@@ -96,6 +96,23 @@ class Tensor {
     return static_cast<T*>(raw_data());
   }
 
+  /// Address of row `index` along the first dimension (what operator[] views), without making a
+  /// view (no reference count touched): for per-row copies on hot paths.
+  void* row_data(std::int64_t index) const {
+    check_row_range(index, index + 1, "row_data");
+    return static_cast<char*>(raw_data()) + static_cast<std::size_t>(index) * row_bytes();
+  }
+  /// Typed row_data of a CPU tensor; checks the element type.
+  template <class T>
+  T* row_data(std::int64_t index) const {
+    check_row_range(index, index + 1, "row_data");
+    return data<T>() + index * (numel() / dim(0));
+  }
+  /// Bytes of one row along the first dimension.
+  std::size_t row_bytes() const {
+    return static_cast<std::size_t>(shape_.drop_front().numel()) * size_of(dtype_);
+  }
+
   /// The `index`-th slice along the first dimension, a view with the remaining dimensions.
   Tensor operator[](std::int64_t index) const {
     check_row_range(index, index + 1, "operator[]");
@@ -177,9 +194,6 @@ class Tensor {
   Tensor(std::shared_ptr<Storage> storage, std::size_t offset, const Shape& shape, DType dtype)
       : storage_(std::move(storage)), offset_(offset), shape_(shape), dtype_(dtype) {}
 
-  std::size_t row_bytes() const {
-    return static_cast<std::size_t>(shape_.drop_front().numel()) * size_of(dtype_);
-  }
   void check_row_range(std::int64_t begin, std::int64_t end, const char* what) const {
     SEEDRL_REQUIRE(defined(), "Tensor::", what, ": undefined tensor");
     SEEDRL_REQUIRE(rank() >= 1, "Tensor::", what, ": scalar tensor has no rows");

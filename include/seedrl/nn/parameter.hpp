@@ -144,13 +144,17 @@ class ParameterStore {
   /// Makes this store read its values from `other`'s buffer (same layout): both models then see
   /// one set of parameters, with no copy. Gradients stay separate. `other` must outlive this
   /// store; the owner serialises writes against reads (see runtime/shared_parameters.hpp).
+  /// This store's tensors are handles of its own on that memory (borrowed): two models on two
+  /// threads never share a reference count, whose cache line would otherwise bounce between the
+  /// cores at every tensor copy a layer makes.
   void alias_values(const ParameterStore& other) {
     require_same_layout(other);
-    values_ = other.values_;
+    values_ = Tensor::from_blob(other.values_.raw_data(), other.values_.shape(),
+                                other.values_.dtype(), other.values_.device());
     version_ = other.version_;
-    for (std::size_t i = 0; i < parameters_.size(); ++i) {
-      parameters_[i].value = other.parameters_[i].value;
-      parameters_[i].version_counter = version_.get();
+    for (Parameter& p : parameters_) {
+      p.value = view(values_, p);
+      p.version_counter = version_.get();
     }
     bump_version();
   }

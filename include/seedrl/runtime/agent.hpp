@@ -33,6 +33,9 @@
 //                             std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
 //                             Rng& rng) const;
 //
+// An agent may also record the Q-values inference acted on in the unrolls' behaviour field (R2D2
+// with actor priorities): `bool records_q_values() const` (records_q_values below).
+//
 // plus a specialisation Learner<MyAgent, B> (runtime/learner.hpp says what it must offer);
 // docs/runtime.md walks through adding one.
 #pragma once
@@ -119,6 +122,19 @@ struct StochasticPolicyActing {
       if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
   }
 };
+
+/// Whether `agent`'s unrolls record, in their behaviour field, the Q-values inference acted on:
+/// the optional `bool records_q_values() const` (R2D2's actor priorities); false without it.
+template <class A>
+bool records_q_values(const A& agent) {
+  if constexpr (requires {
+                  { agent.records_q_values() } -> std::convertible_to<bool>;
+                }) {
+    return agent.records_q_values();
+  } else {
+    return false;
+  }
+}
 
 template <class A>
 concept BoxAgent = Agent<A> &&

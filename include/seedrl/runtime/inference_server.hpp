@@ -5,7 +5,11 @@
 //                          frame, or what arrived within batch_timeout of the oldest request (a
 //                          half-full batch is served; seed_rl's batcher would wait forever)
 //            gather   copy observations once into the batch tensor, slots' recurrent state in
-//            forward  the network under SharedParameters::read() (the learner's values)
+//            forward  the network on the learner's newest values: on the CPU a private copy,
+//                     refreshed under SharedParameters' read lock (one memcpy) whenever the
+//                     learner's parameters moved, so the forward holds no lock and never reads
+//                     memory the learner is writing (sharing it cost the MinAtar pipeline 14%,
+//                     docs/performance.md); on a GPU the learner's values in place, under the lock
 //            select   Agent::select_actions (box actions: Agent::select_box_actions, then
 //                     clipped to the environment's bounds)
 //            scatter  actions to the requests, new recurrent state to the slots
@@ -90,7 +94,7 @@ UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const
   spec.action_dims = action.is_box() ? action.dims() : 0;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
-  spec.store_logits = A::kStoresLogits;
+  spec.store_logits = A::kStoresLogits || records_q_values(agent);
   spec.state_size = agent.network_config().lstm_size;
   return spec;
 }
@@ -147,7 +151,13 @@ class InferenceServer final : public InferenceEndpoint {
       normalize_observations_ = normalization.observations;
       scale_rewards_ = normalization.rewards;
     }
-    network_.parameters().alias_values(parameters.store());
+    if constexpr (kCopiesParameters) {
+      SharedParameters::ReadGuard guard(parameters);
+      network_.parameters().copy_values_from(parameters.store());
+      copied_version_ = parameters.store().version();
+    } else {
+      network_.parameters().alias_values(parameters.store());
+    }
     if (state_size() > 0) {
       state_table_ = {Tensor::zeros({options.max_slots, state_size()}),
                       Tensor::zeros({options.max_slots, state_size()})};
@@ -347,8 +357,10 @@ class InferenceServer final : public InferenceEndpoint {
     frame_evaluation_.resize(static_cast<std::size_t>(frames));
     frame_actions_.resize(static_cast<std::size_t>(frames));
     std::int64_t row = 0;
+    const Tensor frame_observations = observations_[0];
+    const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
     for (const StepRequest* r : batch) {
-      std::memcpy(observations_[0][row].raw_data(), r->observations.raw_data(),
+      std::memcpy(frame_observations.row_data(row), r->observations.raw_data(),
                   r->observations.bytes());
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const std::int32_t slot = r->connection.first_slot + e;
@@ -357,9 +369,9 @@ class InferenceServer final : public InferenceEndpoint {
         resets_.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
         frame_slots_[static_cast<std::size_t>(row)] = slot;
         frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
-        if (state_size() > 0) {
-          state_in_.h[row].copy_from(state_table_.h[slot]);
-          state_in_.c[row].copy_from(state_table_.c[slot]);
+        if (state_size() > 0) {  // row views would cost two reference counts each
+          std::memcpy(state_in_.h.row_data(row), state_table_.h.row_data(slot), state_bytes);
+          std::memcpy(state_in_.c.row_data(row), state_table_.c.row_data(slot), state_bytes);
         }
       }
     }
@@ -375,10 +387,28 @@ class InferenceServer final : public InferenceEndpoint {
   // copy of the batch to the backend's device (none on the CPU); outputs come back to the host
   // before the parameters are released, so a GPU has finished reading them.
   void forward() {
-    SharedParameters::ReadGuard guard(parameters_);
-    version_ = static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
-    outputs_ = &host_outputs_(
-        network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+    if constexpr (kCopiesParameters) {
+      {
+        SharedParameters::ReadGuard guard(parameters_);
+        const std::uint64_t latest = parameters_.store().version();
+        if (latest != copied_version_) {
+          network_.parameters().copy_values_from(parameters_.store());
+          copied_version_ = latest;
+        }
+        version_ = published_version();
+      }
+      outputs_ = &host_outputs_(
+          network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+    } else {
+      SharedParameters::ReadGuard guard(parameters_);
+      version_ = published_version();
+      outputs_ = &host_outputs_(
+          network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+    }
+  }
+
+  std::int32_t published_version() const {
+    return static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
   }
 
   // Box actions: the agent's draws (kept in the unrolls: their log-probability is of them), the
@@ -407,6 +437,7 @@ class InferenceServer final : public InferenceEndpoint {
   // Actions to the requests, the new recurrent state to the slots.
   void scatter(std::span<StepRequest* const> batch) {
     std::int64_t row = 0;
+    const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
     const std::int64_t dims = action_spec_.dims();
     for (StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
@@ -418,8 +449,10 @@ class InferenceServer final : public InferenceEndpoint {
         }
         if (state_size() > 0) {
           const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
-          state_table_.h[slot].copy_from(outputs_->final_state.h[row]);
-          state_table_.c[slot].copy_from(outputs_->final_state.c[row]);
+          std::memcpy(state_table_.h.row_data(slot), outputs_->final_state.h.row_data(row),
+                      state_bytes);
+          std::memcpy(state_table_.c.row_data(slot), outputs_->final_state.c.row_data(row),
+                      state_bytes);
         }
       }
     }
@@ -440,6 +473,14 @@ class InferenceServer final : public InferenceEndpoint {
       normalizer_->scale_rewards(frame_slots_, frame_flags_, frame_evaluation_, frame_rewards_);
     }
     std::int64_t row = 0;
+    const Tensor frame_observations = observations_[0];
+    // The behaviour numbers the unrolls keep: logits, or the Q-values (R2D2's actor priorities).
+    Tensor behaviour;
+    if constexpr (A::kStoresLogits) {
+      if (!box()) behaviour = outputs_->logits[0];
+    } else if (records_q_) {
+      behaviour = outputs_->q[0];
+    }
     for (const StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const auto i = static_cast<std::size_t>(row);
@@ -450,7 +491,7 @@ class InferenceServer final : public InferenceEndpoint {
                         r->connection.evaluation);
         if (r->connection.evaluation) continue;
         UnrollStep step;
-        step.observation = observations_[0][row];
+        step.observation = frame_observations[row];
         step.reward = scaling ? frame_rewards_[i] : reward;
         step.flags = flags;
         if (box()) {
@@ -458,13 +499,12 @@ class InferenceServer final : public InferenceEndpoint {
           if constexpr (A::kStoresLogits) step.logits = box_behaviour_.row(row).data();
         } else {
           step.action = frame_actions_[i];
-          if constexpr (A::kStoresLogits)
-            step.logits = outputs_->logits[0][row].template data<float>();
+          if (behaviour.defined()) step.logits = behaviour.row_data<float>(row);
         }
         step.policy_version = version_;
         if (state_size() > 0) {
-          step.state_h = state_in_.h[row].template data<float>();
-          step.state_c = state_in_.c[row].template data<float>();
+          step.state_h = state_in_.h.template row_data<float>(row);
+          step.state_c = state_in_.c.template row_data<float>(row);
         }
         if (std::unique_ptr<Unroll> unroll = store_.append(slot, step))
           unrolls_.push(std::move(unroll));
@@ -521,6 +561,10 @@ class InferenceServer final : public InferenceEndpoint {
   nn::LstmState state_in_;
   const nn::NetworkOutputs* outputs_ = nullptr;
   std::int32_t version_ = 0;
+  const bool records_q_ = records_q_values(agent_);  // the unrolls keep the Q-values
+  // On the CPU the network has its own values, copied from the learner's at this store version.
+  static constexpr bool kCopiesParameters = B::device == Device::cpu;
+  std::uint64_t copied_version_ = 0;
   std::vector<std::int32_t> frame_slots_;
   std::vector<std::uint8_t> frame_evaluation_;
   std::vector<std::int32_t> frame_actions_;

@@ -16,11 +16,24 @@
 // A step whose loss, priorities (a learner says so) or gradient norm is not finite changes no
 // parameter: it is skipped and counted, and the run goes on.
 //
+// Micro-batches and learner workers (set_workers; learners whose loss is a mean over the items of
+// their batch: V-trace over transitions, R2D2 over sequences): a step's batch is split into
+// micro-batches of whole unrolls or sequences, and a WorkerTeam (runtime/worker_team.hpp) of
+// `workers` threads, each with a replica of this learner whose networks read this learner's
+// parameter values (aliased, no copy), computes their gradients as each thread comes free. Each
+// micro-batch's gradient is weighted by its share of the batch and the weighted sum is taken in
+// micro-batch order, so the update is the whole batch's (up to float rounding) and does not
+// depend on which thread did which micro-batch. The helper threads run at background priority
+// (core/thread_priority.hpp): they use the cycles inference and the actors leave free and never
+// delay them. One worker with several micro-batches is gradient accumulation (less memory for
+// activations).
+//
 // Thread-safety: one thread trains; inference reads the parameters concurrently under
 // SharedParameters; steps(), skipped_steps() from any thread; save_checkpoint from a thread that
 // does not step at the same time as it (the training session calls it between steps or after).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +45,7 @@
 #include <vector>
 
 #include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_priority.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
@@ -45,6 +59,7 @@
 #include "seedrl/runtime/training_group.hpp"
 #include "seedrl/runtime/transitions.hpp"
 #include "seedrl/runtime/unroll.hpp"
+#include "seedrl/runtime/worker_team.hpp"
 
 namespace seedrl {
 
@@ -122,6 +137,41 @@ class LearnerCore {
     }
     reducer_ = &group;
   }
+
+  /// Splits every step's batch into `micro_batches` micro-batches (at most one per unroll) whose
+  /// gradients `workers` threads compute (see the top). workers 1, micro_batches 1: one pass over
+  /// the whole batch on the stepping thread (the default). Call before the first step; throws
+  /// seedrl::Error naming the setting when the learner or the backend cannot do it.
+  void set_workers(int workers, int micro_batches) {
+    SEEDRL_REQUIRE(workers >= 1, "Learner<", agent_name_, ">: learner workers must be >= 1, got ",
+                   workers);
+    SEEDRL_REQUIRE(micro_batches >= 1, "Learner<", agent_name_,
+                   ">: micro-batches must be >= 1, got ", micro_batches);
+    SEEDRL_REQUIRE(workers == 1 || B::device == Device::cpu, "Learner<", agent_name_,
+                   ">: learner workers > 1 need the CPU backend (one device computes a batch "
+                   "as a whole), got ",
+                   workers);
+    SEEDRL_REQUIRE((workers == 1 && micro_batches == 1) || splits_batches(), "Learner<",
+                   agent_name_, ">: this learner trains on whole batches; learner workers (",
+                   workers, ") and micro-batches (", micro_batches, ") must be 1");
+    replicas_.clear();
+    for (int w = 1; w < workers; ++w) {
+      std::unique_ptr<LearnerCore> replica = make_replica();
+      replica->network_.parameters().alias_values(network_.parameters());
+      replicas_.push_back(std::move(replica));
+    }
+    team_.reset();
+    if (workers > 1)
+      team_ = std::make_unique<WorkerTeam>(workers, "seedrl-learner", [] {
+        if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+        // The helpers take only what inference and the actors leave free: at normal priority
+        // they delayed inference and the pipeline lost more than it gained (docs/performance.md).
+        set_background_priority();
+      });
+    micro_batches_ = micro_batches;
+  }
+  int workers() const { return static_cast<int>(replicas_.size()) + 1; }
+  int micro_batches() const { return micro_batches_; }
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
@@ -262,6 +312,94 @@ class LearnerCore {
     return finish_step(values, tr.count, tr.policy_lag, true, [] {});
   }
 
+  /// What computing one batch's (or micro-batch's) gradients gives, besides the gradients in
+  /// network().parameters(): the learner's own metrics, the weight of the pass (what its loss is a
+  /// mean over: V-trace's transitions, R2D2's sequences), the transitions, their mean policy lag,
+  /// and whether what the loss gave was finite. Each metric is a mean over `weight`, or over
+  /// value_weights[k] where given (R2D2's mean Q is over transitions).
+  struct Gradients {
+    std::vector<double> values;
+    std::vector<double> value_weights;
+    double weight = 0.0;
+    std::int64_t transitions = 0;
+    double policy_lag = 0.0;
+    bool finite = true;
+  };
+
+  /// A learner that splits batches overrides these: whether it does, and a learner of the same
+  /// agent and spec for another worker (set_workers makes its network read this one's values; a
+  /// learner with more networks aliases those itself).
+  virtual bool splits_batches() const { return false; }
+  virtual std::unique_ptr<LearnerCore> make_replica() { return nullptr; }
+
+  /// The gradients of a batch of `count` items (unrolls, sequences) in network().parameters():
+  /// `pass(learner, first, n)` computes those of items [first, first + n) in `learner`'s network
+  /// (this one, or a worker's replica: a Derived made by make_replica) and returns the rest. One
+  /// pass over the whole batch, or micro-batches over the workers (see the top).
+  template <class Derived, class Pass>
+  Gradients gradients(std::int64_t count, Pass pass) {
+    const std::int64_t parts = std::min<std::int64_t>(micro_batches_, count);
+    if (parts <= 1) return pass(static_cast<Derived&>(*this), std::int64_t{0}, count);
+    const std::int64_t steps = steps_.load();
+    for (auto& replica : replicas_) replica->steps_ = steps;  // the policy lag is counted from it
+    const Tensor& grads = network_.parameters().grads();
+    while (part_grads_.size() < static_cast<std::size_t>(parts))
+      part_grads_.emplace_back(B::device);
+    std::vector<Gradients> results(static_cast<std::size_t>(parts));
+    std::vector<Tensor> sums(static_cast<std::size_t>(parts));
+    auto part = [&](std::int64_t i, int worker) {
+      LearnerCore& learner = worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
+      const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
+      Gradients& r = results[static_cast<std::size_t>(i)];
+      r = pass(static_cast<Derived&>(learner), first, last - first);
+      const Tensor sum = part_grads_[static_cast<std::size_t>(i)].view(grads.shape());
+      const Tensor& own = learner.network_.parameters().grads();
+      if constexpr (B::device == Device::cpu) {
+        sum.flat<float>() = own.flat<float>() * static_cast<float>(r.weight);  // one pass
+      } else {
+        sum.copy_from(own);
+        B::scale(sum, static_cast<float>(r.weight));
+      }
+      sums[static_cast<std::size_t>(i)] = sum;
+    };
+    if (team_) {
+      team_->run(parts, part);
+    } else {
+      for (std::int64_t i = 0; i < parts; ++i) part(i, 0);
+    }
+    // Sum in micro-batch order, weighted: the whole batch's mean.
+    Gradients total = combine(results);
+    const float scale = total.weight > 0.0 ? static_cast<float>(1.0 / total.weight) : 1.0f;
+    if constexpr (B::device == Device::cpu) {
+      // Block by block, so that each block of the sum stays in cache: one pass over memory.
+      constexpr std::int64_t kBlock = 8192;
+      const std::int64_t n = grads.numel();
+      float* out = grads.data<float>();
+      for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t size = std::min(kBlock, n - begin);
+        Eigen::Map<Eigen::ArrayXf> block(out + begin, size);
+        block = Eigen::Map<const Eigen::ArrayXf>(sums[0].data<float>() + begin, size);
+        for (std::int64_t i = 1; i < parts; ++i)
+          block += Eigen::Map<const Eigen::ArrayXf>(
+              sums[static_cast<std::size_t>(i)].data<float>() + begin, size);
+        block *= scale;
+      }
+    } else {
+      grads.copy_from(sums[0]);
+      for (std::int64_t i = 1; i < parts; ++i) B::add_to(grads, sums[static_cast<std::size_t>(i)]);
+      if (total.weight > 0.0) B::scale(grads, scale);
+    }
+    return total;
+  }
+
+  template <class AfterUpdate>
+  LearnerStepStats finish_step(const Gradients& g, AfterUpdate after_update) {
+    return finish_step(g.values, g.transitions, g.policy_lag, g.finite, after_update);
+  }
+  LearnerStepStats finish_step(const Gradients& g) {
+    return finish_step(g, [] {});
+  }
+
   /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
   virtual void save_state(const std::string& /*checkpoint*/) {}
   /// Called by load_checkpoint under the write lock, after parameters and optimizer state.
@@ -286,6 +424,37 @@ class LearnerCore {
   SharedParameters shared_;
   std::atomic<std::int64_t> steps_{0}, skipped_{0};  // read by reporting threads
   GradientReducer* reducer_ = nullptr;
+
+  // The metrics of micro-batches as the whole batch's: weighted means, summed counts.
+  static Gradients combine(const std::vector<Gradients>& parts) {
+    Gradients total;
+    const std::size_t n = parts[0].values.size();
+    std::vector<double> weights(n, 0.0);
+    total.values.assign(n, 0.0);
+    auto weight_of = [](const Gradients& g, std::size_t k) {
+      return g.value_weights.empty() ? g.weight : g.value_weights[k];
+    };
+    for (const Gradients& g : parts) {
+      total.weight += g.weight;
+      total.transitions += g.transitions;
+      total.policy_lag += g.policy_lag * static_cast<double>(g.transitions);
+      total.finite = total.finite && g.finite;
+      for (std::size_t k = 0; k < n; ++k) {
+        total.values[k] += g.values[k] * weight_of(g, k);
+        weights[k] += weight_of(g, k);
+      }
+    }
+    for (std::size_t k = 0; k < n; ++k) total.values[k] /= weights[k] > 0.0 ? weights[k] : 1.0;
+    if (total.transitions > 0) total.policy_lag /= static_cast<double>(total.transitions);
+    return total;
+  }
+
+  // Micro-batches and workers (set_workers): the other workers' learners, the team, and each
+  // micro-batch's weighted gradient.
+  int micro_batches_ = 1;
+  std::vector<std::unique_ptr<LearnerCore>> replicas_;
+  std::unique_ptr<WorkerTeam> team_;
+  std::vector<ScratchBuffer> part_grads_;
 
   UnrollBatch batch_;
   ScratchBuffer resets_, grad_logits_, grad_values_;

@@ -43,6 +43,12 @@ struct R2D2AgentOptions : AgentOptions {
   /// replay ratio holds as before (the inserter waits while it is more than two batches ahead).
   /// false: the learner's thread inserts between its steps.
   bool concurrent_insertion = true;
+  /// Priorities of new sequences from the Q-values inference acted on (recorded in the
+  /// sequences, as Ape-X's and R2D2's actors compute them) instead of a forward of both networks
+  /// over each sequence: the acting Q serves as the greedy choice and as the bootstrap value (no
+  /// target network), over the trained window. Insertion then costs no network pass; the
+  /// priorities come from parameters a few updates old.
+  bool actor_priorities = false;
 
   // Exploration.
   std::int64_t exploration_slots = 64;  ///< N of the epsilon schedule; slot s acts as s mod N
@@ -111,6 +117,8 @@ class R2D2Agent {
 
   const R2D2AgentOptions& options() const { return options_; }
   const nn::NetworkConfig& network_config() const { return options_.network; }
+  /// With actor_priorities the sequences record the Q-values inference acted on.
+  bool records_q_values() const { return options_.actor_priorities; }
   /// Evaluation actors act epsilon-greedily at evaluation_epsilon.
   ActingSettings evaluation_acting() const {
     return {ActionMode::epsilon_greedy, options_.evaluation_epsilon};

@@ -1,7 +1,8 @@
 // Learner<R2D2Agent, Backend>: the R2D2 learner of SEED RL: its loss and its data path on
 // LearnerCore (runtime/learner_core.hpp), which does the update, checkpoints and metrics.
 //
-//   unroll queue ──▶ priorities of the new sequences (online + target forward, no gradient)
+//   unroll queue ──▶ priorities of the new sequences (online + target forward, no gradient; or,
+//                    with actor_priorities, from the Q-values recorded while acting)
 //                ──▶ ReplayBuffer<Unroll> (prioritized, FIFO eviction)
 //   when the RateLimiter allows (min_replay_size sequences, replay_ratio not exceeded):
 //     sample B sequences (importance weights w) ──▶ online net: burn-in steps (no gradient: the
@@ -81,6 +82,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
                    "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
                    spec.overlap, " leave no transition to train on");
+    SEEDRL_REQUIRE(!agent.options().actor_priorities || spec.store_logits,
+                   "Learner<R2D2Agent>: actor_priorities needs sequences that record the acting "
+                   "Q-values (an UnrollSpec from make_unroll_spec with this agent)");
     target_.parameters().copy_values_from(this->network().parameters());
   }
 
@@ -138,7 +142,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     for (const auto& u : sequences)
       SEEDRL_REQUIRE(u != nullptr && matches(*u, this->spec()),
                      "Learner<R2D2Agent>: a sequence does not have the learner's layout");
-    const Eigen::ArrayXf priorities = evaluator.sequence_priorities_of(sequences);
+    const Eigen::ArrayXf priorities = agent_.options().actor_priorities
+                                          ? evaluator.actor_priorities_of(sequences)
+                                          : evaluator.sequence_priorities_of(sequences);
     std::int64_t inserted = 0;
     for (std::size_t j = 0; j < sequences.size(); ++j) {
       const double priority = priorities(static_cast<Eigen::Index>(j));
@@ -200,8 +206,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
           while (inserter_ahead() && !stopping_) inserter_changed_.wait(lock);
           if (stopping_) break;
         }
-        if (!unrolls_.pop_available(batch, sequences)) break;  // closed and drained
-        refresh(*evaluator_);
+        if (!unrolls_.pop_available(batch, sequences)) break;          // closed and drained
+        if (!agent_.options().actor_priorities) refresh(*evaluator_);  // else no network runs
         insert_with(*evaluator_, sequences);
         MutexLock lock(inserter_mutex_);
         inserter_changed_.notify_all();
@@ -237,6 +243,25 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     return evaluate(this->stack(sequences), {}, false).priorities;
   }
 
+  /// The priorities of these sequences from the Q-values recorded while acting
+  /// (R2D2AgentOptions::actor_priorities): the R2D2 loss's, with the recorded Q as both the
+  /// online and the target network's over the trained window. No network runs.
+  template <std::ranges::random_access_range Range>
+  Eigen::ArrayXf actor_priorities_of(const Range& sequences) {
+    SEEDRL_REQUIRE(this->spec().store_logits,
+                   "Learner<R2D2Agent>: the sequences do not record the acting Q-values");
+    this->stack(sequences);
+    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
+                       batch = this->batch().flags.dim(1), actions = this->spec().num_actions;
+    const Transitions tr = this->transitions(burn, window - 1, agent_.options().max_abs_reward);
+    const auto q = this->batch()
+                       .logits.slice(burn, length)
+                       .reshape({window * batch, actions})
+                       .template matrix<float>();
+    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())
+        .priorities;
+  }
+
   /// The loss of these sequences with importance weights (empty: all 1) and its gradients in the
   /// online network's parameter gradients; changes no parameter.
   template <std::ranges::random_access_range Range>
@@ -244,23 +269,43 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     return evaluate(this->stack(sequences), weights, true);
   }
 
-  /// One update from a prioritized sample of the replay (which must not be empty).
+  /// One update from a prioritized sample of the replay (which must not be empty), in
+  /// micro-batches of sequences over the learner's workers when set_workers asked for them.
   LearnerStepStats train_on_sample() {
     const R2D2AgentOptions& o = agent_.options();
     const Replay::Sample sample = replay_.sample(static_cast<std::size_t>(o.batch_size));
-    const R2D2Loss result = loss_and_gradients(sample.items, sample.weights);
-    limiter_.sampled(o.batch_size);
-    const double values[] = {result.loss, result.mean_q, result.priorities.mean()};
-    const LearnerStepStats stats = this->finish_step(
-        values, result.transitions, policy_lag_, result.priorities.allFinite(), [&] {
-          if (this->steps() % o.target_update_period == 0)
-            target_.parameters().copy_values_from(this->network().parameters());
+    const auto count = static_cast<std::int64_t>(sample.items.size());
+    sample_priorities_.resize(sample.items.size());
+    const typename Core::Gradients result = this->template gradients<Learner>(
+        count, [&](Learner& learner, std::int64_t first, std::int64_t n) {
+          const auto begin = static_cast<std::size_t>(first), size = static_cast<std::size_t>(n);
+          const std::span<const float> weights =
+              sample.weights.empty() ? std::span<const float>()
+                                     : std::span<const float>(sample.weights).subspan(begin, size);
+          const R2D2Loss r = learner.loss_and_gradients(
+              std::span<const std::shared_ptr<const Unroll>>(sample.items).subspan(begin, size),
+              weights);
+          for (std::size_t j = 0; j < size; ++j)
+            sample_priorities_[begin + j] = r.priorities(static_cast<Eigen::Index>(j));
+          // The loss and the mean priority are means over sequences, the mean Q over transitions.
+          const auto sequences = static_cast<double>(n);
+          return typename Core::Gradients{
+              .values = {r.loss, r.mean_q, r.priorities.mean()},
+              .value_weights = {sequences, static_cast<double>(r.transitions), sequences},
+              .weight = sequences,
+              .transitions = r.transitions,
+              .policy_lag = learner.policy_lag_,
+              .finite = r.priorities.allFinite()};
         });
+    limiter_.sampled(o.batch_size);
+    const LearnerStepStats stats = this->finish_step(result, [&] {
+      if (this->steps() % o.target_update_period == 0)
+        target_.parameters().copy_values_from(this->network().parameters());
+    });
     if (!stats.skipped) {
       std::vector<double> priorities(sample.indices.size());
       for (std::size_t j = 0; j < priorities.size(); ++j)
-        priorities[j] =
-            std::max<double>(result.priorities(static_cast<Eigen::Index>(j)), kMinPriority);
+        priorities[j] = std::max<double>(sample_priorities_[j], kMinPriority);
       replay_.update_priorities(sample.indices, priorities);
     }
     return stats;
@@ -275,6 +320,21 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   }
 
  protected:
+  // A sampled batch's sequences are independent and its loss a mean over them.
+  bool splits_batches() const override { return true; }
+  // A worker's learner: no replay and no inserter of its own; its target network reads this
+  // one's values (set_workers makes its online network read this one's).
+  std::unique_ptr<Core> make_replica() override {
+    R2D2AgentOptions copy_options = agent_.options();
+    copy_options.concurrent_insertion = false;
+    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
+    copy_options.min_replay_size = copy_options.replay_capacity;
+    auto replica =
+        std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
+    replica->target_.parameters().alias_values(target_.parameters());
+    return replica;
+  }
+
   /// With checkpoint_replay, the replay contents (replay_state_path(path)).
   void save_state(const std::string& path) override {
     if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
@@ -413,7 +473,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   Replay replay_;
   RateLimiter limiter_;
   std::atomic<std::int64_t> dropped_{0};
-  double policy_lag_ = 0.0;  // of the last evaluated batch
+  double policy_lag_ = 0.0;               // of the last evaluated batch
+  std::vector<float> sample_priorities_;  // the sampled batch's new priorities, in order
   std::vector<std::unique_ptr<Unroll>> incoming_;
   ScratchBuffer burn_state_h_{B::device}, burn_state_c_{B::device};
   StagingBuffer device_grad_q_{B::device}, device_weights_{B::device};

@@ -1,12 +1,15 @@
 // SharedParameters: the learner's parameters, read in place by inference.
 //
 //   learner: forward/backward (reads) ... optimizer step under a WriteGuard ... publish(version)
-//   inference: forward under a ReadGuard, tags every step with version()
+//   inference: copies the values under a ReadGuard when they moved (CPU), or runs its forward
+//              under one on the values in place (GPU); tags every step with version()
 //
-// Inference networks alias the learner's value buffer (ParameterStore::alias_values), so no
-// parameters are copied anywhere; the lock makes sure a forward never sees a half-applied
-// optimizer step. Writers have priority: a waiting writer stops new readers, so a busy inference
-// thread cannot starve the learner.
+// On the CPU an inference network keeps its own copy, refreshed with one memcpy per learner step:
+// a forward that read the learner's buffer in place made the two cores fight over the same cache
+// lines at every optimizer step. On a GPU inference aliases the learner's value buffer
+// (ParameterStore::alias_values). Either way the lock makes sure inference never sees a
+// half-applied optimizer step. Writers have priority: a waiting writer stops new readers, so a busy
+// inference thread cannot starve the learner.
 //
 // The time spent waiting for the lock is counted (lock_waits()): where a pipeline's time goes.
 //

@@ -68,7 +68,14 @@ namespace seedrl {
 struct TrainingSessionOptions {
   std::int64_t total_frames = 1'000'000;  ///< training frames (resumed ones included)
   InferenceServerOptions server;
-  int learner_threads = 1;
+  int learner_threads = 1;  ///< compute-library threads of the learner thread (each worker's)
+  /// Learner threads that each compute the gradients of whole micro-batches of a step's batch
+  /// (LearnerCore::set_workers; learners that split batches: V-trace, R2D2). 1: the learner thread
+  /// alone. On a machine where inference and the actors leave part of every core free, 2 or more
+  /// use that part without running every kernel in lockstep across cores.
+  int learner_workers = 1;
+  /// Micro-batches per learner step; 0: one when learner_workers is 1, else 2 per worker.
+  int micro_batches = 0;
   /// The learner thread flushes denormal floats to zero (core/float_mode.hpp): optimizer moments
   /// that decay toward zero otherwise slow training several-fold.
   bool flush_denormals = true;
@@ -106,6 +113,11 @@ struct TrainingSessionOptions {
                    total_frames);
     SEEDRL_REQUIRE(learner_threads >= 1,
                    "TrainingSessionOptions.learner_threads must be >= 1, got ", learner_threads);
+    SEEDRL_REQUIRE(learner_workers >= 1,
+                   "TrainingSessionOptions.learner_workers must be >= 1, got ", learner_workers);
+    SEEDRL_REQUIRE(micro_batches >= 0,
+                   "TrainingSessionOptions.micro_batches must be >= 0 (0: automatic), got ",
+                   micro_batches);
     SEEDRL_REQUIRE(checkpoint_seconds >= 0.0,
                    "TrainingSessionOptions.checkpoint_seconds must be >= 0, got ",
                    checkpoint_seconds);
@@ -162,6 +174,16 @@ class TrainingSession {
                 options_.server),
         group_step_(*this),
         learner_metrics_(learner_.metric_schema()) {
+    const int micro_batches = options_.micro_batches > 0     ? options_.micro_batches
+                              : options_.learner_workers > 1 ? 2 * options_.learner_workers
+                                                             : 1;
+    if constexpr (requires { learner_.set_workers(1, 1); }) {
+      learner_.set_workers(options_.learner_workers, micro_batches);
+    } else {
+      SEEDRL_REQUIRE(options_.learner_workers == 1 && micro_batches == 1,
+                     "TrainingSessionOptions: this learner has no workers or micro-batches; "
+                     "learner_workers and micro_batches must be 1");
+    }
     if (options_.group) {
       join_group(*options_.group);
       return;

@@ -59,13 +59,20 @@ class UnrollStore {
       copy_or_zero(step.state_h, state_h(s, t));
       copy_or_zero(step.state_c, state_c(s, t));
     }
-    u.observations[t].copy_from(step.observation);
+    SEEDRL_REQUIRE(step.observation.defined() &&
+                       step.observation.shape() == spec_.observation.shape &&
+                       step.observation.dtype() == spec_.observation.dtype,
+                   "UnrollStore: the step's observation is ",
+                   step.observation.defined() ? step.observation.shape().to_string() : "missing",
+                   ", the spec's ", spec_.observation.to_string());
+    std::memcpy(u.observations.row_data(t), step.observation.raw_data(),
+                u.observations.row_bytes());
     u.rewards.data<float>()[t] = step.reward;
     u.flags.data<std::uint8_t>()[t] = step.flags;
     if (spec_.box_actions()) {
       SEEDRL_REQUIRE(step.box_action != nullptr,
                      "UnrollStore: the spec has box actions but the step has none");
-      std::memcpy(u.actions[t].raw_data(), step.box_action,
+      std::memcpy(u.actions.row_data(t), step.box_action,
                   static_cast<std::size_t>(spec_.action_dims) * sizeof(float));
     } else {
       u.actions.data<std::int32_t>()[t] = step.action;
@@ -74,7 +81,7 @@ class UnrollStore {
     if (spec_.store_logits) {
       SEEDRL_REQUIRE(step.logits != nullptr,
                      "UnrollStore: the spec stores the behaviour policy but the step has none");
-      std::memcpy(u.logits[t].raw_data(), step.logits,
+      std::memcpy(u.logits.row_data(t), step.logits,
                   static_cast<std::size_t>(spec_.behaviour_size()) * sizeof(float));
     }
     u.slot = slot;
@@ -84,15 +91,17 @@ class UnrollStore {
     std::unique_ptr<Unroll> done = std::move(s.current);
     s.current = Unroll::allocate(spec_);
     const std::int64_t from = spec_.length - spec_.overlap;
-    for (std::int64_t i = 0; i < spec_.overlap; ++i) {
-      s.current->observations[i].copy_from(done->observations[from + i]);
-      s.current->rewards.data<float>()[i] = done->rewards.data<float>()[from + i];
-      s.current->flags.data<std::uint8_t>()[i] = done->flags.data<std::uint8_t>()[from + i];
-      s.current->actions[i].copy_from(done->actions[from + i]);
-      s.current->policy_versions.data<std::int32_t>()[i] =
-          done->policy_versions.data<std::int32_t>()[from + i];
-      if (spec_.store_logits) s.current->logits[i].copy_from(done->logits[from + i]);
-    }
+    // The overlapping steps are the last rows of every field: one copy per field.
+    auto copy_rows = [&](const Tensor& to, const Tensor& from_tensor) {
+      std::memcpy(to.raw_data(), from_tensor.row_data(from),
+                  static_cast<std::size_t>(spec_.overlap) * from_tensor.row_bytes());
+    };
+    copy_rows(s.current->observations, done->observations);
+    copy_rows(s.current->rewards, done->rewards);
+    copy_rows(s.current->flags, done->flags);
+    copy_rows(s.current->actions, done->actions);
+    copy_rows(s.current->policy_versions, done->policy_versions);
+    if (spec_.store_logits) copy_rows(s.current->logits, done->logits);
     if (spec_.state_size > 0) {
       // The next unroll starts at step `from`: its initial state is the one before that step, and
       // the states before the overlapping steps move to the front.

@@ -62,8 +62,27 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     B::vtrace_loss(t, t, t, t, t, t, 0.0f, 0.0f, v, l, t, t);
   };
 
-  /// One update from these unrolls (all of the learner's UnrollSpec).
+  /// One update from these unrolls (all of the learner's UnrollSpec), in micro-batches over the
+  /// learner's workers when set_workers asked for them.
   LearnerStepStats train_on(std::span<const std::unique_ptr<Unroll>> unrolls) {
+    return this->finish_step(this->template gradients<Learner>(
+        static_cast<std::int64_t>(unrolls.size()),
+        [&](Learner& learner, std::int64_t first, std::int64_t count) {
+          return learner.gradients_of(
+              unrolls.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)));
+        }));
+  }
+
+ protected:
+  // Every term of the loss is a mean over the transitions, so micro-batches combine exactly.
+  bool splits_batches() const override { return true; }
+  std::unique_ptr<Core> make_replica() override {
+    return std::make_unique<Learner>(agent_, this->spec(), unrolls_);
+  }
+
+ private:
+  // The loss of these unrolls and its gradients in this learner's network.
+  typename Core::Gradients gradients_of(std::span<const std::unique_ptr<Unroll>> unrolls) {
     const VTraceAgentOptions& o = agent_.options();
     const auto in = this->stack(unrolls);
     const std::int64_t length = this->spec().length, steps = length - 1,
@@ -91,10 +110,9 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
         actor_critic_loss(target_logits, tr.actions, v.values, targets, o.loss, &tr.mask);
 
     this->backward_policy_value(loss.grad_logits, loss.grad_values);
-    return finish(loss, tr);
+    return result(loss, tr);
   }
 
- private:
   static constexpr MetricInfo kMetrics[] = {
       {"total_loss", Reduce::mean, "loss"}, {"policy_loss"}, {"baseline_loss"}, {"entropy_loss"},
       {"entropy", Reduce::mean, "entropy"},
@@ -103,7 +121,8 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   // Box actions (a Gaussian policy), on the host: the same V-trace targets and actor-critic loss
   // from the log-probabilities of the drawn actions under the learner's policy and the recorded
   // behaviour policy, the gradients chained through the Gaussian.
-  LearnerStepStats train_box(const typename Core::NetworkInputs& in, const Transitions& tr) {
+  typename Core::Gradients train_box(const typename Core::NetworkInputs& in,
+                                     const Transitions& tr) {
     const VTraceAgentOptions& o = agent_.options();
     const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
     const nn::NetworkOutputs& out =
@@ -143,21 +162,26 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     this->network().backward({.mean = device_grad_mean_(grad_mean),
                               .log_std = device_grad_log_std_(grad_log_std),
                               .values = device_grad_values_(grad_values)});
-    return finish(loss, tr);
+    return result(loss, tr);
   }
 
-  // The update after backward, with the loss terms (computed on the host or the device).
+  // What a pass leaves besides the gradients, with the loss terms (computed on the host or the
+  // device): every term is a mean over the transitions.
   template <class Terms>
-  LearnerStepStats finish(const Terms& terms, const Transitions& tr) {
-    const double values[] = {terms.total_loss, terms.policy_loss, terms.baseline_loss,
-                             terms.entropy_loss, terms.mean_entropy};
-    return this->finish_step(values, tr);
+  static typename Core::Gradients result(const Terms& terms, const Transitions& tr) {
+    return {.values = {terms.total_loss, terms.policy_loss, terms.baseline_loss, terms.entropy_loss,
+                       terms.mean_entropy},
+            .value_weights = {},
+            .weight = static_cast<double>(tr.count),
+            .transitions = tr.count,
+            .policy_lag = tr.policy_lag};
   }
 
   // The step with V-trace and the loss on the backend's device. A member template, so that the
   // library's explicit instantiation for the CPU backend leaves it out.
   template <int = 0>
-  LearnerStepStats train_on_device(const typename Core::NetworkInputs& in, const Transitions& tr) {
+  typename Core::Gradients train_on_device(const typename Core::NetworkInputs& in,
+                                           const Transitions& tr) {
     const VTraceAgentOptions& o = agent_.options();
     const auto fields = this->device_fields();
     const nn::NetworkOutputs& out =
@@ -170,7 +194,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                                       fields.rewards, fields.flags, o.discount, o.max_abs_reward,
                                       o.vtrace, o.loss, grad_logits, grad_values);
     this->network().backward({.logits = grad_logits, .values = grad_values});
-    return finish(terms, tr);
+    return result(terms, tr);
   }
 
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
