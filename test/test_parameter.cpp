@@ -72,6 +72,31 @@ TEST_CASE("ParameterStore: the same seed gives the same values; copy_values_from
                        doctest::Contains("'w' [4, 8] here but 'w' [8, 4] there"), Error);
 }
 
+TEST_CASE("ParameterStore: alias_values reads the other store's memory through its own handle") {
+  auto build = [](ParameterStore& s, std::uint64_t seed) {
+    s.add("w", {8, 4}, Init::fan_in_uniform(), 4, 8);
+    s.add("v", {4}, Init::uniform(0.5), 4, 4);
+    s.finalize(seed);
+  };
+  ParameterStore owner, twin;
+  build(owner, 5);
+  build(twin, 6);
+  twin.alias_values(owner);
+  CHECK(twin.values().raw_data() == owner.values().raw_data());
+  CHECK(twin.find("v").value.raw_data() == owner.find("v").value.raw_data());
+  // No reference count in common: two threads' tensor copies never touch one cache line.
+  CHECK_FALSE(twin.values().shares_storage_with(owner.values()));
+  CHECK_FALSE(twin.find("w").value.shares_storage_with(owner.find("w").value));
+  // One set of values and one version counter; separate gradients.
+  const auto version = owner.version();
+  owner.find("v").value.data<float>()[2] = 7.0f;
+  owner.bump_version();
+  CHECK(twin.find("v").value.data<float>()[2] == 7.0f);
+  CHECK(twin.version() == owner.version());
+  CHECK(twin.version() > version);
+  CHECK(twin.grads().raw_data() != owner.grads().raw_data());
+}
+
 TEST_CASE("Init: uniform bounds and variance follow the named scheme") {
   seedrl::Rng rng(3);
   std::vector<float> w(64 * 256);

@@ -55,6 +55,22 @@ TEST_CASE("Tensor: a time step of a [T, B, ...] batch is a view, not a copy") {
   CHECK(batch[3][1].data<float>()[0] == 20.0f);
 }
 
+TEST_CASE("Tensor: row_data is the address operator[] views, checked like it") {
+  Tensor batch = Tensor::empty({4, 3, 2});
+  for (int i = 0; i < 24; ++i) batch.data<float>()[i] = static_cast<float>(i);
+  CHECK(batch.row_bytes() == 6 * sizeof(float));
+  for (std::int64_t t = 0; t < 4; ++t) {
+    CHECK(batch.row_data(t) == batch[t].raw_data());
+    CHECK(batch.row_data<float>(t) == batch[t].data<float>());
+    CHECK(batch.row_data<float>(t)[0] == static_cast<float>(6 * t));
+  }
+  const Tensor step = batch[2];  // a view's rows are its own
+  CHECK(step.row_data<float>(1)[0] == 14.0f);
+  CHECK_THROWS_WITH_AS(batch.row_data(4), doctest::Contains("out of range"), Error);
+  CHECK_THROWS_WITH_AS(batch.row_data(-1), doctest::Contains("out of range"), Error);
+  CHECK_THROWS_WITH_AS(batch.row_data<std::int32_t>(0), doctest::Contains("elements are"), Error);
+}
+
 TEST_CASE("Tensor: slice, reshape, clone and copy_from") {
   Tensor t = Tensor::from_values<float>({3, 2}, {1, 2, 3, 4, 5, 6});
   const Tensor rows = t.slice(1, 3);

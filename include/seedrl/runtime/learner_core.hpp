@@ -345,8 +345,10 @@ class LearnerCore {
     const Tensor& grads = network_.parameters().grads();
     while (part_grads_.size() < static_cast<std::size_t>(parts))
       part_grads_.emplace_back(B::device);
-    std::vector<Gradients> results(static_cast<std::size_t>(parts));
-    std::vector<Tensor> sums(static_cast<std::size_t>(parts));
+    std::vector<Gradients>& results = part_results_;
+    std::vector<Tensor>& sums = part_sums_;
+    results.resize(static_cast<std::size_t>(parts));
+    sums.resize(static_cast<std::size_t>(parts));
     auto part = [&](std::int64_t i, int worker) {
       LearnerCore& learner = worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
       const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
@@ -455,6 +457,8 @@ class LearnerCore {
   std::vector<std::unique_ptr<LearnerCore>> replicas_;
   std::unique_ptr<WorkerTeam> team_;
   std::vector<ScratchBuffer> part_grads_;
+  std::vector<Gradients> part_results_;  // per micro-batch, kept between steps
+  std::vector<Tensor> part_sums_;
 
   UnrollBatch batch_;
   ScratchBuffer resets_, grad_logits_, grad_values_;
