@@ -8,7 +8,7 @@
 //            forward  the network on the learner's newest values: on the CPU a private copy,
 //                     refreshed under SharedParameters' read lock (one memcpy) whenever the
 //                     learner's parameters moved, so the forward holds no lock and never reads
-//                     memory the learner is writing (sharing it cost the MinAtar pipeline 14%,
+//                     memory the learner is writing (sharing it cost the MinAtar pipeline 13%,
 //                     docs/performance.md); on a GPU the learner's values in place, under the lock
 //            select   Agent::select_actions (box actions: Agent::select_box_actions, then
 //                     clipped to the environment's bounds)
@@ -397,16 +397,17 @@ class InferenceServer final : public InferenceEndpoint {
         }
         version_ = published_version();
       }
-      outputs_ = &host_outputs_(
-          network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+      run_network();
     } else {
       SharedParameters::ReadGuard guard(parameters_);
       version_ = published_version();
-      outputs_ = &host_outputs_(
-          network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+      run_network();
     }
   }
-
+  void run_network() {
+    outputs_ = &host_outputs_(
+        network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+  }
   std::int32_t published_version() const {
     return static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
   }
