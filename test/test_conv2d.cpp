@@ -64,6 +64,13 @@ TEST_CASE("Conv2d: forward and backward match the reference and finite differenc
   check_conv({1, 12, 12, 2, 4, 8, 4, 0}, true, nn::Activation::relu, 5);
 }
 
+TEST_CASE("Conv2d: few input channels into one block of 8 or 16 outputs match the reference") {
+  // The layer runs these on oneDNN's planar-input kernel over a transposed copy of the input.
+  check_conv({3, 10, 10, 4, 16, 3, 1, 0}, true, nn::Activation::relu, 6);  // MinAtar's first layer
+  check_conv({2, 6, 6, 10, 16, 3, 1, 1}, false, nn::Activation::relu, 7);
+  check_conv({2, 7, 9, 3, 8, 3, 2, 1}, true, nn::Activation::none, 8);
+}
+
 TEST_CASE("Conv2d: a first layer computes no input gradient but all weight gradients") {
   nn::ParameterStore store;
   cpu::Conv2d layer(store, "conv", {2, 3, 3});

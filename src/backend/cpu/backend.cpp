@@ -6,6 +6,7 @@
 #include <array>
 
 #include "../tensor_args.hpp"
+#include "element_loops.hpp"
 #include "seedrl/core/float_mode.hpp"
 
 namespace seedrl::cpu {
@@ -17,14 +18,9 @@ constexpr Device kDevice = Device::cpu;
 using backend::f32_on;
 using backend::f32_same_size;
 
-// body(i) for i in [0, n), vectorised, and in parallel when n is large enough to pay for it.
-// Every thread works on its own copy of `body` (firstprivate): a copy whose address never
-// escapes cannot be changed by the loop's stores through the captured pointers, so its captures
-// stay in registers and the loop vectorises (with the shared original it stayed scalar).
 template <class F>
-void for_each_index(std::int64_t n, F body) {
-#pragma omp parallel for simd schedule(static) firstprivate(body) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) body(i);
+void for_each_index(std::int64_t n, const F& body) {
+  detail::for_each_index(n, kParallelThreshold, body);
 }
 
 }  // namespace
@@ -45,15 +41,14 @@ int num_threads() {
 double Backend::sum_of_squares(const Tensor& x) {
   const float* p = f32_on(kDevice, x, "sum_of_squares");
   const std::int64_t n = x.numel();
-  double total = 0.0;
-#pragma omp parallel for simd reduction(+ : total) schedule(static) if (n > kParallelThreshold)
-  for (std::int64_t i = 0; i < n; ++i) total += static_cast<double>(p[i]) * p[i];
-  return total;
+  return detail::sum_over_indices(n, kParallelThreshold, [p](std::int64_t i) {
+    return static_cast<double>(p[i]) * static_cast<double>(p[i]);
+  });
 }
 
 void Backend::scale(const Tensor& x, float factor) {
   float* p = f32_on(kDevice, x, "scale");
-  for_each_index(x.numel(), [&](std::int64_t i) { p[i] *= factor; });
+  for_each_index(x.numel(), [p, factor](std::int64_t i) { p[i] *= factor; });
 }
 
 void Backend::add_to(const Tensor& dst, const Tensor& src) {

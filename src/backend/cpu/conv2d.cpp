@@ -3,6 +3,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "../layer_definitions.hpp"
 #include "dnnl_util.hpp"
@@ -19,9 +20,15 @@ template <>
 struct Conv2dKernels<Device::cpu> : Conv2dState {
   struct Primitives {
     memory::desc src, plain_weights, bias, dst;
+    // The NHWC forward: the hint for the backward passes, whose activations are NHWC.
+    convolution_forward::primitive_desc nhwc_pd;
+    // The forward that runs: `nhwc_pd`, or the planar-input kernel (see planar_forward).
     convolution_forward::primitive_desc forward_pd;
     convolution_forward forward;
     PackedWeights forward_weights;
+    // Planar forward only: its descriptors, and the reorder of the NHWC input into NCHW.
+    std::optional<memory::desc> planar_src, planar_dst;
+    std::optional<dnnl::reorder> to_planar;
     // Backward weights: gradient in oneDNN's layout, unpacked into the store's plain layout.
     std::optional<convolution_backward_weights::primitive_desc> backward_weights_pd;
     std::optional<convolution_backward_weights> backward_weights;
@@ -37,7 +44,7 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
 
   std::map<std::array<std::int64_t, 3>, Primitives> cache;
   Primitives* last = nullptr;
-  Buffer output_buffer, grad_input_buffer, masked_grad_buffer, scratch;
+  Buffer output_buffer, grad_input_buffer, masked_grad_buffer, planar_input_buffer, scratch;
 
   memory::dims strides() const { return {options.stride, options.stride}; }
   memory::dims padding() const { return {options.padding, options.padding}; }
@@ -69,14 +76,24 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
                             dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                             src, any_weights, dst, strides(), padding(), padding());
       convolution_forward::primitive_desc pd(desc, attr, engine());
+      std::optional<memory::desc> planar_src, planar_dst;
+      std::optional<convolution_forward::primitive_desc> planar =
+          planar_forward(src, dst, bias_md, attr, planar_src, planar_dst);
+      const convolution_forward::primitive_desc& run = planar ? *planar : pd;
+      std::optional<dnnl::reorder> to_planar;
+      if (planar) to_planar.emplace(reorder::primitive_desc(engine(), src, engine(), *planar_src));
       return cache
           .emplace(key, Primitives{src,
                                    plain_weights,
                                    bias_md,
                                    dst,
                                    pd,
-                                   convolution_forward(pd),
-                                   PackedWeights(pd.weights_desc(), plain_weights),
+                                   run,
+                                   convolution_forward(run),
+                                   PackedWeights(run.weights_desc(), plain_weights),
+                                   planar_src,
+                                   planar_dst,
+                                   std::move(to_planar),
                                    {},
                                    {},
                                    {},
@@ -90,6 +107,48 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
     });
   }
 
+  // oneDNN's kernel for convolutions with few input channels (a network's first layer) reads a
+  // planar NCHW input and writes channel blocks of 16 (AVX-512) or 8 (AVX2). With exactly one
+  // block of output channels, that blocked output is NHWC byte for byte, so the layer can run it
+  // on a transposed copy of its input and hand on the output as it is: measured 2x faster than
+  // the NHWC kernel for MinAtar's 3x3 convolution from 4 channels to 16 (batch 168: 198 us
+  // against 95 + 13 for the transpose). Taken only when it is not oneDNN's reference kernel.
+  std::optional<convolution_forward::primitive_desc> planar_forward(
+      const memory::desc& src, const memory::desc& dst, const memory::desc& bias_md,
+      const dnnl::primitive_attr& attr, std::optional<memory::desc>& planar_src,
+      std::optional<memory::desc>& planar_dst) const {
+    if (options.in_channels >= 16) return std::nullopt;
+    Tag blocked;
+    if (options.out_channels == 16) {
+      blocked = Tag::aBcd16b;
+    } else if (options.out_channels == 8) {
+      blocked = Tag::aBcd8b;
+    } else {
+      return std::nullopt;
+    }
+    const memory::desc in(src.dims(), DataType::f32, Tag::nchw);
+    const memory::desc out(dst.dims(), DataType::f32, blocked);
+    const memory::desc any_weights(
+        {options.out_channels, options.in_channels, options.kernel, options.kernel}, DataType::f32,
+        Tag::any);
+    auto desc = options.bias
+                    ? convolution_forward::desc(
+                          dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                          in, any_weights, bias_md, out, strides(), padding(), padding())
+                    : convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                dnnl::algorithm::convolution_direct, in,
+                                                any_weights, out, strides(), padding(), padding());
+    try {
+      convolution_forward::primitive_desc pd(desc, attr, engine());
+      if (std::string_view(pd.impl_info_str()).starts_with("ref")) return std::nullopt;
+      planar_src = in;
+      planar_dst = out;
+      return pd;
+    } catch (const dnnl::error&) {
+      return std::nullopt;  // no implementation for this layout here: the NHWC kernel runs
+    }
+  }
+
   void make_backward_weights(Primitives& p) {
     const memory::desc any_weights(p.plain_weights.dims(), DataType::f32, Tag::any);
     auto desc = options.bias
@@ -99,7 +158,7 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
                     : convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, p.src,
                                                          any_weights, p.dst, strides(), padding(),
                                                          padding());
-    const auto& pd = p.backward_weights_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
+    const auto& pd = p.backward_weights_pd.emplace(desc, user_scratchpad(), engine(), p.nhwc_pd);
     SEEDRL_REQUIRE(pd.src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
                    ": oneDNN chose a non-NHWC layout for the backward-weights activations");
     p.backward_weights.emplace(pd);
@@ -115,7 +174,7 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
     const memory::desc any_weights(p.plain_weights.dims(), DataType::f32, Tag::any);
     convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, p.src, any_weights,
                                          p.dst, strides(), padding(), padding());
-    const auto& pd = p.backward_data_pd.emplace(desc, user_scratchpad(), engine(), p.forward_pd);
+    const auto& pd = p.backward_data_pd.emplace(desc, user_scratchpad(), engine(), p.nhwc_pd);
     SEEDRL_REQUIRE(pd.diff_src_desc() == p.src && pd.diff_dst_desc() == p.dst, name,
                    ": oneDNN chose a non-NHWC layout for the backward-data activations");
     p.backward_data.emplace(pd);
@@ -135,10 +194,16 @@ Tensor Conv2dKernels<Device::cpu>::forward(const Tensor& input, const Shape& out
   guarded(s.name, "forward", [&] {
     const memory weights = p.forward_weights.refresh(wrap(p.plain_weights, s.weight->value),
                                                      s.weight->version(), s.scratch);
+    memory src = wrap(p.src, input);
+    if (p.to_planar) {
+      memory planar(*p.planar_src, engine(), s.planar_input_buffer.view(input.shape()).raw_data());
+      p.to_planar->execute(stream(), src, planar);
+      src = planar;
+    }
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, wrap(p.src, input)},
+        {DNNL_ARG_SRC, src},
         {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, wrap(p.dst, output)},
+        {DNNL_ARG_DST, wrap(p.planar_dst ? *p.planar_dst : p.dst, output)},
         {DNNL_ARG_SCRATCHPAD, scratchpad(s.scratch, p.forward_pd)}};
     if (s.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, s.bias->value));
     p.forward.execute(stream(), args);

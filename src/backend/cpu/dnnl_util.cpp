@@ -1,6 +1,6 @@
 #include "dnnl_util.hpp"
 
-#include <omp.h>
+#include "element_loops.hpp"
 
 namespace seedrl::cpu::detail {
 
@@ -30,13 +30,19 @@ void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, st
 }
 
 void relu_backward(const float* output, const float* grad, float* result, std::int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (std::int64_t i = 0; i < n; ++i) result[i] = output[i] > 0.0f ? grad[i] : 0.0f;
+  // Both loads are unconditional so that the select compiles to a vector blend: with `grad[i]`
+  // read only where the output is positive, GCC kept a scalar loop with a branch per element that
+  // mispredicted on about half of a ReLU's outputs (13% of the MinAtar learner step).
+  for_each_index(n, kElementParallelThreshold, [output, grad, result](std::int64_t i) {
+    const float g = grad[i];
+    result[i] = output[i] > 0.0f ? g : 0.0f;
+  });
 }
 
 void tanh_backward(const float* output, const float* grad, float* result, std::int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (std::int64_t i = 0; i < n; ++i) result[i] = grad[i] * (1.0f - output[i] * output[i]);
+  for_each_index(n, kElementParallelThreshold, [output, grad, result](std::int64_t i) {
+    result[i] = grad[i] * (1.0f - output[i] * output[i]);
+  });
 }
 
 }  // namespace seedrl::cpu::detail

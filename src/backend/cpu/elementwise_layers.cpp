@@ -6,6 +6,7 @@
 
 #include "../layer_definitions.hpp"
 #include "dnnl_util.hpp"
+#include "element_loops.hpp"
 
 namespace seedrl::backend {
 
@@ -25,8 +26,8 @@ Tensor ReluKernels<Device::cpu>::forward(const Tensor& input) {
   const float* x = input.data<float>();
   float* y = output.data<float>();
   const std::int64_t n = input.numel();
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  for_each_index(n, kElementParallelThreshold,
+                 [x, y](std::int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
   return output;
 }
 
