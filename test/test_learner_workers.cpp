@@ -54,10 +54,14 @@ double metric(const LearnerStepStats& s, std::string_view name) {
 
 }  // namespace
 
-TEST_CASE("WorkerTeam: every task runs once, on all its threads at the same time") {
-  WorkerTeam team(2, "seedrl-test");
+// Every task runs once, on all the team's threads at the same time; with polling helpers too,
+// which must still see every job, sleep once their polling time is over, and stop with the team.
+void check_team(bool polling) {
+  CAPTURE(polling);
+  WorkerTeam team(2, "seedrl-test", {}, std::chrono::microseconds(polling ? 2000 : 0));
   REQUIRE(team.threads() == 2);
   for (int round = 0; round < 3; ++round) {  // the helpers serve job after job
+    if (polling && round == 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::vector<std::atomic<int>> runs(100);
     team.run(100, [&](std::int64_t i, int worker) {
       CHECK((worker == 0 || worker == 1));
@@ -85,6 +89,11 @@ TEST_CASE("WorkerTeam: every task runs once, on all its threads at the same time
   CHECK(workers == std::set<int>{0, 1});
   CHECK(threads.size() == 2);
   CHECK(threads.count(std::this_thread::get_id()) == 1);  // the caller is worker 0
+}
+
+TEST_CASE("WorkerTeam: every task runs once, on all its threads at the same time") {
+  check_team(false);
+  check_team(true);
 }
 
 TEST_CASE("WorkerTeam: a task's exception comes out of run() after every task ran") {
@@ -126,6 +135,8 @@ TEST_CASE("WorkerTeam: helpers compute in the caller's float mode; a team of one
   });
   CHECK(threads == std::set<std::thread::id>{std::this_thread::get_id()});
   CHECK_THROWS_WITH_AS(WorkerTeam(0), doctest::Contains("threads must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(WorkerTeam(2, "seedrl-test", {}, std::chrono::microseconds(-1)),
+                       doctest::Contains("poll must be >= 0 microseconds, got -1"), Error);
 }
 
 TEST_CASE("V-trace learner: micro-batches give the whole batch's update; workers change no bit") {

@@ -2,8 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/random.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/optimizer.hpp"
@@ -114,6 +117,48 @@ TEST_CASE("make_optimizer builds the named kind; step bumps the store version") 
     const auto version = f.store.version();
     opt->step(0.01f);
     CHECK(f.store.version() == version + 1);
+  }
+}
+
+TEST_CASE("An update split into ranges (the learner's workers) gives the same bits as a whole") {
+  // 5000 elements in uneven ranges, each range on its own thread at the same time.
+  auto make_store = [](nn::ParameterStore& store) {
+    store.add("w", {5000}, nn::Init::uniform(1.0), 1, 1);
+    store.finalize(3);
+    Rng rng(11);
+    float* g = store.grads().data<float>();
+    for (std::int64_t i = 0; i < store.flat_size(); ++i)
+      g[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
+  };
+  const nn::Optimizer::Splitter split = [](std::int64_t n, const nn::Optimizer::Range& range) {
+    const std::int64_t cuts[] = {0, 7, 2048, 2049, 4096, n};
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k + 1 < std::size(cuts); ++k)
+      threads.emplace_back([&range, &cuts, k] { range(cuts[k], cuts[k + 1]); });
+    for (std::thread& t : threads) t.join();
+  };
+  for (const nn::OptimizerKind kind :
+       {nn::OptimizerKind::adam, nn::OptimizerKind::rmsprop, nn::OptimizerKind::sgd}) {
+    CAPTURE(static_cast<int>(kind));
+    nn::ParameterStore whole_store, split_store;
+    make_store(whole_store);
+    make_store(split_store);
+    nn::OptimizerConfig config;
+    config.kind = kind;
+    config.sgd.momentum = 0.9f;
+    auto whole = nn::make_optimizer<Backend>(whole_store, config);
+    auto parts = nn::make_optimizer<Backend>(split_store, config);
+    for (int step = 0; step < 3; ++step) {
+      whole->step(0.01f);
+      parts->step(0.01f, split);
+    }
+    const float* a = whole_store.values().data<float>();
+    const float* b = split_store.values().data<float>();
+    std::int64_t differing = 0;
+    for (std::int64_t i = 0; i < whole_store.flat_size(); ++i) differing += a[i] != b[i];
+    CHECK(differing == 0);
+    CHECK(split_store.version() == whole_store.version());
+    CHECK(parts->steps() == 3);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,12 +81,25 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  /// One update of every parameter from the store's gradients; bumps the store's version.
-  void step(float learning_rate) {
+  /// Runs range(begin, end) over disjoint ranges covering [0, n), possibly on several threads at
+  /// once, and returns when every range is done (LearnerCore's workers share the update this way).
+  using Range = std::function<void(std::int64_t begin, std::int64_t end)>;
+  using Splitter = std::function<void(std::int64_t n, const Range& range)>;
+
+  /// One update of every parameter from the store's gradients; bumps the store's version. Every
+  /// rule is element-wise, so a `split` over threads changes no bit of the result.
+  void step(float learning_rate, const Splitter& split = {}) {
     SEEDRL_REQUIRE(std::isfinite(learning_rate) && learning_rate >= 0.0f, name(),
                    ": learning rate must be finite and >= 0, got ", learning_rate);
     ++steps_;
-    apply(learning_rate);
+    const std::int64_t n = store_.flat_size();
+    if (split) {
+      split(n, [this, learning_rate](std::int64_t begin, std::int64_t end) {
+        apply(learning_rate, begin, end);
+      });
+    } else {
+      apply(learning_rate, 0, n);
+    }
     store_.bump_version();
   }
 
@@ -107,7 +121,13 @@ class Optimizer {
   Tensor new_slot() const {
     return Tensor::zeros({store_.flat_size()}, DType::f32, store_.device());
   }
-  virtual void apply(float learning_rate) = 0;
+  /// Updates elements [begin, end) of the flat parameters and this optimizer's state (called for
+  /// disjoint ranges, perhaps at the same time from several threads).
+  virtual void apply(float learning_rate, std::int64_t begin, std::int64_t end) = 0;
+  /// Elements [begin, end) of a flat tensor (the store's values or grads, or a slot).
+  static Tensor range(const Tensor& flat, std::int64_t begin, std::int64_t end) {
+    return flat.slice(begin, end);
+  }
 
   ParameterStore& store_;
   std::int64_t steps_ = 0;
@@ -124,7 +144,7 @@ class Adam final : public Optimizer {
   std::vector<OptimizerSlot> slots() const override { return {{"adam.m", m_}, {"adam.v", v_}}; }
 
  private:
-  void apply(float learning_rate) override {
+  void apply(float learning_rate, std::int64_t begin, std::int64_t end) override {
     const double t = static_cast<double>(steps_);
     const AdamStep step{learning_rate,
                         options_.beta1,
@@ -132,7 +152,8 @@ class Adam final : public Optimizer {
                         options_.epsilon,
                         static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta1), t)),
                         static_cast<float>(1.0 - std::pow(static_cast<double>(options_.beta2), t))};
-    B::adam_update(store_.values(), store_.grads(), m_, v_, step);
+    B::adam_update(range(store_.values(), begin, end), range(store_.grads(), begin, end),
+                   range(m_, begin, end), range(v_, begin, end), step);
   }
 
   AdamOptions options_;
@@ -158,10 +179,12 @@ class RmsProp final : public Optimizer {
   }
 
  private:
-  void apply(float learning_rate) override {
+  void apply(float learning_rate, std::int64_t begin, std::int64_t end) override {
     const RmsPropStep step{learning_rate,    options_.decay,    options_.momentum,
                            options_.epsilon, options_.centered, options_.epsilon_inside_sqrt};
-    B::rmsprop_update(store_.values(), store_.grads(), mean_square_, mean_grad_, momentum_, step);
+    B::rmsprop_update(range(store_.values(), begin, end), range(store_.grads(), begin, end),
+                      range(mean_square_, begin, end), range(mean_grad_, begin, end),
+                      range(momentum_, begin, end), step);
   }
 
   RmsPropOptions options_;
@@ -179,9 +202,9 @@ class Sgd final : public Optimizer {
   std::vector<OptimizerSlot> slots() const override { return {{"sgd.momentum", buffer_}}; }
 
  private:
-  void apply(float learning_rate) override {
-    B::sgd_update(store_.values(), store_.grads(), buffer_,
-                  SgdStep{learning_rate, options_.momentum});
+  void apply(float learning_rate, std::int64_t begin, std::int64_t end) override {
+    B::sgd_update(range(store_.values(), begin, end), range(store_.grads(), begin, end),
+                  range(buffer_, begin, end), SgdStep{learning_rate, options_.momentum});
   }
 
   SgdOptions options_;

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -162,12 +163,26 @@ class LearnerCore {
     }
     team_.reset();
     if (workers > 1)
-      team_ = std::make_unique<WorkerTeam>(workers, "seedrl-learner", [] {
-        if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
-        // The helpers take only what inference and the actors leave free: at normal priority
-        // they delayed inference and the pipeline lost more than it gained (docs/performance.md).
-        set_background_priority();
-      });
+      team_ = std::make_unique<WorkerTeam>(
+          workers, "seedrl-learner",
+          [] {
+            if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+            // The helpers take only what inference and the actors leave free: at normal priority
+            // they delayed inference and the pipeline lost more than it gained
+            // (docs/performance.md).
+            set_background_priority();
+          },
+          kWorkerPoll);
+    // The optimizer's element-wise update in blocks of whole vectors, shared by the workers.
+    optimizer_split_ = nullptr;
+    if (team_) {
+      optimizer_split_ = [this](std::int64_t n, const nn::Optimizer::Range& range) {
+        constexpr std::int64_t kBlock = 16384;
+        team_->run((n + kBlock - 1) / kBlock, [&](std::int64_t b, int /*worker*/) {
+          range(b * kBlock, std::min(n, (b + 1) * kBlock));
+        });
+      };
+    }
     micro_batches_ = micro_batches;
   }
   int workers() const { return static_cast<int>(replicas_.size()) + 1; }
@@ -295,7 +310,7 @@ class LearnerCore {
       ++skipped_;
     } else {
       SharedParameters::WriteGuard guard(shared_);
-      optimizer_->step(static_cast<float>(learning_rate));
+      optimizer_->step(static_cast<float>(learning_rate), optimizer_split_);
       ++steps_;
       shared_.publish(steps_);
       after_update();
@@ -332,6 +347,12 @@ class LearnerCore {
   virtual bool splits_batches() const { return false; }
   virtual std::unique_ptr<LearnerCore> make_replica() { return nullptr; }
 
+  // Backends with a host-memory weighted sum (the CPU backend) combine micro-batches in place.
+  static constexpr bool kFusedGradientSum =
+      requires(float* out, std::span<const float* const> parts, std::span<const float> weights) {
+    B::weighted_sum(out, parts, weights, 1.0f, std::int64_t{0}, std::int64_t{0});
+  };
+
   /// The gradients of a batch of `count` items (unrolls, sequences) in network().parameters():
   /// `pass(learner, first, n)` computes those of items [first, first + n) in `learner`'s network
   /// (this one, or a worker's replica: a Derived made by make_replica) and returns the rest. One
@@ -349,20 +370,33 @@ class LearnerCore {
     std::vector<Tensor>& sums = part_sums_;
     results.resize(static_cast<std::size_t>(parts));
     sums.resize(static_cast<std::size_t>(parts));
+    // CPU: a micro-batch's gradients stay in its worker's own buffer, and are copied out only when
+    // that worker starts another micro-batch (pending: its last one, per worker).
+    part_owner_.assign(static_cast<std::size_t>(parts), 0);
+    part_copied_.assign(static_cast<std::size_t>(parts), 0);
+    worker_pending_.assign(static_cast<std::size_t>(workers()), -1);
     auto part = [&](std::int64_t i, int worker) {
       LearnerCore& learner = worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
-      const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
-      Gradients& r = results[static_cast<std::size_t>(i)];
-      r = pass(static_cast<Derived&>(learner), first, last - first);
-      const Tensor sum = part_grads_[static_cast<std::size_t>(i)].view(grads.shape());
       const Tensor& own = learner.network_.parameters().grads();
-      if constexpr (B::device == Device::cpu) {
-        sum.flat<float>() = own.flat<float>() * static_cast<float>(r.weight);  // one pass
+      const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
+      if constexpr (kFusedGradientSum) {
+        std::int64_t& pending = worker_pending_[static_cast<std::size_t>(worker)];
+        if (pending >= 0) {
+          part_grads_[static_cast<std::size_t>(pending)].view(grads.shape()).copy_from(own);
+          part_copied_[static_cast<std::size_t>(pending)] = 1;
+        }
+        results[static_cast<std::size_t>(i)] =
+            pass(static_cast<Derived&>(learner), first, last - first);
+        part_owner_[static_cast<std::size_t>(i)] = worker;
+        pending = i;
       } else {
+        Gradients& r = results[static_cast<std::size_t>(i)];
+        r = pass(static_cast<Derived&>(learner), first, last - first);
+        const Tensor sum = part_grads_[static_cast<std::size_t>(i)].view(grads.shape());
         sum.copy_from(own);
         B::scale(sum, static_cast<float>(r.weight));
+        sums[static_cast<std::size_t>(i)] = sum;
       }
-      sums[static_cast<std::size_t>(i)] = sum;
     };
     if (team_) {
       team_->run(parts, part);
@@ -372,19 +406,31 @@ class LearnerCore {
     // Sum in micro-batch order, weighted: the whole batch's mean.
     Gradients total = combine(results);
     const float scale = total.weight > 0.0 ? static_cast<float>(1.0 / total.weight) : 1.0f;
-    if constexpr (B::device == Device::cpu) {
-      // Block by block, so that each block of the sum stays in cache: one pass over memory.
+    if constexpr (kFusedGradientSum) {
+      std::vector<const float*>& sources = part_sources_;
+      std::vector<float>& weights = part_weights_;
+      sources.resize(static_cast<std::size_t>(parts));
+      weights.resize(static_cast<std::size_t>(parts));
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const int owner = part_owner_[i];
+        LearnerCore& learner = owner == 0 ? *this : *replicas_[static_cast<std::size_t>(owner - 1)];
+        sources[i] = part_copied_[i] ? part_grads_[i].view(grads.shape()).template data<float>()
+                                     : learner.network_.parameters().grads().template data<float>();
+        weights[i] = static_cast<float>(results[i].weight);
+      }
+      // Element-wise, so the workers share it by blocks (fixed, whole vectors: the same bits for
+      // any thread count); `grads` may be one of the sources.
       constexpr std::int64_t kBlock = 8192;
       const std::int64_t n = grads.numel();
-      float* out = grads.data<float>();
-      for (std::int64_t begin = 0; begin < n; begin += kBlock) {
-        const std::int64_t size = std::min(kBlock, n - begin);
-        Eigen::Map<Eigen::ArrayXf> block(out + begin, size);
-        block = Eigen::Map<const Eigen::ArrayXf>(sums[0].data<float>() + begin, size);
-        for (std::int64_t i = 1; i < parts; ++i)
-          block += Eigen::Map<const Eigen::ArrayXf>(
-              sums[static_cast<std::size_t>(i)].data<float>() + begin, size);
-        block *= scale;
+      float* out = grads.template data<float>();
+      auto sum_block = [&](std::int64_t b, int /*worker*/) {
+        B::weighted_sum(out, sources, weights, scale, b * kBlock, std::min(n, (b + 1) * kBlock));
+      };
+      const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+      if (team_) {
+        team_->run(blocks, sum_block);
+      } else {
+        for (std::int64_t b = 0; b < blocks; ++b) sum_block(b, 0);
       }
     } else {
       grads.copy_from(sums[0]);
@@ -456,9 +502,19 @@ class LearnerCore {
   int micro_batches_ = 1;
   std::vector<std::unique_ptr<LearnerCore>> replicas_;
   std::unique_ptr<WorkerTeam> team_;
+  nn::Optimizer::Splitter optimizer_split_;  // over team_, when there is one
+  // How long idle workers poll before they sleep (WorkerTeam): a step's parts follow each other
+  // within microseconds, and waking a sleeping thread cost more than a micro-batch gained
+  // (V-trace MinAtar, 2 workers: 7.2 us per frame with sleeping helpers, 6.0 polling).
+  static constexpr std::chrono::microseconds kWorkerPoll{2000};
   std::vector<ScratchBuffer> part_grads_;
-  std::vector<Gradients> part_results_;  // per micro-batch, kept between steps
-  std::vector<Tensor> part_sums_;
+  std::vector<Gradients> part_results_;       // per micro-batch, kept between steps
+  std::vector<Tensor> part_sums_;             // GPU: each micro-batch's weighted copy
+  std::vector<int> part_owner_;               // CPU: the worker that computed it
+  std::vector<char> part_copied_;             // CPU: moved out of the worker's buffer
+  std::vector<std::int64_t> worker_pending_;  // CPU: per worker, its last micro-batch
+  std::vector<const float*> part_sources_;    // CPU: where each one's gradients are
+  std::vector<float> part_weights_;
 
   UnrollBatch batch_;
   ScratchBuffer resets_, grad_logits_, grad_values_;

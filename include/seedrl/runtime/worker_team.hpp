@@ -10,6 +10,14 @@
 // fewer tasks, and no thread waits on a helper that has not woken up yet (a helper that wakes after
 // the last task was claimed finds nothing to do; the caller waits for tasks, not for threads).
 //
+// Polling (`poll`, off by default): a thread that sleeps on a condition variable takes tens to
+// hundreds of microseconds to run again once woken on a virtual machine (the idle vCPU is halted),
+// which on the learner's 1 - 2 ms steps cost as much as the second thread gained. With `poll` > 0
+// an idle helper polls for the next job for that long before it sleeps, and the caller polls for
+// the other threads' last tasks as long (yielding its core between polls) before it sleeps. Meant
+// for helpers at background priority (core/thread_priority.hpp), whose polling only uses cycles
+// no other thread wants.
+//
 // Errors: every task runs even when one throws; run() rethrows the first exception once the job is
 // over. Float mode: helpers take the caller's denormal mode (core/float_mode.hpp) at every job.
 //
@@ -18,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -42,9 +51,15 @@ class WorkerTeam {
   /// A team of `threads` (>= 1): the caller of run() and threads - 1 helpers named
   /// "<name><worker>" (at most 15 characters are kept), each calling `on_start` once first (e.g.
   /// to size its compute-library thread team).
+  /// `threads` in all (the caller and threads - 1 helpers named name1, name2, ...); `on_start`
+  /// runs first on every helper; `poll`: see the top.
   explicit WorkerTeam(int threads, std::string name = "seedrl-worker",
-                      std::function<void()> on_start = {}) {
+                      std::function<void()> on_start = {},
+                      std::chrono::microseconds poll = std::chrono::microseconds{0})
+      : poll_(poll) {
     SEEDRL_REQUIRE(threads >= 1, "WorkerTeam: threads must be >= 1, got ", threads);
+    SEEDRL_REQUIRE(poll.count() >= 0, "WorkerTeam: poll must be >= 0 microseconds, got ",
+                   poll.count());
     helpers_.reserve(static_cast<std::size_t>(threads - 1));
     for (int worker = 1; worker < threads; ++worker)
       helpers_.emplace_back([this, worker, name, on_start] {
@@ -58,6 +73,7 @@ class WorkerTeam {
     {
       MutexLock lock(mutex_);
       stopping_ = true;
+      stopping_flag_.store(true);
       wake_.notify_all();
     }
     for (std::thread& helper : helpers_) helper.join();
@@ -78,11 +94,20 @@ class WorkerTeam {
       job_ = job;
       flush_denormals_ = flush_denormals_enabled();
       ++generation_;
+      posted_.store(generation_, std::memory_order_release);
       wake_.notify_all();
     }
     work(*job, 0);
+    if (poll_.count() > 0) {
+      const auto until = std::chrono::steady_clock::now() + poll_;
+      while (job->finished.load(std::memory_order_acquire) < count &&
+             std::chrono::steady_clock::now() < until) {
+        for (int i = 0; i < 64; ++i) pause();
+        std::this_thread::yield();  // a helper that shares this core runs now
+      }
+    }
     MutexLock lock(mutex_);
-    while (job->finished < count) done_.wait(lock);
+    while (job->finished.load() < count) done_.wait(lock);
     job_.reset();
     if (job->error) std::rethrow_exception(job->error);
   }
@@ -93,8 +118,8 @@ class WorkerTeam {
     const Task* task;  // valid while run() waits; only read by a thread that claimed an index
     const std::int64_t count;
     std::atomic<std::int64_t> next{0};
-    std::int64_t finished = 0;  // guarded by the team's mutex_
-    std::exception_ptr error;   // guarded by the team's mutex_
+    std::atomic<std::int64_t> finished{0};  // written under the team's mutex_
+    std::exception_ptr error;               // guarded by the team's mutex_
   };
 
   // Claims and runs tasks of `job` until none is left. A claimed index is below count, so run() is
@@ -109,7 +134,7 @@ class WorkerTeam {
       }
       MutexLock lock(mutex_);
       if (error && !job.error) job.error = error;
-      if (++job.finished == job.count) done_.notify_all();
+      if (job.finished.fetch_add(1, std::memory_order_acq_rel) + 1 == job.count) done_.notify_all();
     }
   }
 
@@ -118,6 +143,13 @@ class WorkerTeam {
     while (true) {
       std::shared_ptr<Job> job;  // keeps a job alive for a helper that wakes after it ended
       bool flush = false;
+      if (poll_.count() > 0) {
+        const auto until = std::chrono::steady_clock::now() + poll_;
+        while (posted_.load(std::memory_order_acquire) == seen && !stopping_flag_.load() &&
+               std::chrono::steady_clock::now() < until) {
+          for (int i = 0; i < 64; ++i) pause();
+        }
+      }
       {
         MutexLock lock(mutex_);
         while (generation_ == seen && !stopping_) wake_.wait(lock);
@@ -132,6 +164,15 @@ class WorkerTeam {
     }
   }
 
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  const std::chrono::microseconds poll_;
+  std::atomic<std::uint64_t> posted_{0};    // generation_, for polling helpers
+  std::atomic<bool> stopping_flag_{false};  // stopping_, for polling helpers
   Mutex mutex_;
   CondVar wake_, done_;
   std::shared_ptr<Job> job_ SEEDRL_GUARDED_BY(mutex_);

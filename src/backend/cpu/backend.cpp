@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 
 #include "../tensor_args.hpp"
@@ -54,6 +55,32 @@ void Backend::scale(const Tensor& x, float factor) {
 void Backend::add_to(const Tensor& dst, const Tensor& src) {
   const auto ptr = f32_same_size(kDevice, "add_to", dst, src);
   for_each_index(dst.numel(), [d = ptr[0], s = ptr[1]](std::int64_t i) { d[i] += s[i]; });
+}
+
+void Backend::weighted_sum(float* out, std::span<const float* const> parts,
+                           std::span<const float> weights, float scale, std::int64_t begin,
+                           std::int64_t end) {
+  SEEDRL_REQUIRE(!parts.empty() && parts.size() == weights.size(),
+                 "weighted_sum: one weight per part, got ", parts.size(), " parts and ",
+                 weights.size(), " weights");
+  // Chunks of a local accumulator, so that `out` is written only after every part's elements
+  // were read (it may be one of them), each pass vectorised.
+  constexpr std::int64_t kChunk = 512;
+  alignas(64) float acc[kChunk];
+  for (std::int64_t first = begin; first < end; first += kChunk) {
+    const std::int64_t size = std::min(kChunk, end - first);
+    float* a = acc;
+    const float* p0 = parts[0] + first;
+    const float w0 = weights[0];
+    detail::each_index_serial(0, size, [a, p0, w0](std::int64_t i) { a[i] = w0 * p0[i]; });
+    for (std::size_t k = 1; k < parts.size(); ++k) {
+      const float* pk = parts[k] + first;
+      const float wk = weights[k];
+      detail::each_index_serial(0, size, [a, pk, wk](std::int64_t i) { a[i] += wk * pk[i]; });
+    }
+    float* o = out + first;
+    detail::each_index_serial(0, size, [a, o, scale](std::int64_t i) { o[i] = a[i] * scale; });
+  }
 }
 
 void Backend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,

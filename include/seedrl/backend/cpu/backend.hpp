@@ -4,6 +4,8 @@
 //   seedrl::nn::Network<seedrl::cpu::Backend> net(config);
 #pragma once
 
+#include <span>
+
 #include "seedrl/backend/cpu/conv2d.hpp"
 #include "seedrl/backend/cpu/elementwise_layers.hpp"
 #include "seedrl/backend/cpu/linear.hpp"
@@ -40,6 +42,12 @@ struct Backend {
   static void scale(const Tensor& x, float factor);
   /// dst += src (same shape, f32).
   static void add_to(const Tensor& dst, const Tensor& src);
+  /// out[i] = scale * (weights[0] parts[0][i] + weights[1] parts[1][i] + ...) for i in
+  /// [begin, end), the parts added in order; `out` may be one of the parts. On one thread: the
+  /// learner's workers split the range between them (LearnerCore::gradients).
+  static void weighted_sum(float* out, std::span<const float* const> parts,
+                           std::span<const float> weights, float scale, std::int64_t begin,
+                           std::int64_t end);
 
   // Optimizer updates over flat f32 tensors of equal size (see nn/update_rules.hpp).
   static void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
