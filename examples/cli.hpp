@@ -461,7 +461,7 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
 /// examples/minatar_vtrace's defaults (bench_pipeline measures the same settings).
 inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
   // Two learner workers: with polling workers they pay off even on 8 unrolls of 20 steps
-  // (bench_pipeline: about 85,000 -> 100,000 - 110,000 frames/s on 2 cores; docs/performance.md).
+  // (bench_pipeline: 82,000 - 97,000 -> 97,000 - 113,000 frames/s on 2 cores; docs/performance.md).
   run.learner_workers = 2;
   cli.frames = 5'000'000;
   cli.learning_rate = 3e-3;
