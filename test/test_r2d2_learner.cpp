@@ -157,7 +157,7 @@ TEST_CASE("R2D2 learner: priorities at insertion match a brute-force n-step comp
   const R2D2AgentOptions o = tiny_options();
   const R2D2Agent agent(o);
   const UnrollSpec spec = spec_for(agent, 2, 7);
-  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  UnrollQueue queue(8);
   R2D2Learner learner(agent, spec, queue);
   perturb(learner.target_network().parameters(), 9, 0.3);  // online and target differ
 
@@ -193,7 +193,7 @@ TEST_CASE("R2D2 learner: actor priorities are the n-step computation on the reco
   const R2D2Agent agent(o);
   const UnrollSpec spec = spec_for(agent, 2, 7);
   REQUIRE(spec.store_logits);  // the sequences record the acting Q-values
-  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  UnrollQueue queue(8);
   R2D2Learner learner(agent, spec, queue);
   Sequences sequences = random_sequences(spec, 12, 23);
   std::vector<double> expected;
@@ -223,7 +223,7 @@ TEST_CASE("R2D2 learner: burn-in steps pass no gradient; only their final state 
   const std::int64_t burn = 3, unroll = 5;
   const UnrollSpec with_burn_in = spec_for(agent, burn, unroll);
   const UnrollSpec without = spec_for(agent, 0, unroll);
-  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  UnrollQueue queue(8);
   R2D2Learner a(agent, with_burn_in, queue), b(agent, without, queue);
   Sequences long_sequences = random_sequences(with_burn_in, 4, 33);
 
@@ -282,7 +282,7 @@ TEST_CASE("R2D2 learner: the target network is a hard copy every target_update_p
   o.target_update_period = 3;
   const R2D2Agent agent(o);
   const UnrollSpec spec = spec_for(agent, 1, 4);
-  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  UnrollQueue queue(8);
   R2D2Learner learner(agent, spec, queue);
   Sequences sequences = random_sequences(spec, 8, 41);
   learner.insert(sequences);
@@ -310,7 +310,7 @@ TEST_CASE(
     "R2D2 learner: new priorities flow back to the replay; importance weights scale the loss") {
   const R2D2Agent agent(tiny_options());
   const UnrollSpec spec = spec_for(agent, 2, 5);
-  BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+  UnrollQueue queue(8);
   R2D2Learner learner(agent, spec, queue);
   Sequences sequences = random_sequences(spec, 2, 51);
   // Keep copies: the replay takes the sequences.
@@ -364,7 +364,7 @@ TEST_CASE("R2D2 learner: step() honours the minimum replay size and the replay r
   o.replay_ratio = 2.0;  // each inserted sequence is sampled twice on average
   const R2D2Agent agent(o);
   const UnrollSpec spec = spec_for(agent, 1, 4);
-  BoundedQueue<std::unique_ptr<Unroll>> queue(64);
+  UnrollQueue queue(64);
   R2D2Learner learner(agent, spec, queue);
   Sequences sequences = random_sequences(spec, 24, 61);
   for (auto& u : sequences) queue.push(std::move(u));
@@ -391,7 +391,7 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
     o.checkpoint_replay = keep;
     const R2D2Agent agent(o);
     const UnrollSpec spec = spec_for(agent, 1, 4);
-    BoundedQueue<std::unique_ptr<Unroll>> queue(8);
+    UnrollQueue queue(8);
     R2D2Learner first(agent, spec, queue);
     Sequences sequences = random_sequences(spec, 6, 71);
     first.insert(sequences);

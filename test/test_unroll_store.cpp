@@ -226,4 +226,104 @@ TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named
   CHECK_THROWS_WITH_AS(ReplayItemCodec<Unroll>::read(corrupt), doctest::Contains("dtype"), Error);
 }
 
+TEST_CASE("UnrollStore with a pool: given-back unrolls are refilled in place, whole") {
+  // Burn-in unrolls (overlap 3 of 5 steps) with recurrent state: every field of a reused unroll,
+  // overlapping rows and initial state included, must be this unroll's and not the stale one's.
+  const UnrollSpec sp = spec(5, 3, 2);
+  UnrollQueue queue(4);
+  UnrollStore store(1, sp, &queue.pool());
+  Stepper s;
+  std::vector<std::unique_ptr<Unroll>> done;
+  std::vector<const Unroll*> first_round;
+  int k = 0;
+  auto produce = [&](std::size_t count) {
+    while (done.size() < count) {
+      const std::uint8_t flags = k == 0 ? step_flags::kFirst : 0;
+      if (auto u = store.append(0, s.make(k, 0, flags))) done.push_back(std::move(u));
+      ++k;
+    }
+  };
+  produce(3);  // steps 0..4, 2..6, 4..8
+  for (const auto& u : done) first_round.push_back(u.get());
+  CHECK(queue.pool().size() == 0);
+  queue.pool().give(done);
+  CHECK(done.empty());
+  CHECK(queue.pool().size() == 3);
+
+  produce(3);  // steps 6..10, 8..12, 10..14: two of them in given-back unrolls
+  CHECK(queue.pool().size() == 0);
+  int reused = 0;
+  for (std::size_t j = 0; j < done.size(); ++j) {
+    const Unroll& u = *done[j];
+    for (const Unroll* old : first_round) reused += (&u == old) ? 1 : 0;
+    const int first = 6 + 2 * static_cast<int>(j);
+    for (std::int64_t t = 0; t < 5; ++t) {
+      const int step = first + static_cast<int>(t);
+      CHECK(obs_at(u, t) == static_cast<float>(step));
+      CHECK(u.rewards.data<float>()[t] == doctest::Approx(step / 10.0));
+      CHECK(u.flags.data<std::uint8_t>()[t] == 0);
+      CHECK(u.actions.data<std::int32_t>()[t] == step % 3);
+      CHECK(u.logits[t].data<float>()[1] == static_cast<float>(step));
+      CHECK(u.policy_versions.data<std::int32_t>()[t] == step);
+    }
+    CHECK(u.initial_state.h.data<float>()[1] == static_cast<float>(100 + first));
+    CHECK(u.initial_state.c.data<float>()[0] == static_cast<float>(200 + first));
+  }
+  // The store held one unroll under construction when the batch came back: it took two of the
+  // three for the unrolls it started since, and the third is what it is filling now.
+  CHECK(reused == 2);
+}
+
+TEST_CASE("UnrollPool: an unroll still viewed, or of another spec, is never refilled") {
+  const UnrollSpec sp = spec(4, 1);
+  UnrollPool pool(2);
+  std::vector<std::unique_ptr<Unroll>> back;
+  back.push_back(Unroll::allocate(sp));
+  const Tensor kept_view = back[0]->observations[1];  // e.g. a consumer kept a slice
+  const Unroll* viewed = back[0].get();
+  pool.give(back);
+  REQUIRE(pool.size() == 1);
+  CHECK(pool.take(sp).get() != viewed);  // freed instead; the view still owns its buffer
+  CHECK(kept_view.defined());
+
+  back.push_back(Unroll::allocate(spec(6, 1)));  // another length
+  const Unroll* other = back[0].get();
+  pool.give(back);
+  CHECK(pool.take(sp).get() != other);
+
+  UnrollSpec no_logits = sp;
+  no_logits.store_logits = false;
+  back.push_back(Unroll::allocate(sp));
+  pool.give(back);
+  const std::unique_ptr<Unroll> u = pool.take(no_logits);
+  CHECK_FALSE(u->logits.defined());  // a fresh one: the given-back unroll has logits
+  CHECK(u->reusable_for(no_logits));
+  CHECK_FALSE(u->reusable_for(sp));
+
+  // The capacity bounds what is kept; null entries are skipped.
+  for (int i = 0; i < 3; ++i) back.push_back(Unroll::allocate(sp));
+  back.push_back(nullptr);
+  pool.give(back);
+  CHECK(back.empty());
+  CHECK(pool.size() == 2);
+}
+
+TEST_CASE("UnrollQueue: popping the next batch gives the previous one back to the pool") {
+  const UnrollSpec sp = spec(3, 1);
+  UnrollQueue queue(4);
+  for (int i = 0; i < 4; ++i) REQUIRE(queue.push(Unroll::allocate(sp)));
+  std::vector<std::unique_ptr<Unroll>> batch;
+  REQUIRE(queue.pop_many(2, batch));
+  CHECK(queue.pool().size() == 0);
+  const Unroll* first = batch[0].get();
+  std::unique_ptr<Unroll> kept = std::move(batch[1]);  // a consumer that keeps one moves it out
+  REQUIRE(queue.pop_available(4, batch));
+  CHECK(batch.size() == 2);
+  CHECK(queue.pool().size() == 1);
+  CHECK(queue.pool().take(sp).get() == first);
+  queue.close();
+  CHECK_FALSE(queue.pop_many(1, batch));  // closed and empty; the last batch went to the pool
+  CHECK(queue.pool().size() == 2);
+}
+
 }  // namespace test_unroll_store

@@ -27,7 +27,7 @@
 namespace seedrl {
 
 template class BoundedQueue<int>;
-template class BoundedQueue<std::unique_ptr<Unroll>>;  // UnrollQueue
+template class BoundedQueue<std::unique_ptr<Unroll>>;  // UnrollQueue's base (UnrollPool: a class)
 template class Actor<CartPole, LocalClient>;
 template class Actor<CartPole, RemoteClient>;  // a client with interrupt()
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -185,6 +186,14 @@ class Tensor {
   }
   Tensor clone() const { return clone(device()); }
 
+  /// Whether this tensor is the only one viewing its storage (no copy, slice or view of it is
+  /// alive), so the buffer can be reused in place.
+  bool sole_view() const {
+    if (storage_ == nullptr || storage_.use_count() != 1) return false;
+    // Whatever the last other owner did with the buffer happened before it let go of it.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return true;
+  }
   /// True when both tensors view the same storage block.
   bool shares_storage_with(const Tensor& other) const {
     return storage_ != nullptr && storage_ == other.storage_;

@@ -23,6 +23,7 @@
 #include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/nn/lstm_state.hpp"
 #include "seedrl/runtime/bounded_queue.hpp"
 
@@ -70,11 +71,107 @@ struct Unroll {
       u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
     return u;
   }
+
+  /// Whether this unroll has `spec`'s fields and shapes, each in a buffer no other tensor views:
+  /// then it can be filled again in place (UnrollPool).
+  bool reusable_for(const UnrollSpec& spec) const {
+    auto fits = [](const Tensor& t, const Shape& shape, DType dtype) {
+      return t.defined() && t.sole_view() && t.shape() == shape && t.dtype() == dtype;
+    };
+    const std::int64_t n = spec.length;
+    if (!fits(observations, spec.observation.shape.prepend({n}), spec.observation.dtype) ||
+        !fits(rewards, {n}, DType::f32) || !fits(flags, {n}, DType::u8) ||
+        !fits(actions, spec.action_shape().prepend({n}), spec.action_dtype()) ||
+        !fits(policy_versions, {n}, DType::i32))
+      return false;
+    if (spec.store_logits ? !fits(logits, {n, spec.behaviour_size()}, DType::f32)
+                          : logits.defined())
+      return false;
+    if (spec.state_size == 0) return !initial_state.h.defined() && !initial_state.c.defined();
+    return fits(initial_state.h, {spec.state_size}, DType::f32) &&
+           fits(initial_state.c, {spec.state_size}, DType::f32);
+  }
+};
+
+/// Unrolls their consumer is done with, kept for the producer to fill again: the inference
+/// thread's UnrollStore takes one per unroll it starts, and the learner gives each batch back when
+/// it pops the next (UnrollQueue::pop_many), so a run in its steady state allocates no unroll
+/// memory. (Allocating tens of kilobytes per unroll on the inference thread and freeing it on the
+/// learner's kept glibc's malloc consolidating its heap: about 5% of the inference thread.)
+///
+/// Thread-safe. Keeps at most `capacity` unrolls; an unroll that does not fit the spec asked for,
+/// or one whose buffers another tensor still views, is freed rather than reused.
+class UnrollPool {
+ public:
+  explicit UnrollPool(std::size_t capacity) : capacity_(capacity) {}
+
+  /// A kept unroll that fits `spec` (its contents are stale: the caller overwrites every step),
+  /// or a newly allocated one.
+  std::unique_ptr<Unroll> take(const UnrollSpec& spec) SEEDRL_EXCLUDES(mutex_) {
+    std::unique_ptr<Unroll> u;
+    {
+      MutexLock lock(mutex_);
+      if (!kept_.empty()) {
+        u = std::move(kept_.back());
+        kept_.pop_back();
+      }
+    }
+    if (u && u->reusable_for(spec)) return u;
+    return Unroll::allocate(spec);  // `u`, if any, is freed
+  }
+
+  /// Keeps the unrolls of `done` (null ones skipped) up to the capacity, frees the rest, and
+  /// empties `done`.
+  void give(std::vector<std::unique_ptr<Unroll>>& done) SEEDRL_EXCLUDES(mutex_) {
+    {
+      MutexLock lock(mutex_);
+      for (std::unique_ptr<Unroll>& u : done) {
+        if (u && kept_.size() < capacity_) kept_.push_back(std::move(u));
+      }
+    }
+    done.clear();
+  }
+
+  std::size_t size() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return kept_.size();
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  const std::size_t capacity_;
+  mutable Mutex mutex_;
+  std::vector<std::unique_ptr<Unroll>> kept_ SEEDRL_GUARDED_BY(mutex_);
 };
 
 /// Full unrolls on their way from inference to the learner (a full queue blocks inference: the
-/// learner's back-pressure on the actors).
-using UnrollQueue = BoundedQueue<std::unique_ptr<Unroll>>;
+/// learner's back-pressure on the actors), with the pool that brings them back for reuse.
+///
+/// pop_many and pop_available first give the unrolls still in `out` (the previous batch, which
+/// the consumer is done with once it asks for the next) to pool(); the inference server's store
+/// takes its unrolls from there. A consumer that keeps an unroll moves it out of `out` first
+/// (null entries are skipped); one that keeps a tensor of it only stops its reuse.
+class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
+  using Base = BoundedQueue<std::unique_ptr<Unroll>>;
+
+ public:
+  /// `capacity` unrolls queued at most; the pool keeps as many.
+  explicit UnrollQueue(std::size_t capacity) : Base(capacity), pool_(capacity) {}
+
+  bool pop_many(std::size_t count, std::vector<std::unique_ptr<Unroll>>& out) {
+    pool_.give(out);
+    return Base::pop_many(count, out);
+  }
+  bool pop_available(std::size_t max_count, std::vector<std::unique_ptr<Unroll>>& out) {
+    pool_.give(out);
+    return Base::pop_available(max_count, out);
+  }
+
+  UnrollPool& pool() { return pool_; }
+
+ private:
+  UnrollPool pool_;
+};
 
 /// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().
 struct UnrollBatch {

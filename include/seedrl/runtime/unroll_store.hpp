@@ -33,8 +33,10 @@ struct UnrollStep {
 
 class UnrollStore {
  public:
-  UnrollStore(std::int32_t num_slots, const UnrollSpec& spec)
-      : spec_(spec), slots_(static_cast<std::size_t>(num_slots)) {
+  /// `pool`: where unrolls to fill come from (UnrollQueue::pool(): unrolls the learner is done
+  /// with), or nullptr to allocate every one.
+  UnrollStore(std::int32_t num_slots, const UnrollSpec& spec, UnrollPool* pool = nullptr)
+      : spec_(spec), pool_(pool), slots_(static_cast<std::size_t>(num_slots)) {
     SEEDRL_REQUIRE(num_slots > 0, "UnrollStore: num_slots must be positive, got ", num_slots);
     SEEDRL_REQUIRE(spec.length >= 2, "UnrollStore: unroll length must be >= 2 steps, got ",
                    spec.length);
@@ -51,7 +53,7 @@ class UnrollStore {
   /// Appends a step to `slot`; returns the unroll this step completed, if any.
   std::unique_ptr<Unroll> append(std::int32_t slot, const UnrollStep& step) {
     Slot& s = at(slot);
-    if (!s.current) s.current = Unroll::allocate(spec_);
+    if (!s.current) s.current = fresh_unroll();
     Unroll& u = *s.current;
     const std::int64_t t = s.count;
     if (t == 0) copy_state(step, u.initial_state);
@@ -89,7 +91,7 @@ class UnrollStore {
 
     // Full: start the next unroll with the overlapping steps.
     std::unique_ptr<Unroll> done = std::move(s.current);
-    s.current = Unroll::allocate(spec_);
+    s.current = fresh_unroll();
     const std::int64_t from = spec_.length - spec_.overlap;
     // The overlapping steps are the last rows of every field: one copy per field.
     auto copy_rows = [&](const Tensor& to, const Tensor& from_tensor) {
@@ -132,6 +134,9 @@ class UnrollStore {
     std::vector<float> states;  // [L][h, c] state before each step of the current unroll
   };
 
+  std::unique_ptr<Unroll> fresh_unroll() const {
+    return pool_ ? pool_->take(spec_) : Unroll::allocate(spec_);
+  }
   float* state_h(Slot& s, std::int64_t t) const {
     return s.states.data() + 2 * t * spec_.state_size;
   }
@@ -157,6 +162,7 @@ class UnrollStore {
   }
 
   UnrollSpec spec_;
+  UnrollPool* pool_;
   std::vector<Slot> slots_;
 };
 
