@@ -346,9 +346,7 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
   const double limit = settings.cores / cost.total();
   // The learner alone with the run's workers and micro-batches, wall clock.
   const TrainingSessionOptions session = run.session();
-  const int micro_batches = session.micro_batches > 0     ? session.micro_batches
-                            : session.learner_workers > 1 ? 2 * session.learner_workers
-                                                          : 1;
+  const int micro_batches = session.effective_micro_batches();
   double learner_workers_cost = cost.learner;
   if (session.learner_workers != 1 || micro_batches != 1)
     learner_workers_cost = learner_cost(agent, spec, part, session.learner_workers, micro_batches);

@@ -460,9 +460,12 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
 
 /// examples/minatar_vtrace's defaults (bench_pipeline measures the same settings).
 inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
-  // Two learner workers: with polling workers they pay off even on 8 unrolls of 20 steps
-  // (bench_pipeline: 82,000 - 97,000 -> 97,000 - 113,000 frames/s on 2 cores; docs/performance.md).
+  // Two learner workers, each taking one micro-batch of 4 unrolls: with polling workers they pay
+  // off even on 8 unrolls of 20 steps, and halves of the batch keep the kernels more efficient
+  // than quarters (bench_pipeline on 2 cores: 82,000 - 97,000 frames/s on one thread, 103,000 -
+  // 106,000 on four micro-batches, 115,000 - 117,000 on two; docs/performance.md).
   run.learner_workers = 2;
+  run.micro_batches = 2;
   cli.frames = 5'000'000;
   cli.learning_rate = 3e-3;
   cli.batch = 8;

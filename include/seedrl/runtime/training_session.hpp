@@ -76,6 +76,10 @@ struct TrainingSessionOptions {
   int learner_workers = 1;
   /// Micro-batches per learner step; 0: one when learner_workers is 1, else 2 per worker.
   int micro_batches = 0;
+  /// micro_batches with 0 resolved.
+  int effective_micro_batches() const {
+    return micro_batches > 0 ? micro_batches : learner_workers > 1 ? 2 * learner_workers : 1;
+  }
   /// The learner thread flushes denormal floats to zero (core/float_mode.hpp): optimizer moments
   /// that decay toward zero otherwise slow training several-fold.
   bool flush_denormals = true;
@@ -174,9 +178,7 @@ class TrainingSession {
                 options_.server),
         group_step_(*this),
         learner_metrics_(learner_.metric_schema()) {
-    const int micro_batches = options_.micro_batches > 0     ? options_.micro_batches
-                              : options_.learner_workers > 1 ? 2 * options_.learner_workers
-                                                             : 1;
+    const int micro_batches = options_.effective_micro_batches();
     if constexpr (requires { learner_.set_workers(1, 1); }) {
       learner_.set_workers(options_.learner_workers, micro_batches);
     } else {
