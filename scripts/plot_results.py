@@ -162,18 +162,23 @@ def inference(out, path):
 
 
 def pipeline(out, runs):
-    """Left: each run's pipeline frames/s as a share of its compute limit, per configuration.
-    Right: the last run's cores: seconds on a core per thread group, and idle."""
+    """Left: each run's pipeline frames/s as a share of its compute limit, per configuration
+    (the mean where a file repeats a configuration). Right: the last file's cores: seconds on a
+    core per thread group, and idle (its last line per configuration)."""
     labelled = []
     for arg in runs:
         label, path = arg.split("=", 1)
         lines = [json.loads(l) for l in open(path) if l.startswith("{")]
         labelled.append((label, lines))
-    configs = [l["config"] for l in labelled[0][1] if l["bench"] == "pipeline"]
+    configs = list(dict.fromkeys(l["config"] for l in labelled[0][1] if l["bench"] == "pipeline"))
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
     width = 0.8 / len(labelled)
     for i, (label, lines) in enumerate(labelled):
-        ratio = {l["config"]: l for l in lines if l["bench"] == "pipeline"}
+        ratio = {}
+        for c in configs:
+            runs = [l for l in lines if l["bench"] == "pipeline" and l["config"] == c]
+            if runs:
+                ratio[c] = {k: sum(r[k] for r in runs) / len(runs) for k in ("ratio", "fps")}
         xs = [c + i * width for c in range(len(configs))]
         values = [ratio[c]["ratio"] * 100 if c in ratio else 0 for c in configs]
         bars = left.bar(xs, values, width, label=label)
@@ -188,7 +193,7 @@ def pipeline(out, runs):
     left.axhline(70, color="gray", linestyle="--", linewidth=0.8)
     left.legend(fontsize=8)
     label, lines = labelled[-1]
-    breakdown = [l for l in lines if l["bench"] == "pipeline_breakdown"]
+    breakdown = list({l["config"]: l for l in lines if l["bench"] == "pipeline_breakdown"}.values())
     groups = ["learner", "insert", "infer", "actor", "other"]
     bottom = [0.0] * len(breakdown)
     names = [b["config"] for b in breakdown]
