@@ -14,6 +14,9 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
       {agent}_{env}_{seed}/metrics.csv, one line per seed, the target dashed
   scripts/plot_results.py pipeline OUT.png LABEL=bench_pipeline.jsonl ...   bench_pipeline:
       frames/s against the compute limit per configuration, and where the cores' time went
+  scripts/plot_results.py seeds OUT.png RESULTS_DIR GAME,GAME,... LABEL=PREFIX ...   one line per
+      seed of each setting: RESULTS_DIR/logs/{PREFIX}_{game}_{seed}/metrics.csv, one colour per
+      setting (controls: how each seed went, not only the mean)
 """
 import csv
 import json
@@ -210,6 +213,31 @@ def pipeline(out, runs):
     fig.savefig(out, dpi=120)
 
 
+def seeds(out, results, games, settings):
+    """One panel per game, one thin line per seed, one colour per LABEL=PREFIX setting."""
+    import glob
+    import os
+    games = games.split(",")
+    fig, axes = plt.subplots(1, len(games), figsize=(6 * len(games), 3.8), squeeze=False)
+    for ax, game in zip(axes[0], games):
+        for i, setting in enumerate(settings):
+            label, prefix = setting.split("=", 1)
+            pattern = os.path.join(results, "logs", f"{prefix}_{game}_*", "metrics.csv")
+            paths = sorted(glob.glob(pattern))
+            for j, path in enumerate(paths):
+                rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] not in ("", "nan")]
+                ax.plot([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows],
+                        color=f"C{i}", linewidth=1, alpha=0.7,
+                        label=f"{label} ({len(paths)} seeds)" if j == 0 else None)
+        ax.set_title(game)
+        ax.set_xlabel("frames")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("mean return (last 100 episodes)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "curve":
         curve(sys.argv[2], sys.argv[3:])
@@ -223,5 +251,7 @@ if __name__ == "__main__":
         continuous(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "pipeline":
         pipeline(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "seeds":
+        seeds(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     else:
         sys.exit(__doc__)
