@@ -28,6 +28,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def returns_curve(path):
+    """A metrics.csv's (steps, mean returns), leaving out the reports before the first episode."""
+    rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] not in ("", "nan")]
+    return [int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows]
+
+
 def curve(out, runs):
     """LABEL=metrics.csv curves; a leading --target=N draws N dashed (default 475, CartPole's;
     --target=none draws none)."""
@@ -64,9 +70,7 @@ def continuous(out, runs_dir):
                 path = os.path.join(runs_dir, f"{agent}_{env}_{seed}", "metrics.csv")
                 if not os.path.exists(path):
                     continue
-                rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] != "nan"]
-                ax.plot([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows],
-                        color=color, alpha=0.8, linewidth=1,
+                ax.plot(*returns_curve(path), color=color, alpha=0.8, linewidth=1,
                         label=f"{'PPO' if agent == 'ppo' else 'V-trace'}" if seed == 1 else None)
         if target is not None:
             ax.axhline(target, color="grey", linestyle="--", linewidth=1, label=f"target {target}")
@@ -225,9 +229,7 @@ def seeds(out, results, games, settings):
             pattern = os.path.join(results, "logs", f"{prefix}_{game}_*", "metrics.csv")
             paths = sorted(glob.glob(pattern))
             for j, path in enumerate(paths):
-                rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] not in ("", "nan")]
-                ax.plot([int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows],
-                        color=f"C{i}", linewidth=1, alpha=0.7,
+                ax.plot(*returns_curve(path), color=f"C{i}", linewidth=1, alpha=0.7,
                         label=f"{label} ({len(paths)} seeds)" if j == 0 else None)
         ax.set_title(game)
         ax.set_xlabel("frames")
