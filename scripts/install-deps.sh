@@ -32,6 +32,9 @@ packages=(
   doctest-dev libcli11-dev nlohmann-json3-dev libgif-dev
   libmujoco-dev  # the MuJoCo locomotion tasks (seedrl::mujoco)
   libopenmpi-dev openmpi-bin  # data-parallel learners over MPI (seedrl::mpi)
+  # bench_transport's gRPC baseline (seed_rl's transport, for comparison); Debian's gRPC CMake
+  # package needs Protobuf's, which libgrpc++-dev does not pull in.
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
 )
 

@@ -6,10 +6,14 @@
 # seedrl with warnings as errors and runs every test under CTest; then builds and runs the suite
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, and the concurrency tests under
 # ThreadSanitizer.
-# The release build includes the CUDA backend when nvcc and cuDNN are installed (its GPU tests
-# report "skipped" without a GPU) and the MPI learner group (its test runs two ranks with
-# mpiexec); the sanitizer builds leave both out (neither the CUDA runtime nor OpenMPI is
-# sanitizer-clean: OpenMPI's initialisation alone leaks by LeakSanitizer's count).
+# The release build includes every optional part, and fails at configure time if one is missing,
+# so that none of them stops compiling unseen: the MPI learner group (its test runs two ranks with
+# mpiexec), the MuJoCo tasks, bench_transport's gRPC baseline (all three installed by
+# install-deps.sh), and the CUDA backend wherever nvcc is installed (its GPU tests report
+# "skipped" without a GPU; under CI=true nvcc is required to build it, elsewhere a machine with
+# nvcc but without cuDNN builds the rest). The sanitizer builds leave MPI and CUDA out (neither
+# the CUDA runtime nor OpenMPI is sanitizer-clean: OpenMPI's initialisation alone leaks by
+# LeakSanitizer's count); leaks inside third-party libraries are suppressed by test/lsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +25,16 @@ CXX=clang++ cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEED
   -DSEEDRL_THREAD_SAFETY_ANALYSIS=ON -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF -DSEEDRL_WITH_CUDA=OFF
 cmake --build build/clang -j "$jobs" --target seedrl seedrl_thread_safety_check
 
-echo "== release build: warnings are errors =="
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEEDRL_WERROR=ON
+echo "== release build: warnings are errors, every optional part =="
+optional=(-DSEEDRL_WITH_MPI=ON -DSEEDRL_WITH_MUJOCO=ON -DSEEDRL_WITH_GRPC_BASELINE=ON)
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  if [ "${CI:-}" = "true" ]; then
+    optional+=(-DSEEDRL_WITH_CUDA=ON)
+  fi
+else
+  echo "run-tests: no nvcc, the CUDA backend is not built"
+fi
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEEDRL_WERROR=ON "${optional[@]}"
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
@@ -33,6 +45,7 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DSEEDRL_WITH_MPI=OFF
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp:print_suppressions=0" \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
 
 echo "== ThreadSanitizer build of the concurrency tests =="

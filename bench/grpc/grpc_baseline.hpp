@@ -27,7 +27,8 @@ class GrpcInferenceService final : public seedrl_bench::Inference::Service {
     request.observation_spec = endpoint_.observation_spec();
     request.action_spec = endpoint_.action_spec();
     Connection connection;
-    if (!endpoint_.connect(request, &connection)) return {grpc::StatusCode::UNAVAILABLE, "no slot"};
+    if (const Status connected = endpoint_.connect(request, &connection); !connected.is_ok())
+      return {grpc::StatusCode::UNAVAILABLE, connected.to_string()};
     const TensorSpec spec = endpoint_.observation_spec();
     const auto expected = static_cast<std::size_t>(spec.shape.numel()) * size_of(spec.dtype);
     seedrl_bench::StepMessage step;
