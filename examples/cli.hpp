@@ -69,6 +69,13 @@ struct RunCli {
     app.add_option("--checkpoint-seconds", session.checkpoint_seconds,
                    "checkpoint period (0: at the end only)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--keep-checkpoints", session.keep_checkpoints,
+                   "checkpoints kept in --logdir (a resume falls back to an older one that "
+                   "verifies)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--max-skipped-steps", session.max_skipped_steps,
+                   "end the run once this many learner steps in a row were not finite (0: never)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--report-seconds", session.report_seconds, "progress and metrics period")
         ->check(CLI::PositiveNumber);
     app.add_option("--batch-timeout-us", batch_timeout_us,

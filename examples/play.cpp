@@ -226,14 +226,30 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (std::filesystem::is_directory(checkpoint))
-      checkpoint = (std::filesystem::path(checkpoint) / "checkpoint.safetensors").string();
     PolicyOptions options;
     options.seed = seed;
     if (!acting.empty())
       options.acting = ActingSettings::parse(
           acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");
-    Policy<> policy(checkpoint, options);
+    // A run's logdir: its newest checkpoint that verifies (io/checkpoint.hpp, generations).
+    std::optional<Policy<>> loaded;
+    const auto load = [&](const std::string& file) {
+      loaded.emplace(file, options);
+      return loaded->counters();
+    };
+    if (std::filesystem::is_directory(checkpoint)) {
+      const io::LoadedGeneration newest = io::load_newest_generation(
+          (std::filesystem::path(checkpoint) / "checkpoint.safetensors").string(), load);
+      SEEDRL_REQUIRE(newest.counters.has_value(), "play: ", checkpoint, " holds no checkpoint");
+      for (const std::string& note : newest.notes) std::fprintf(stderr, "play: %s\n", note.c_str());
+      checkpoint = newest.path;
+    } else if (!load(checkpoint).checksummed) {
+      std::fprintf(stderr,
+                   "play: warning: %s carries no checksums (written before seedrl recorded "
+                   "them): its data could not be verified\n",
+                   checkpoint.c_str());
+    }
+    Policy<>& policy = *loaded;
     std::fprintf(
         stderr, "play: %s (agent %s, network %s, trained %lld frames), %s, acting %s\n",
         checkpoint.c_str(), policy.agent().c_str(), nn::describe(policy.network_config()).c_str(),

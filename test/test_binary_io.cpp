@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
@@ -18,6 +19,41 @@ TEST_CASE("crc32c: the standard check value and incremental use") {
   CHECK(crc32c(s.data(), s.size()) == 0xE3069283u);
   CHECK(crc32c(s.data() + 4, 5, crc32c(s.data(), 4)) == 0xE3069283u);
   CHECK(crc32c(nullptr, 0) == 0u);
+  CHECK(detail::crc32c_portable(s.data(), s.size()) == 0xE3069283u);
+}
+
+// The definition itself, one bit at a time: the reference both computations are checked against.
+std::uint32_t crc32c_bitwise(const unsigned char* p, std::size_t n, std::uint32_t crc = 0) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+TEST_CASE("crc32c: the table and the CPU instruction agree with the bitwise definition") {
+  std::vector<unsigned char> bytes(4099);
+  std::uint32_t state = 12345;
+  for (unsigned char& b : bytes) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(state >> 24);
+  }
+  // Every length up to 40 (the 8-byte loops' tails) at every alignment, then long runs.
+  for (std::size_t offset = 0; offset < 8; ++offset) {
+    for (std::size_t n = 0; n <= 40; ++n) {
+      const std::uint32_t expected = crc32c_bitwise(bytes.data() + offset, n);
+      CHECK(crc32c(bytes.data() + offset, n) == expected);
+      CHECK(detail::crc32c_portable(bytes.data() + offset, n) == expected);
+    }
+  }
+  const std::uint32_t expected = crc32c_bitwise(bytes.data() + 3, 4096);
+  CHECK(crc32c(bytes.data() + 3, 4096) == expected);
+  CHECK(detail::crc32c_portable(bytes.data() + 3, 4096) == expected);
+  // Continuing from a previous CRC is the same as one pass.
+  CHECK(crc32c(bytes.data() + 1003, 3096, crc32c(bytes.data() + 3, 1000)) == expected);
+  CHECK(detail::crc32c_portable(bytes.data() + 1003, 3096,
+                                detail::crc32c_portable(bytes.data() + 3, 1000)) == expected);
 }
 
 TEST_CASE(

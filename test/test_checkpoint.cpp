@@ -2,10 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/checkpoint.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -125,6 +129,166 @@ TEST_CASE("checkpoint: mismatches are refused with the file and the reason, and 
   CHECK_THROWS_WITH_AS(io::load_checkpoint(path, same.store, nullptr),
                        doctest::Contains("not a seedrl checkpoint"), Error);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("checkpoint: corrupted data, and parameters that are not finite, are refused by name") {
+  const std::string path = temp_path("seedrl_test_checkpoint_integrity.safetensors");
+  Model a(1);
+  a.train(2);
+  io::save_checkpoint(path, a.store, a.optimizer.get(), {10, 2, 1, {}, {}});
+  CHECK(io::load_checkpoint(path, a.store, a.optimizer.get()).checksummed);
+
+  // 4 bytes of the file's last tensor overwritten, as a bad disk or copy would.
+  std::string bytes = read_file(path);
+  const io::SafetensorsFile good = io::SafetensorsFile::parse(bytes, path);
+  const io::SafetensorsFile::Entry* last = &good.entries().front();
+  for (const auto& e : good.entries())
+    if (e.end > last->end) last = &e;
+  const std::size_t data = bytes.size() - last->end;  // where the data section starts
+  const float nan = std::nanf("");
+  std::memcpy(bytes.data() + data + last->begin, &nan, 4);
+  write_file_atomically(path, bytes);
+  Model b(2);
+  const Tensor before = b.store.values().clone();
+  const std::string expected = path + ": tensor '" + last->name + "' fails its checksum";
+  CHECK_THROWS_WITH_AS(io::load_checkpoint(path, b.store, b.optimizer.get()),
+                       doctest::Contains(expected.c_str()), Error);
+  CHECK((b.store.values().flat<float>() == before.flat<float>()).all());
+
+  // Not finite: refused when saving (nothing written), and when loading a file without checksums.
+  b.store.parameters()[1].value.data<float>()[2] = std::numeric_limits<float>::infinity();
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH_AS(io::save_checkpoint(path, b.store, nullptr, {}),
+                       doctest::Contains("not written: tensor 'layer.bias' holds inf at element 2"),
+                       Error);
+  CHECK_FALSE(std::filesystem::exists(path));
+  const io::NamedTensor poisoned[] = {{"layer.weight", a.store.parameters()[0].value},
+                                      {"layer.bias", b.store.parameters()[1].value}};
+  const std::string encoded = io::encode_safetensors(
+      poisoned, {{"format", "seedrl.checkpoint"}, {"format_version", "1"}, {"frames", "1"},
+                 {"learner_steps", "1"}, {"episodes", "1"}});
+  write_file_atomically(path, encoded);
+  Model c(3);
+  CHECK_THROWS_WITH_AS(io::load_checkpoint(path, c.store, nullptr),
+                       doctest::Contains("tensor 'layer.bias' holds a value that is not finite "
+                                         "(element 2)"),
+                       Error);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("checkpoint: generations keep the newest K; the newest that loads is taken") {
+  const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_generations";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "checkpoint.safetensors").string();
+  CHECK(io::checkpoint_generation(path, 2) == (dir / "checkpoint.2.safetensors").string());
+  Model a(1);
+  for (std::int64_t frames = 1; frames <= 5; ++frames)
+    io::save_checkpoint(path, a.store, a.optimizer.get(), {frames, 0, 0, {}, {}}, {}, 3);
+  auto frames_of = [](const std::string& file) {
+    return io::checkpoint_counters(io::SafetensorsFile::read(file)).frames;
+  };
+  const std::vector<std::string> kept = io::checkpoint_generations(path);
+  REQUIRE(kept.size() == 3);  // 5, 4 and 3; 2 and 1 are gone
+  CHECK(frames_of(kept[0]) == 5);
+  CHECK(frames_of(kept[1]) == 4);
+  CHECK(frames_of(kept[2]) == 3);
+  CHECK(kept[2] == io::checkpoint_generation(path, 2));
+  CHECK_FALSE(std::filesystem::exists(io::checkpoint_generation(path, 3)));
+
+  // A gap (a file removed by hand, a crash between two renames) closes on the next save.
+  std::filesystem::remove(kept[1]);
+  io::save_checkpoint(path, a.store, a.optimizer.get(), {6, 0, 0, {}, {}}, {}, 3);
+  const std::vector<std::string> closed = io::checkpoint_generations(path);
+  REQUIRE(closed.size() == 3);
+  CHECK(frames_of(closed[0]) == 6);
+  CHECK(frames_of(closed[1]) == 5);
+  CHECK(frames_of(closed[2]) == 3);
+
+  // The newest is corrupt: the next one loads, and the notes say which was skipped and why.
+  std::string bytes = read_file(closed[0]);
+  bytes[bytes.size() - 3] ^= 0x10;
+  write_file_atomically(closed[0], bytes);
+  Model b(2);
+  const io::LoadedGeneration loaded = io::load_newest_generation(path, [&](const std::string& f) {
+    return io::load_checkpoint(f, b.store, b.optimizer.get());
+  });
+  CHECK(loaded.path == closed[1]);
+  REQUIRE(loaded.counters.has_value());
+  CHECK(loaded.counters->frames == 5);
+  REQUIRE(loaded.notes.size() == 1);
+  CHECK(loaded.notes[0].find("skipped a newer checkpoint that does not load: " + closed[0]) !=
+        std::string::npos);
+  CHECK(loaded.notes[0].find("fails its checksum") != std::string::npos);
+
+  // None loads: the error lists every file and its fault.
+  Model wider(3, /*width=*/4);
+  std::string message;
+  try {
+    io::load_newest_generation(path, [&](const std::string& f) {
+      return io::load_checkpoint(f, wider.store, wider.optimizer.get());
+    });
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("no checkpoint of " + path + " loads") != std::string::npos);
+  for (const std::string& file : closed) CHECK(message.find(file + ": ") != std::string::npos);
+  CHECK(message.find("fails its checksum") != std::string::npos);
+  CHECK(message.find("in the file but f32[4, 2] in this model") != std::string::npos);
+
+  // Nothing there at all: nothing loaded, no error.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CHECK_FALSE(io::load_newest_generation(path, [&](const std::string& f) {
+                return io::load_checkpoint(f, b.store, nullptr);
+              }).counters.has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: a file written before checksums loads, with a note saying so") {
+  const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_old_checkpoint";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "checkpoint.safetensors").string();
+  Model a(1);
+  io::save_checkpoint(path, a.store, nullptr, {7, 1, 2, {}, {}});
+  // Rewrite it as seedrl wrote files before: the same tensors and metadata, no checksums.
+  const io::SafetensorsFile file = io::SafetensorsFile::read(path);
+  std::string header = "{";
+  for (const auto& e : file.entries()) {
+    header += "\"" + e.name + "\":{\"dtype\":\"F32\",\"shape\":[";
+    for (int i = 0; i < e.shape.rank(); ++i) {
+      if (i > 0) header += ",";
+      header += std::to_string(e.shape[i]);
+    }
+    header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]},";
+  }
+  header += "\"__metadata__\":{";
+  for (const auto& [k, v] : file.metadata())
+    if (!k.starts_with("crc32c")) header += "\"" + k + "\":\"" + v + "\",";
+  header.back() = '}';
+  header += "}";
+  const std::string bytes = read_file(path);
+  std::size_t data_bytes = 0;
+  for (const auto& e : file.entries()) data_bytes = std::max(data_bytes, e.end);
+  ByteWriter old;
+  old.put<std::uint64_t>(header.size());
+  old.bytes(header.data(), header.size());
+  old.bytes(bytes.data() + bytes.size() - data_bytes, data_bytes);
+  write_file_atomically(path, old.data());
+  Model b(2);
+  const io::LoadedGeneration loaded = io::load_newest_generation(path, [&](const std::string& f) {
+    return io::load_checkpoint(f, b.store, nullptr);
+  });
+  REQUIRE(loaded.counters.has_value());
+  CHECK_FALSE(loaded.counters->checksummed);
+  CHECK(loaded.counters->frames == 7);
+  CHECK(a.values() == b.values());
+  REQUIRE(loaded.notes.size() == 1);
+  CHECK(loaded.notes[0] == "warning: " + path +
+                               " carries no checksums (written before seedrl recorded them): its "
+                               "data could not be verified");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace test_checkpoint

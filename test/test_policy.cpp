@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/atomic_file.hpp"
+#include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/io/safetensors.hpp"
@@ -262,6 +264,17 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   TempDir dir("errors");
   CHECK_THROWS_WITH_AS(Policy<>(dir.file("missing.safetensors")),
                        doctest::Contains("missing.safetensors"), Error);
+
+  // A corrupt checkpoint: Policy, describe_checkpoint (and so play and its ONNX conversion) all
+  // verify the checksums first.
+  const std::string corrupt = dir.file("corrupt.safetensors");
+  VTraceCheckpoint saved(corrupt);
+  std::string bytes = read_file(corrupt);
+  bytes[bytes.size() - 2] ^= 0x40;  // the last tensor's data
+  write_file_atomically(corrupt, bytes);
+  CHECK_THROWS_WITH_AS(Policy<>{corrupt}, doctest::Contains("fails its checksum"), Error);
+  CHECK_THROWS_WITH_AS(describe_checkpoint(corrupt), doctest::Contains("fails its checksum"),
+                       Error);
 
   // A safetensors file that is no checkpoint.
   const std::string plain = dir.file("plain.safetensors");

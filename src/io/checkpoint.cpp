@@ -1,6 +1,10 @@
 #include "seedrl/io/checkpoint.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "seedrl/version.hpp"
@@ -27,11 +31,126 @@ std::int64_t parse_count(const SafetensorsFile& file, const std::string& key) {
   return value;
 }
 
+// The index of the first element of a CPU f32 tensor that is not finite; -1 where all are.
+std::int64_t first_non_finite(const Tensor& t) {
+  const float* values = t.data<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(values[i])) return i;
+  return -1;
+}
+
+void require_finite(const Tensor& t, const std::string& path, const std::string& name) {
+  const std::int64_t bad = first_non_finite(t);
+  SEEDRL_REQUIRE(bad < 0, path, ": not written: tensor '", name, "' holds ",
+                 t.data<float>()[bad], " at element ", bad,
+                 "; a checkpoint never records parameters or optimizer state that are not finite");
+}
+
+// The existing generations of `path` with their numbers, newest (lowest number) first.
+std::vector<std::pair<int, std::string>> existing_generations(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string stem = p.stem().string() + ".", extension = p.extension().string();
+  std::vector<std::pair<int, std::string>> found;
+  if (fs::exists(p)) found.emplace_back(0, path);
+  const fs::path directory = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(stem) || !name.ends_with(extension) ||
+        name.size() <= stem.size() + extension.size())
+      continue;
+    const std::string_view digits = std::string_view(name).substr(
+        stem.size(), name.size() - stem.size() - extension.size());
+    int n = 0;
+    const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (status != std::errc() || end != digits.data() + digits.size() || n < 1 ||
+        checkpoint_generation(path, n) != (p.parent_path() / name).string())
+      continue;  // not a generation's name (e.g. a leading zero, a temporary file)
+    found.emplace_back(n, checkpoint_generation(path, n));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Moves the existing generations of `path` one place back, so that `path` is free for a new
+// newest one, keeping `generations` - 1 of them; the oldest beyond that are removed. Gaps (a
+// crash between two renames, a file removed by hand) close up on the way.
+void make_room_for_generation(const std::string& path, int generations) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<int, std::string>> found = existing_generations(path);
+  struct Move {
+    std::string from, to;
+  };
+  std::vector<Move> moves;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const int target = static_cast<int>(i) + 1;
+    if (target >= generations) {
+      fs::remove(found[i].second);
+    } else if (target != found[i].first) {
+      moves.push_back({found[i].second, checkpoint_generation(path, target)});
+    }
+  }
+  // Every target is distinct and each file keeps its place in the order, so a move whose target
+  // is free always exists until all are done: never overwrite a generation still to move.
+  while (!moves.empty()) {
+    const auto ready = std::find_if(moves.begin(), moves.end(),
+                                    [](const Move& m) { return !fs::exists(m.to); });
+    SEEDRL_REQUIRE(ready != moves.end(), path, ": cannot move its older checkpoints back (",
+                   moves.front().to, " is in the way)");
+    fs::rename(ready->from, ready->to);
+    moves.erase(ready);
+  }
+}
+
 }  // namespace
+
+std::string checkpoint_generation(const std::string& path, int n) {
+  SEEDRL_REQUIRE(n >= 0, "checkpoint_generation: generation ", n, " must be >= 0");
+  if (n == 0) return path;
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + std::to_string(n) + p.extension().string()))
+      .string();
+}
+
+std::vector<std::string> checkpoint_generations(const std::string& path) {
+  std::vector<std::string> paths;
+  for (auto& [n, name] : existing_generations(path)) paths.push_back(std::move(name));
+  return paths;
+}
+
+LoadedGeneration load_newest_generation(const std::string& path,
+                          const std::function<CheckpointCounters(const std::string&)>& load) {
+  LoadedGeneration point;
+  std::vector<std::string> faults;
+  for (const std::string& generation : checkpoint_generations(path)) {
+    try {
+      point.counters = load(generation);
+    } catch (const std::exception& e) {
+      // Errors name the file already, as a rule; say it once.
+      const std::string what = e.what();
+      faults.push_back(what.starts_with(generation) ? what : generation + ": " + what);
+      continue;
+    }
+    point.path = generation;
+    for (const std::string& fault : faults)
+      point.notes.push_back("warning: skipped a newer checkpoint that does not load: " + fault);
+    if (!point.counters->checksummed)
+      point.notes.push_back("warning: " + generation +
+                            " carries no checksums (written before seedrl recorded them): its "
+                            "data could not be verified");
+    return point;
+  }
+  if (faults.empty()) return point;
+  std::string message = "no checkpoint of " + path + " loads (newest first):";
+  for (const std::string& fault : faults) message += "\n  " + fault;
+  fail(message);
+}
 
 void save_checkpoint(const std::string& path, const nn::ParameterStore& parameters,
                      const nn::Optimizer* optimizer, const CheckpointCounters& counters,
-                     const Metadata& metadata) {
+                     const Metadata& metadata, int generations) {
+  SEEDRL_REQUIRE(generations >= 1, "save_checkpoint: generations must be >= 1, got ", generations);
   // Device tensors are brought to the host first.
   const Tensor values = parameters.values().device() == Device::cpu
                             ? parameters.values()
@@ -59,7 +178,10 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
       }
     }
   }
-  write_safetensors(path, tensors, meta);
+  for (const NamedTensor& t : tensors) require_finite(t.tensor, path, t.name);
+  std::function<void()> before_replace;
+  if (generations > 1) before_replace = [&] { make_room_for_generation(path, generations); };
+  write_safetensors(path, tensors, meta, before_replace);
 }
 
 CheckpointCounters checkpoint_counters(const SafetensorsFile& file) {
@@ -75,6 +197,7 @@ CheckpointCounters checkpoint_counters(const SafetensorsFile& file) {
                  version == meta.end() ? std::string("missing") : version->second,
                  "', this build reads ", kFormatVersion);
   CheckpointCounters counters;
+  counters.checksummed = file.checksummed();
   counters.frames = parse_count(file, "frames");
   counters.learner_steps = parse_count(file, "learner_steps");
   counters.episodes = parse_count(file, "episodes");
@@ -110,6 +233,9 @@ CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterSto
     SEEDRL_REQUIRE(e->dtype == DType::f32 && e->shape == p.shape, path, ": tensor '", name, "' is ",
                    seedrl::name(e->dtype), e->shape, " in the file but f32", p.shape,
                    " in this model");
+    const std::int64_t bad = file.first_non_finite(name);
+    SEEDRL_REQUIRE(bad < 0, path, ": tensor '", name, "' holds a value that is not finite (element ",
+                   bad, "); parameters and optimizer state must be finite");
   };
   for (const nn::Parameter& p : parameters.parameters()) check(p.name, p);
   std::int64_t optimizer_steps = 0;

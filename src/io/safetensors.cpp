@@ -1,11 +1,14 @@
 #include "seedrl/io/safetensors.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/crc32c.hpp"
 
 #include "json.hpp"
 
@@ -27,7 +30,49 @@ bool dtype_from_name(std::string_view name, DType* dtype) {
   return true;
 }
 
+std::string hex32(std::uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", value);
+  return text;
+}
+
+std::string tensor_checksum_key(const std::string& name) {
+  return std::string(kChecksumKey) + "/" + name;
+}
+
+void append_field(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+}
+
 }  // namespace
+
+std::string checksum_text(const std::vector<SafetensorsFile::Entry>& entries,
+                          const Metadata& metadata) {
+  std::vector<const SafetensorsFile::Entry*> sorted;
+  for (const auto& e : entries) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return a->name < b->name; });
+  std::string text;
+  for (const SafetensorsFile::Entry* e : sorted) {
+    append_field(text, "tensor");
+    append_field(text, e->name);
+    append_field(text, safetensors_dtype(e->dtype));
+    std::string dims;
+    for (int i = 0; i < e->shape.rank(); ++i) dims += std::to_string(e->shape[i]) + ",";
+    append_field(text, dims);
+    append_field(text, std::to_string(e->begin));
+    append_field(text, std::to_string(e->end));
+  }
+  for (const auto& [key, value] : metadata) {  // a std::map: in name order
+    if (key == kChecksumKey) continue;
+    append_field(text, "metadata");
+    append_field(text, key);
+    append_field(text, value);
+  }
+  return text;
+}
 
 std::string_view safetensors_dtype(DType dtype) {
   switch (dtype) {
@@ -45,6 +90,11 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
   std::set<std::string_view> names;
   json::Value members = json::Value::object();
   std::size_t offset = 0;
+  for (const auto& [key, value] : metadata)
+    SEEDRL_REQUIRE(!key.starts_with(kChecksumKey), "safetensors: metadata key '", key,
+                   "' is reserved for checksums");
+  Metadata meta = metadata;
+  std::vector<SafetensorsFile::Entry> entries;
   for (const NamedTensor& t : tensors) {
     SEEDRL_REQUIRE(!t.name.empty() && t.name != "__metadata__",
                    "safetensors: invalid tensor name '", t.name, "'");
@@ -57,9 +107,13 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
     members[t.name] = {{"dtype", std::string(safetensors_dtype(t.tensor.dtype()))},
                        {"shape", std::move(shape)},
                        {"data_offsets", {offset, offset + t.tensor.bytes()}}};
+    entries.push_back({t.name, t.tensor.dtype(), t.tensor.shape(), offset, offset + t.tensor.bytes()});
+    meta[tensor_checksum_key(t.name)] =
+        hex32(crc32c(t.tensor.bytes() > 0 ? t.tensor.raw_data() : nullptr, t.tensor.bytes()));
     offset += t.tensor.bytes();
   }
-  if (!metadata.empty()) members["__metadata__"] = metadata;
+  meta[std::string(kChecksumKey)] = hex32(crc32c(checksum_text(entries, meta)));
+  members["__metadata__"] = meta;
   std::string header = json::dump(members, "safetensors header");
   while ((8 + header.size()) % 8 != 0) header += ' ';  // data starts 8-byte aligned
 
@@ -73,8 +127,8 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
 }
 
 void write_safetensors(const std::string& path, std::span<const NamedTensor> tensors,
-                       const Metadata& metadata) {
-  write_file_atomically(path, encode_safetensors(tensors, metadata));
+                       const Metadata& metadata, const std::function<void()>& before_replace) {
+  write_file_atomically(path, encode_safetensors(tensors, metadata), before_replace);
 }
 
 SafetensorsFile SafetensorsFile::read(const std::string& path) {
@@ -145,7 +199,51 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
         sorted[i]->begin >= sorted[i - 1]->end || sorted[i - 1]->begin == sorted[i - 1]->end, src,
         ": tensors '", sorted[i - 1]->name, "' and '", sorted[i]->name, "' overlap");
   }
+  file.verify_checksums();
   return file;
+}
+
+void SafetensorsFile::verify_checksums() {
+  const auto first = metadata_.lower_bound(std::string(kChecksumKey));
+  checksummed_ = first != metadata_.end() && first->first.starts_with(kChecksumKey);
+  if (!checksummed_) return;
+  const std::string& src = source_;
+  auto recorded = [&](const std::string& key, const std::string& what) {
+    const auto it = metadata_.find(key);
+    SEEDRL_REQUIRE(it != metadata_.end(), src, ": ", what,
+                   " has no checksum while the file has others: the file is corrupt");
+    return it->second;
+  };
+  // Every checksum there first, then the header's, then each tensor's.
+  const std::string header = recorded(std::string(kChecksumKey), "the header");
+  std::vector<std::string> recorded_crcs;
+  for (const Entry& e : entries_)
+    recorded_crcs.push_back(recorded(tensor_checksum_key(e.name), "tensor '" + e.name + "'"));
+  const std::string header_crc = hex32(crc32c(checksum_text(entries_, metadata_)));
+  SEEDRL_REQUIRE(header == header_crc, src,
+                 ": the header (tensor names, shapes, offsets and metadata) fails its checksum "
+                 "(CRC-32C ", header, " recorded, ", header_crc, " computed): the file is corrupt");
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    const std::string& crc = recorded_crcs[i];
+    const std::string actual = hex32(crc32c(data_of(e)));
+    SEEDRL_REQUIRE(crc == actual, src, ": tensor '", e.name, "' fails its checksum (CRC-32C ", crc,
+                   " recorded, ", actual, " computed over bytes [", data_offset_ + e.begin, ", ",
+                   data_offset_ + e.end, ") of the file): the file is corrupt");
+  }
+}
+
+std::int64_t SafetensorsFile::first_non_finite(std::string_view name) const {
+  const Entry& e = require(name);
+  if (e.dtype != DType::f32) return -1;
+  const std::string_view data = data_of(e);
+  const std::size_t n = data.size() / sizeof(float);
+  for (std::size_t i = 0; i < n; ++i) {
+    float v;
+    std::memcpy(&v, data.data() + i * sizeof(float), sizeof v);
+    if (!std::isfinite(v)) return static_cast<std::int64_t>(i);
+  }
+  return -1;
 }
 
 const SafetensorsFile::Entry* SafetensorsFile::find(std::string_view name) const {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,11 @@
 namespace seedrl {
 
 /// Replaces `path` with `contents` atomically. Throws seedrl::Error naming the path and the OS
-/// error; on failure the previous file (if any) is left as it was.
-inline void write_file_atomically(const std::string& path, std::string_view contents) {
+/// error; on failure the previous file (if any) is left as it was. `before_replace`, when given,
+/// runs once the new contents are on disk, just before they replace `path` (e.g. to move the
+/// previous file aside); if it throws, `path` is left as it was.
+inline void write_file_atomically(const std::string& path, std::string_view contents,
+                                  const std::function<void()>& before_replace = {}) {
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   SEEDRL_REQUIRE(fd >= 0, temporary, ": cannot create: ", std::strerror(errno));
@@ -40,6 +44,14 @@ inline void write_file_atomically(const std::string& path, std::string_view cont
     const int error = synced ? errno : sync_error;
     ::unlink(temporary.c_str());
     fail(temporary, ": flush failed: ", std::strerror(error));
+  }
+  if (before_replace) {
+    try {
+      before_replace();
+    } catch (...) {
+      ::unlink(temporary.c_str());
+      throw;
+    }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;

@@ -7,13 +7,23 @@
 //                 episode_window and normalization (when there are), optimizer, optimizer_steps,
 //                 plus what the caller adds (e.g. the network)
 //
-// Saving is atomic (temporary file, flush, rename): a crash never leaves a torn checkpoint.
-// Loading checks the whole file against the model first and changes nothing unless everything
+// Saving is atomic (temporary file, flush, rename): a crash never leaves a torn checkpoint. Every
+// tensor and the header carry a CRC-32C (io/safetensors.hpp), and parameters or optimizer state
+// that are not finite are never written. Loading verifies the checksums and checks the whole file
+// against the model first (shapes, agent, finite values) and changes nothing unless everything
 // matches; errors name the file and the mismatch.
+//
+// Generations: save_checkpoint(path, ..., generations = K) keeps the K newest checkpoints,
+// "checkpoint.safetensors" the newest and "checkpoint.1.safetensors" .. "checkpoint.<K-1>..." the
+// older ones (checkpoint_generations() lists them, newest first), so that a reader can fall back
+// to an earlier one when the newest does not verify.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/nn/optimizer.hpp"
@@ -31,13 +41,26 @@ struct CheckpointCounters {
   /// The inference server's normalisation statistics (ExperienceNormalizer::to_text); empty:
   /// none. Stored as the metadata "normalization".
   std::string normalization;
+  /// On load: whether the file carried checksums (then all of them verified). Files written
+  /// before seedrl recorded checksums load with this false.
+  bool checksummed = false;
 };
 
+/// Generation `n` of the checkpoint at `path`: `path` itself for 0, else the same name with ".n"
+/// before the extension ("run/checkpoint.safetensors", 2 -> "run/checkpoint.2.safetensors").
+std::string checkpoint_generation(const std::string& path, int n);
+
+/// The generations of `path` that exist, newest first (`path`, then ".1", ".2", ...; gaps allowed).
+std::vector<std::string> checkpoint_generations(const std::string& path);
+
 /// Writes a checkpoint. `optimizer` may be null (parameters only). `metadata` entries are stored
-/// as they are and checked on load when passed as `expected`.
+/// as they are and checked on load when passed as `expected`. With `generations` > 1 the older
+/// generations of `path` move one place back first (the oldest beyond `generations` is removed),
+/// once the new file is fully on disk. Throws naming the tensor when a parameter or optimizer
+/// value is not finite; then nothing is written and no generation moves.
 void save_checkpoint(const std::string& path, const nn::ParameterStore& parameters,
                      const nn::Optimizer* optimizer, const CheckpointCounters& counters,
-                     const Metadata& metadata = {});
+                     const Metadata& metadata = {}, int generations = 1);
 
 /// Restores parameters (and optimizer state, when `optimizer` is given) from `path`; returns the
 /// saved counters. Every key of `expected` must be present in the file's metadata with the same
@@ -47,6 +70,20 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
 /// load_checkpoint() from a file already read (SafetensorsFile::read).
 CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterStore& parameters,
                                    nn::Optimizer* optimizer, const Metadata& expected = {});
+
+/// Where a run resumes: the newest generation of a checkpoint that loads.
+struct LoadedGeneration {
+  std::string path;                             ///< the generation loaded; empty: none exists
+  std::optional<CheckpointCounters> counters;   ///< what load() returned for it
+  /// One line each: a newer generation skipped and why, a file without checksums.
+  std::vector<std::string> notes;
+};
+
+/// Tries the generations of `path` newest first with `load` (which restores everything from one
+/// file, or throws and changes nothing) until one loads. No generation at all: an empty
+/// LoadedGeneration. Every generation refused: throws seedrl::Error listing each file and its fault.
+LoadedGeneration load_newest_generation(const std::string& path,
+                          const std::function<CheckpointCounters(const std::string&)>& load);
 
 /// Checks that `file` is a seedrl checkpoint in a format this build reads and returns its
 /// counters; throws naming the file and what is wrong.

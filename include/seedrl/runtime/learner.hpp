@@ -11,7 +11,8 @@
 //   SharedParameters& parameters()           what inference reads
 //   std::int64_t steps() const               updates applied (any thread)
 //   std::vector<MetricInfo> metric_schema() const   the names step() reports, in order
-//   void save_checkpoint(path, counters); io::CheckpointCounters load_checkpoint(path)
+//   void save_checkpoint(path, counters, metadata, generations)   keeps `generations` files
+//   io::CheckpointCounters load_checkpoint(path)   restores everything, or throws changing nothing
 //
 // Optional: `std::vector<Metric> gauges() const` (thread-safe), values read at every report
 // (R2D2: the replay's size).
@@ -27,6 +28,7 @@
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/runtime/learner_metrics.hpp"
 #include "seedrl/runtime/shared_parameters.hpp"
+#include "seedrl/runtime/skipped_steps.hpp"
 #include "seedrl/runtime/unroll.hpp"
 
 namespace seedrl {
@@ -38,7 +40,10 @@ class Learner;
 struct LearnerStepStats {
   std::int64_t step = 0;  ///< updates applied after this step (the published parameter version)
   bool skipped = false;   ///< no update: the loss, a priority or the gradient was not finite
-  MetricList metrics;     ///< the learner's named values (its metric_schema())
+  /// When skipped: the stretch of consecutive skipped steps this one belongs to (how many, since
+  /// which learner step, and what was not finite at its first step).
+  SkipStretch skip;
+  MetricList metrics;  ///< the learner's named values (its metric_schema())
 };
 
 template <class L, class A>
@@ -49,7 +54,7 @@ concept LearnerOf = std::constructible_from<L, const A&, const UnrollSpec&, Unro
   { learner.parameters() } -> std::same_as<SharedParameters&>;
   { const_learner.steps() } -> std::convertible_to<std::int64_t>;
   { const_learner.metric_schema() } -> std::same_as<std::vector<MetricInfo>>;
-  learner.save_checkpoint(path, counters);
+  learner.save_checkpoint(path, counters, io::Metadata{}, 1);
   { learner.load_checkpoint(path) } -> std::same_as<io::CheckpointCounters>;
 };
 

@@ -80,7 +80,7 @@ class LearnerCore {
   /// Updates applied so far; may be read from any thread.
   std::int64_t steps() const { return steps_.load(); }
   /// Steps skipped because something was not finite; may be read from any thread.
-  std::int64_t skipped_steps() const { return skipped_.load(); }
+  std::int64_t skipped_steps() const { return skipped_.total(); }
 
   /// The names of a step's metrics: the learner's own, then the common ones.
   std::vector<MetricInfo> metric_schema() const {
@@ -90,16 +90,18 @@ class LearnerCore {
   }
 
   /// Saves parameters, optimizer state, `counters` (learner_steps is taken from here) and the
-  /// `extra` metadata (e.g. the action spec), then what the learner adds (save_state).
+  /// `extra` metadata (e.g. the action spec), keeping `generations` checkpoints (io/checkpoint.hpp),
+  /// then what the learner adds (save_state).
   void save_checkpoint(const std::string& path, io::CheckpointCounters counters,
-                       const io::Metadata& extra = {}) {
+                       const io::Metadata& extra = {}, int generations = 1) {
     counters.learner_steps = steps_;
     {
       SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
       io::Metadata metadata = checkpoint_metadata();
       metadata.insert(extra.begin(), extra.end());
       metadata["acting"] = evaluation_acting_.to_text();  // for Policy (runtime/policy.hpp)
-      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata);
+      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata,
+                          generations);
     }
     save_state(path);
   }
@@ -295,6 +297,7 @@ class LearnerCore {
                                double policy_lag, bool finite, AfterUpdate after_update) {
     SEEDRL_REQUIRE(values.size() == own_metrics_.size(), "Learner<", agent_name_,
                    ">: ", values.size(), " metric values for ", own_metrics_.size(), " names");
+    const bool own_verdict = finite;
     for (double v : values) finite = finite && std::isfinite(v);
     if (reducer_ != nullptr) {
       // The group's mean gradient; a step any member could not use is non-finite for all.
@@ -309,8 +312,12 @@ class LearnerCore {
     LearnerStepStats stats;
     stats.skipped = !std::isfinite(grad_norm);
     if (stats.skipped) {
-      ++skipped_;
+      stats.skip = skipped_.skipped(steps_, [&] {
+        return diagnose_non_finite(network_.parameters(), values, own_metrics_, own_verdict,
+                                   grad_norm);
+      });
     } else {
+      skipped_.applied();
       SharedParameters::WriteGuard guard(shared_);
       optimizer_->step(static_cast<float>(learning_rate), optimizer_split_);
       ++steps_;
@@ -320,7 +327,7 @@ class LearnerCore {
     stats.step = steps_;
     for (std::size_t i = 0; i < values.size(); ++i) stats.metrics.add(own_metrics_[i], values[i]);
     const double common[] = {grad_norm, learning_rate, policy_lag, static_cast<double>(transitions),
-                             static_cast<double>(skipped_)};
+                             static_cast<double>(skipped_.total())};
     for (std::size_t i = 0; i < std::size(kCommonMetrics); ++i)
       stats.metrics.add(kCommonMetrics[i], common[i]);
     return stats;
@@ -472,7 +479,8 @@ class LearnerCore {
   nn::Network<B> network_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   SharedParameters shared_;
-  std::atomic<std::int64_t> steps_{0}, skipped_{0};  // read by reporting threads
+  std::atomic<std::int64_t> steps_{0};  // read by reporting threads
+  SkippedSteps skipped_;
   GradientReducer* reducer_ = nullptr;
 
   // The metrics of micro-batches as the whole batch's: weighted means, summed counts.

@@ -18,11 +18,14 @@
 //   hooks.join_sources()          join actor threads
 //   final report, metrics flushed, final checkpoint, ONNX export (options.export_onnx)
 //
-// With a logdir holding checkpoint.safetensors the session resumes from it (at construction):
-// parameters, optimizer state, learner steps, the frame and episode counters and the window of
-// recent episodes continue. Errors from any thread (report_error) end the run and are rethrown by
-// run(); the final checkpoint is then not written, the last periodic one stays. The session
-// writes nothing to the console itself: its lines go to options.messages.
+// With a logdir holding checkpoints the session resumes (at construction) from the newest that
+// verifies and loads (io/checkpoint.hpp: checksums, finite values, the same agent and network;
+// the last keep_checkpoints are kept): parameters, optimizer state, learner steps, the frame and
+// episode counters and the window of recent episodes continue. Errors from any thread
+// (report_error) end the run and are rethrown by run(); the final checkpoint is then not
+// written, the last periodic one stays. So does a learner that has skipped max_skipped_steps
+// steps in a row (something is not finite; the error says what and since which learner step).
+// The session writes nothing to the console itself: its lines go to options.messages.
 //
 // Groups (options.group, e.g. seedrl::mpi::LearnerGroup): the session is one member of N that
 // train one set of parameters, each with its own actors, server and learner. At construction
@@ -91,6 +94,13 @@ struct TrainingSessionOptions {
   /// here as an ONNX model (io/onnx.hpp). Its directory must exist when the run starts.
   std::string export_onnx;
   double checkpoint_seconds = 600.0;  ///< 0: only at the end
+  /// Checkpoints kept in logdir: checkpoint.safetensors, the newest, and the older ones as
+  /// checkpoint.1.safetensors and on (io/checkpoint.hpp). A resume falls back to an older one when
+  /// a newer one does not verify.
+  int keep_checkpoints = 3;
+  /// The run ends with an error once the learner has skipped this many steps in a row (their
+  /// loss, gradients or parameters were not finite: learning has stopped); 0: never.
+  std::int64_t max_skipped_steps = 100;
   double report_seconds = 1.0;
   io::MetricsOptions metrics;
   /// Where the run's lines go (what runs, a resume, progress): empty is silent;
@@ -127,6 +137,11 @@ struct TrainingSessionOptions {
                    checkpoint_seconds);
     SEEDRL_REQUIRE(report_seconds > 0.0, "TrainingSessionOptions.report_seconds must be > 0, got ",
                    report_seconds);
+    SEEDRL_REQUIRE(keep_checkpoints >= 1,
+                   "TrainingSessionOptions.keep_checkpoints must be >= 1, got ", keep_checkpoints);
+    SEEDRL_REQUIRE(max_skipped_steps >= 0,
+                   "TrainingSessionOptions.max_skipped_steps must be >= 0 (0: never stop), got ",
+                   max_skipped_steps);
     SEEDRL_REQUIRE(group_check_steps >= 0,
                    "TrainingSessionOptions.group_check_steps must be >= 0, got ",
                    group_check_steps);
@@ -192,15 +207,13 @@ class TrainingSession {
     }
     if (options_.logdir.empty()) return;
     std::filesystem::create_directories(options_.logdir);
-    const std::string path = checkpoint_path(options_.logdir);
-    if (!std::filesystem::exists(path)) return;
-    resumed_from_ = learner_.load_checkpoint(path);
+    if (!resume()) return;
     resumed_ = true;
-    frames_at_start_ = resumed_from_->frames;
-    server_.set_training_frames(resumed_from_->frames);
-    server_.episodes().set_counts(resumed_from_->episodes, 0);
-    server_.episodes().restore_window(resumed_from_->episode_window, path);
-    server_.restore_normalization(resumed_from_->normalization, path);
+    frames_at_start_ = resume_.counters->frames;
+    server_.set_training_frames(resume_.counters->frames);
+    server_.episodes().set_counts(resume_.counters->episodes, 0);
+    server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
+    server_.restore_normalization(resume_.counters->normalization, resume_.path);
   }
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -228,9 +241,8 @@ class TrainingSession {
     info.insert(info.begin(), {"agent", std::string(A::kName)});
     files.write_run_info(info);
     say(io::MessageKind::info, run_line(info));
-    if (resumed_from_) {
-      say(io::MessageKind::info, resume_line(checkpoint_path(options_.logdir), *resumed_from_));
-    }
+    for (const std::string& note : resume_.notes) say(io::MessageKind::info, note);
+    if (resume_.counters) say(io::MessageKind::info, resume_line(resume_.path, *resume_.counters));
     if (options_.group) {
       say(io::MessageKind::info,
           str_cat("learner group of ", options_.group->size(),
@@ -254,7 +266,11 @@ class TrainingSession {
       if (options_.checkpoint_seconds > 0.0 &&
           std::chrono::duration<double>(now - last_checkpoint_).count() >=
               options_.checkpoint_seconds) {
-        save();
+        try {
+          save();
+        } catch (...) {
+          report_error(std::current_exception());  // ends the run; the learner thread joins
+        }
       }
     }
     // A member's error ends the group here: the others cannot finish without it.
@@ -420,10 +436,7 @@ class TrainingSession {
     if (root && !path.empty()) {
       try {
         std::filesystem::create_directories(options_.logdir);
-        if (std::filesystem::exists(path)) {
-          resumed_from_ = learner_.load_checkpoint(path);
-          state[0] = 1.0;
-        }
+        if (resume()) state[0] = 1.0;
       } catch (...) {
         error = std::current_exception();
         state[1] = 1.0;
@@ -435,16 +448,16 @@ class TrainingSession {
                    "the learner group's rank 0 could not resume from its checkpoint (its error "
                    "says why)");
     resumed_ = state[0] > 0.0;
-    frames_at_start_ = group.broadcast_count(resumed_from_ ? resumed_from_->frames : 0);
+    frames_at_start_ = group.broadcast_count(resume_.counters ? resume_.counters->frames : 0);
     if (resumed_) {
-      std::string normalization = resumed_from_ ? resumed_from_->normalization : std::string();
+      std::string normalization = resume_.counters ? resume_.counters->normalization : std::string();
       group.broadcast(normalization);
       if (root) {
-        server_.set_training_frames(resumed_from_->frames);
-        server_.episodes().set_counts(resumed_from_->episodes, 0);
-        server_.episodes().restore_window(resumed_from_->episode_window, path);
+        server_.set_training_frames(resume_.counters->frames);
+        server_.episodes().set_counts(resume_.counters->episodes, 0);
+        server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
       }
-      server_.restore_normalization(normalization, root ? path : "rank 0's checkpoint");
+      server_.restore_normalization(normalization, root ? resume_.path : "rank 0's checkpoint");
     }
     learner_.join_group(group);
     learner_.set_gradient_reducer(&group_step_);
@@ -452,6 +465,14 @@ class TrainingSession {
       MutexLock lock(totals_mutex_);
       group_totals_.frames = frames_at_start_;
     }
+  }
+
+  // Loads the newest generation of the logdir's checkpoint that verifies (resume_); false when
+  // there is none. Throws listing every generation's fault when none loads.
+  bool resume() {
+    resume_ = io::load_newest_generation(checkpoint_path(options_.logdir),
+                                [&](const std::string& file) { return learner_.load_checkpoint(file); });
+    return resume_.counters.has_value();
   }
 
   static std::string describe(const std::exception_ptr& error) {
@@ -500,6 +521,13 @@ class TrainingSession {
       while (!group_stopped_) {
         std::optional<LearnerStepStats> s = learner_.step();
         if (!s) break;
+        if (s->skipped && options_.max_skipped_steps > 0 &&
+            s->skip.steps >= options_.max_skipped_steps) {
+          fail("learning has stopped: the learner skipped ", s->skip.steps,
+               " steps in a row since learner step ", s->skip.since_step, "; at the first, ",
+               s->skip.cause, ". No checkpoint is written over the good ones "
+               "(TrainingSessionOptions::max_skipped_steps, --max-skipped-steps)");
+        }
         MutexLock lock(metrics_mutex_);
         learner_metrics_.add(s->metrics);
       }
@@ -517,13 +545,9 @@ class TrainingSession {
     counters.episode_window = server_.episodes().window_text();
     counters.normalization = server_.normalization_text();
     // The action spec, for Policy: a box's bounds are in no other part of the checkpoint.
-    const std::string path = checkpoint_path(options_.logdir);
     const io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
-    if constexpr (requires { learner_.save_checkpoint(path, counters, extra); }) {
-      learner_.save_checkpoint(path, counters, extra);
-    } else {
-      learner_.save_checkpoint(path, counters);
-    }
+    learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
+                             options_.keep_checkpoints);
     last_checkpoint_ = std::chrono::steady_clock::now();
   }
 
@@ -557,7 +581,7 @@ class TrainingSession {
   UnrollQueue unrolls_;
   Learner<A, B> learner_;
   InferenceServer<A, B> server_;
-  std::optional<io::CheckpointCounters> resumed_from_;
+  io::LoadedGeneration resume_;
   bool resumed_ = false;
   std::int64_t frames_at_start_ = 0;
 
