@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/mpi/learner_group.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
 #include "support/bench_util.hpp"
 #include "support/unrolls.hpp"
 

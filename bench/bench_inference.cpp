@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/actor.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/acting/actor.hpp"
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/inference/inference_server.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
 #ifdef SEEDRL_BENCH_CUDA

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
 #include "support/unrolls.hpp"

@@ -26,8 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/actor.hpp"
-#include "seedrl/runtime/inference_client.hpp"
+#include "seedrl/acting/actor.hpp"
+#include "seedrl/acting/inference_client.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"

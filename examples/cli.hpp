@@ -21,13 +21,13 @@
 
 #include "environments.hpp"
 #include "program.hpp"
+#include "seedrl/agents/ppo.hpp"
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/io/messages.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/ppo_agent.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/training_session.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
+#include "seedrl/session/training_session.hpp"
 
 namespace seedrl::examples {
 

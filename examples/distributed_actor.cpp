@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "seedrl/runtime/actor.hpp"
+#include "seedrl/acting/actor.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
 

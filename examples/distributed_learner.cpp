@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "seedrl/runtime/training_session.hpp"
 #include "seedrl/seedrl.hpp"
+#include "seedrl/session/training_session.hpp"
 #include "seedrl/transport/socket_server.hpp"
 
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "cli.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
 #include "seedrl/seedrl.hpp"
+#include "seedrl/session/local_trainer.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;

@@ -1,5 +1,5 @@
 // play: a trained agent plays evaluation episodes from its checkpoint alone, through
-// seedrl::Policy (runtime/policy.hpp), on the built-in environment it was trained on.
+// seedrl::Policy (policy/policy.hpp), on the built-in environment it was trained on.
 //
 //   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
 //        space_invaders|pendulum|halfcheetah|hopper|walker2d|ant [--episodes 100] [--envs 8]
@@ -41,7 +41,7 @@
 #endif
 #include "seedrl/io/gif.hpp"
 #include "seedrl/io/onnx.hpp"
-#include "seedrl/runtime/policy.hpp"
+#include "seedrl/policy/policy.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "seedrl/core/error.hpp"
-#include "seedrl/runtime/training_group.hpp"
+#include "seedrl/learner/training_group.hpp"
 
 #ifdef SEEDRL_EXAMPLES_MPI
 #include "seedrl/mpi/learner_group.hpp"

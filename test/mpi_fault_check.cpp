@@ -12,11 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/mpi/learner_group.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/actor.hpp"
+#include "seedrl/acting/actor.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_actor {

@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/bounded_queue.hpp"
+#include "seedrl/experience/bounded_queue.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_bounded_queue {

@@ -15,19 +15,19 @@
 #include <cstdio>
 #include <string>
 
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/policy.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/printing.hpp"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <thread>
 
-#include "seedrl/runtime/ppo_agent.hpp"
+#include "seedrl/agents/ppo.hpp"
 #include "support/r2d2_fixtures.hpp"
 #include "support/runtime_fixtures.hpp"
 

@@ -1,4 +1,4 @@
-// What every learner shares (runtime/learner_core.hpp): the transitions it trains on, the
+// What every learner shares (learner/learner_core.hpp): the transitions it trains on, the
 // metrics it reports, and steps that are skipped, not applied, when something is not finite.
 #include <doctest/doctest.h>
 
@@ -6,10 +6,10 @@
 #include <limits>
 #include <vector>
 
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/inference_server.hpp"
 #include "support/runtime_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

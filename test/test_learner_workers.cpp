@@ -12,10 +12,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "seedrl/agents/ppo.hpp"
 #include "seedrl/core/float_mode.hpp"
-#include "seedrl/runtime/ppo_agent.hpp"
-#include "seedrl/runtime/training_session.hpp"
-#include "seedrl/runtime/worker_team.hpp"
+#include "seedrl/learner/worker_team.hpp"
+#include "seedrl/session/training_session.hpp"
 #include "support/r2d2_fixtures.hpp"
 #include "support/runtime_fixtures.hpp"
 

@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/io/onnx.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/policy.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/printing.hpp"
 

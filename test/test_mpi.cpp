@@ -13,10 +13,10 @@
 #ifdef SEEDRL_TEST_MPI_CUDA
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/mpi/learner_group.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
 #include "support/temp_dir.hpp"

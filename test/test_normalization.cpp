@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "seedrl/core/random.hpp"
-#include "seedrl/runtime/normalization.hpp"
+#include "seedrl/experience/normalization.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_normalization {

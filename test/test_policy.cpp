@@ -5,18 +5,18 @@
 
 #include <filesystem>
 
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/experience/normalization.hpp"
+#include "seedrl/inference/inference_server.hpp"
 #include "seedrl/io/safetensors.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/normalization.hpp"
-#include "seedrl/runtime/policy.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

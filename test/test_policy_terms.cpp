@@ -7,8 +7,8 @@
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/learner/policy_terms.hpp"
 #include "seedrl/nn/network.hpp"
-#include "seedrl/runtime/policy_terms.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_policy_terms {

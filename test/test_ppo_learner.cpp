@@ -6,12 +6,12 @@
 #include <cmath>
 #include <filesystem>
 
+#include "seedrl/agents/ppo.hpp"
 #include "seedrl/env/pendulum.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/io/safetensors.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/policy.hpp"
-#include "seedrl/runtime/ppo_agent.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_ppo_learner {

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/experience/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "support/protocol_fixtures.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <thread>
 
+#include "seedrl/agents/r2d2.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
 #include "support/r2d2_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

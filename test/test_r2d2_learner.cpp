@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
+#include "seedrl/agents/r2d2.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/inference_server.hpp"
 #include "support/r2d2_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

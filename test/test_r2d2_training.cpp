@@ -6,13 +6,13 @@
 
 #include <filesystem>
 
+#include "seedrl/agents/r2d2.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/printing.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

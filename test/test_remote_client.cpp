@@ -12,7 +12,7 @@
 #include <atomic>
 #include <thread>
 
-#include "seedrl/runtime/actor.hpp"
+#include "seedrl/acting/actor.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "support/runtime_fixtures.hpp"

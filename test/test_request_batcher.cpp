@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "seedrl/runtime/request_batcher.hpp"
+#include "seedrl/inference/request_batcher.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_request_batcher {

@@ -2,7 +2,7 @@
 // connection may do (nothing).
 #include <doctest/doctest.h>
 
-#include "seedrl/runtime/slot_table.hpp"
+#include "seedrl/inference/slot_table.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_slot_table {

@@ -16,9 +16,9 @@
 #include <fstream>
 #include <thread>
 
+#include "seedrl/agents/ppo.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/env/pendulum.hpp"
-#include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "support/runtime_fixtures.hpp"

@@ -15,8 +15,8 @@
 #include <atomic>
 #include <thread>
 
+#include "seedrl/agents/ppo.hpp"
 #include "seedrl/env/pendulum.hpp"
-#include "seedrl/runtime/ppo_agent.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "support/runtime_fixtures.hpp"

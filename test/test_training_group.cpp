@@ -16,14 +16,14 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/safetensors.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/training_group.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/learner/training_group.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
 #include "support/temp_dir.hpp"

@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/safetensors.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -72,8 +72,9 @@ struct PoisonedCatch {
 
 }  // namespace
 
-TEST_CASE("TrainingSession: a corrupted newest checkpoint is skipped; the run resumes from the "
-          "previous one and learns") {
+TEST_CASE(
+    "TrainingSession: a corrupted newest checkpoint is skipped; the run resumes from the "
+    "previous one and learns") {
   const auto dir = fresh_directory("seedrl_test_session_fallback");
   const VTraceAgent agent = catch_agent(120000);
   const std::string newest = (dir / "checkpoint.safetensors").string();
@@ -93,10 +94,9 @@ TEST_CASE("TrainingSession: a corrupted newest checkpoint is skipped; the run re
   const std::string previous = io::checkpoint_generation(newest, 1);
   bool said_skipped = false, said_resumed = false;
   for (const std::string& line : lines) {
-    said_skipped = said_skipped ||
-                   (line.find("skipped a newer checkpoint that does not load: " + newest) !=
-                        std::string::npos &&
-                    line.find("fails its checksum") != std::string::npos);
+    said_skipped = said_skipped || (line.find("skipped a newer checkpoint that does not load: " +
+                                              newest) != std::string::npos &&
+                                    line.find("fails its checksum") != std::string::npos);
     said_resumed = said_resumed || line.find("resumed from " + previous) != std::string::npos;
   }
   CAPTURE(lines);
@@ -112,8 +112,9 @@ TEST_CASE("TrainingSession: a corrupted newest checkpoint is skipped; the run re
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("TrainingSession: parameters that are not finite stop the run with what and since "
-          "when, and no checkpoint is written over the good ones") {
+TEST_CASE(
+    "TrainingSession: parameters that are not finite stop the run with what and since "
+    "when, and no checkpoint is written over the good ones") {
   const auto dir = fresh_directory("seedrl_test_session_stopped");
   const VTraceAgent agent = catch_agent(20000);
   const TrainingResult first = train_locally<VTraceAgent, Backend>(
@@ -140,8 +141,8 @@ TEST_CASE("TrainingSession: parameters that are not finite stop the run with wha
   for (std::int32_t e = 0; e < options.envs_per_actor; ++e) envs.push_back(test::make_catch(0, e));
   ActorOptions actor_options;
   actor_options.first_slot = 0;
-  Actor<FlattenObservation<Catch>, LocalClient> actor(std::move(envs), LocalClient(session.server()),
-                                                     actor_options);
+  Actor<FlattenObservation<Catch>, LocalClient> actor(std::move(envs),
+                                                      LocalClient(session.server()), actor_options);
   std::thread actor_thread([&] { (void)actor.run(); });
   std::string message;
   try {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "seedrl/core/binary_io.hpp"
-#include "seedrl/runtime/unroll_codec.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/experience/unroll_codec.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_unroll_store {

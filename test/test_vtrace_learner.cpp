@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/pendulum.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/session/local_trainer.hpp"
 #include "support/runtime_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

@@ -8,20 +8,20 @@
 #include <chrono>
 #include <memory>
 
+#include "seedrl/acting/actor.hpp"
+#include "seedrl/acting/inference_client.hpp"
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
+#include "seedrl/experience/bounded_queue.hpp"
+#include "seedrl/experience/episode_stats.hpp"
+#include "seedrl/experience/unroll_codec.hpp"
+#include "seedrl/inference/inference_server.hpp"
+#include "seedrl/inference/request_batcher.hpp"
+#include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
-#include "seedrl/runtime/actor.hpp"
-#include "seedrl/runtime/bounded_queue.hpp"
-#include "seedrl/runtime/episode_stats.hpp"
-#include "seedrl/runtime/inference_client.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/request_batcher.hpp"
-#include "seedrl/runtime/shared_parameters.hpp"
-#include "seedrl/runtime/training_session.hpp"
-#include "seedrl/runtime/unroll_codec.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/training_session.hpp"
 #include "seedrl/transport/remote_client.hpp"
 
 namespace seedrl {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "seedrl/runtime/request_batcher.hpp"
+#include "seedrl/inference/request_batcher.hpp"
 
 namespace seedrl::bench {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "seedrl/core/random.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/experience/unroll_store.hpp"
 
 namespace seedrl::bench {
 

@@ -1,9 +1,8 @@
-// The networks, optimizers and the learner core on the CPU backend, compiled once (their headers
-// declare them extern).
+// The networks and optimizers on the CPU backend, compiled once (their headers declare them
+// extern).
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
-#include "seedrl/runtime/learner_core.hpp"
 
 namespace seedrl {
 
@@ -13,6 +12,5 @@ template class nn::RmsProp<cpu::Backend>;
 template class nn::Sgd<cpu::Backend>;
 template std::unique_ptr<nn::Optimizer> nn::make_optimizer<cpu::Backend>(
     nn::ParameterStore&, const nn::OptimizerConfig&);
-template class LearnerCore<cpu::Backend>;
 
 }  // namespace seedrl

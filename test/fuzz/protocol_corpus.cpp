@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/experience/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
 
 using namespace seedrl;

@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
-#include "seedrl/runtime/local_trainer.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/session/local_trainer.hpp"
 
 namespace seedrl::test {
 

@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "seedrl/agents/r2d2.hpp"
 #include "seedrl/core/random.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/r2d2_agent.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/inference_server.hpp"
 
 namespace seedrl::test {
 

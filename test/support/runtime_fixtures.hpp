@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
-#include "seedrl/runtime/inference_server.hpp"
-#include "seedrl/runtime/unroll_store.hpp"
-#include "seedrl/runtime/vtrace_agent.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/inference_server.hpp"
 
 namespace seedrl::test {
 

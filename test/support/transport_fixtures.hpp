@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "runtime_fixtures.hpp"
+#include "seedrl/acting/inference_endpoint.hpp"
 #include "seedrl/core/error.hpp"
-#include "seedrl/runtime/inference_endpoint.hpp"
-#include "seedrl/runtime/unroll.hpp"
+#include "seedrl/experience/unroll.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_address.hpp"

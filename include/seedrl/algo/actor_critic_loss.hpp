@@ -86,7 +86,7 @@ ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
 /// The actor-critic loss's terms for any policy distribution (a Gaussian over box actions, say),
 /// from what the policy gives per frame: log pi(a_t | x_t) and its entropy, both [T, B]. The same
 /// loss as actor_critic_loss, with the gradients w.r.t. those per-frame values (and the values);
-/// a learner chains them through its distribution (runtime/policy_terms.hpp).
+/// a learner chains them through its distribution (learner/policy_terms.hpp).
 struct ActorCriticTerms {
   float policy_loss = 0.0f;
   float baseline_loss = 0.0f;

@@ -4,7 +4,7 @@
 //
 // Conventions: a window of T transitions has T + 1 steps (the last only bootstraps). B sequences.
 //   q_online, q_target  [(T + 1) B, A] row-major, row t * B + b (Network outputs flattened)
-//   actions, rewards, dones, mask  [T, B]: the transitions (runtime/transitions.hpp); mask 0 marks
+//   actions, rewards, dones, mask  [T, B]: the transitions (learner/transitions.hpp); mask 0 marks
 //                       an episode boundary, whose reward and done the loss sets itself (below)
 //   weights             [B] importance weights, or empty (all 1)
 //

@@ -12,7 +12,7 @@
 //
 // A whole TrainingSession (or train_locally) runs as a group with TrainingSessionOptions::group
 // = &group: the session joins its learner, sums the group's frames and episodes, stops every
-// rank at the same step and lets rank 0 alone write files (runtime/training_session.hpp).
+// rank at the same step and lets rank 0 alone write files (session/training_session.hpp).
 //
 // Every learner step, LearnerCore::finish_step hands the flat gradient buffer (every parameter's
 // gradient, one contiguous f32 tensor) to the group: one MPI_Allreduce (sum) of the whole buffer,
@@ -41,8 +41,8 @@
 #include <string>
 
 #include "seedrl/core/tensor.hpp"
-#include "seedrl/runtime/learner_core.hpp"
-#include "seedrl/runtime/training_group.hpp"
+#include "seedrl/learner/learner_core.hpp"
+#include "seedrl/learner/training_group.hpp"
 
 namespace seedrl::mpi {
 

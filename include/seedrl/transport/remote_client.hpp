@@ -26,7 +26,7 @@
 #include <span>
 #include <string>
 
-#include "seedrl/runtime/inference_client.hpp"
+#include "seedrl/acting/inference_client.hpp"
 
 namespace seedrl {
 

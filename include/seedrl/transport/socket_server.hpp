@@ -25,7 +25,7 @@
 #include <memory>
 #include <string>
 
-#include "seedrl/runtime/inference_endpoint.hpp"
+#include "seedrl/acting/inference_endpoint.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "seedrl/transport/socket_address.hpp"
 

@@ -1,9 +1,9 @@
 // The learners' loss math on the device.
 //
 // V-trace: the same math as algo/vtrace.hpp, algo/actor_critic_loss.hpp and
-// runtime/vtrace_learner.hpp's vtrace_transitions, in three kernels (per frame, per column, per
+// agents/vtrace/learner.hpp's vtrace_transitions, in three kernels (per frame, per column, per
 // frame) so the learner's logits and values never leave the GPU.
-// R2D2: the same math as runtime/r2d2_learner.hpp's evaluate() with algo/n_step_targets.hpp,
+// R2D2: the same math as agents/r2d2/learner.hpp's evaluate() with algo/n_step_targets.hpp,
 // algo/value_rescale.hpp and algo/sequence_priority.hpp, in two kernels (per window frame: the
 // double-Q bootstrap; per sequence: transitions, n-step targets, TD errors, priority, loss and
 // gradient).

@@ -109,7 +109,7 @@ struct Backend {
   /// columns: the network's logits [L, B, A] and values [L, B], and the unrolls' behaviour logits
   /// [L, B, A] (f32), actions [L, B] (i32), rewards [L, B] (f32) and flags [L, B] (u8), all on
   /// the device. The same math as vtrace_transitions + vtrace + actor_critic_loss with the
-  /// episode-boundary mask (runtime/vtrace_learner.hpp): V-trace targets, then policy-gradient,
+  /// episode-boundary mask (agents/vtrace/learner.hpp): V-trace targets, then policy-gradient,
   /// baseline and entropy terms averaged over the transitions. Writes d total / d logits and
   /// d total / d values into grad_logits [L, B, A] and grad_values [L, B] (the last step's rows
   /// zero) and returns the terms (waits for them). Actions must be in [0, A).

@@ -1,0 +1,134 @@
+// InferenceEndpoint: what an actor's client talks to. The InferenceServer implements it; a
+// LocalClient calls it directly, and the socket front end (transport) calls it on behalf of
+// remote actors. All members are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <thread>
+
+#include "seedrl/core/status.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/env/environment.hpp"
+
+namespace seedrl {
+
+struct ConnectRequest {
+  std::uint64_t run_id = 0;     ///< fresh random id of this actor run (new after every reconnect)
+  std::int32_t num_envs = 1;    ///< environments the actor steps together
+  bool evaluation = false;      ///< act greedily and store nothing
+  TensorSpec observation_spec;  ///< what the actor's environments produce
+  ActionSpec action_spec;
+  std::int32_t first_slot =
+      -1;  ///< ask for slots [first_slot, first_slot + num_envs); -1: any free range
+};
+
+/// A connected actor: its environments occupy slots [first_slot, first_slot + num_envs). The
+/// endpoint's receipt for a connect(); every step presents it. The endpoint trusts only what it
+/// recorded itself: `id` must own the slots, and a slot restarts (zero recurrent state, partial
+/// unroll dropped) when a step comes from another connection than the one it served last.
+struct Connection {
+  std::int32_t first_slot = -1;
+  std::int32_t num_envs = 0;
+  std::uint64_t run_id = 0;  ///< the actor run's id (ConnectRequest::run_id), for logs
+  bool evaluation = false;
+  std::uint64_t id = 0;  ///< assigned by the endpoint, unique per connect(); 0: none
+  bool connected() const { return first_slot >= 0; }
+};
+
+/// One step of all of an actor's environments, in flight. The submitter owns it and keeps it, and
+/// everything its views point to, alive until on_complete has been called.
+struct StepRequest {
+  Connection connection;
+  Tensor observations;                  ///< [num_envs, obs...] on the CPU
+  std::span<const float> rewards;       ///< num_envs
+  std::span<const std::uint8_t> flags;  ///< num_envs step flags (experience/unroll.hpp)
+  std::span<std::int32_t> actions;  ///< num_envs discrete actions, filled before on_complete(ok)
+  /// Box actions instead (ActionSpec::box, D dimensions): num_envs * D, environment e's action at
+  /// [e * D, (e + 1) * D), within the bounds; filled before on_complete(ok). Exactly one of
+  /// `actions` and `box_actions` is non-empty.
+  std::span<float> box_actions;
+  /// Called exactly once: from the endpoint's inference thread when the step is answered, or
+  /// from submit() itself when it is refused. Must return quickly and must not block.
+  std::function<void(const Status&)> on_complete;
+};
+
+class InferenceEndpoint {
+ public:
+  virtual ~InferenceEndpoint() = default;
+
+  virtual TensorSpec observation_spec() const = 0;
+  virtual ActionSpec action_spec() const = 0;
+
+  /// Reserves slots for an actor. Fails with invalid_argument (wrong specs, too many envs, slots
+  /// taken), unavailable (no free slots) or closed (the endpoint stopped).
+  virtual Status connect(const ConnectRequest& request, Connection* connection) = 0;
+
+  /// Submits one step asynchronously (see StepRequest). A step from a connection other than the
+  /// one a slot served last restarts the slot (fresh recurrent state, partial unroll dropped). A
+  /// bad request is answered with invalid_argument and disturbs no other actor.
+  virtual void submit(StepRequest& request) = 0;
+
+  /// Frees the actor's slots; its partial unrolls are dropped. Call it only when none of the
+  /// connection's steps is in flight.
+  virtual void disconnect(const Connection& connection) = 0;
+
+  /// Synchronous step: submits and waits for the answer. The answer usually comes within
+  /// microseconds (a batch is served once all connected environments wait), so the caller first
+  /// yields its core for up to `spin` (letting the server and the other actors run) before it
+  /// sleeps on a condition variable: a sleep and wake-up per step is the cost that limits
+  /// in-process actors otherwise.
+  Status step(const Connection& connection, const Tensor& observations,
+              std::span<const float> rewards, std::span<const std::uint8_t> flags,
+              std::span<std::int32_t> actions,
+              std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
+    return step_and_wait({connection, observations, rewards, flags, actions, {}, {}}, spin);
+  }
+  /// The same for box actions: `actions` holds num_envs * D values.
+  Status step(const Connection& connection, const Tensor& observations,
+              std::span<const float> rewards, std::span<const std::uint8_t> flags,
+              std::span<float> actions,
+              std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
+    return step_and_wait({connection, observations, rewards, flags, {}, actions, {}}, spin);
+  }
+
+  static constexpr int kDefaultSpinMicros = 100;
+
+ private:
+  // Submits `request` (its on_complete is set here) and waits for the answer as step() describes.
+  Status step_and_wait(StepRequest request, std::chrono::microseconds spin) {
+    struct Wait {
+      Mutex mutex;
+      CondVar done;
+      std::atomic<bool> finished{false};  // also read without the lock, while spinning
+      bool sleeping SEEDRL_GUARDED_BY(mutex) = false;
+      Status status SEEDRL_GUARDED_BY(mutex);
+    } wait;
+    request.on_complete = [w = &wait](const Status& status) {
+      MutexLock lock(w->mutex);
+      w->status = status;
+      w->finished.store(true, std::memory_order_release);
+      if (w->sleeping) w->done.notify_one();
+    };
+    submit(request);
+    if (spin.count() > 0 && !wait.finished.load(std::memory_order_acquire)) {
+      const auto deadline = std::chrono::steady_clock::now() + spin;
+      do {
+        std::this_thread::yield();
+      } while (!wait.finished.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() < deadline);
+    }
+    // Always through the mutex: on_complete may still hold it, and `wait` dies with this frame.
+    MutexLock lock(wait.mutex);
+    wait.sleeping = true;
+    while (!wait.finished.load(std::memory_order_relaxed)) wait.done.wait(lock);
+    return wait.status;
+  }
+};
+
+}  // namespace seedrl

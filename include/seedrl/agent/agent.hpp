@@ -1,0 +1,146 @@
+// Agent: what an algorithm brings to seedrl. An agent is a small copyable value holding its
+// configuration; both sides of a run use it:
+//
+//   inference (InferenceServer)   network_config() builds the acting network; select_actions()
+//                                 turns a batch of network outputs into actions
+//   learning (Learner<Agent, B>)  the agent's learner: its loss and its data path, on the shared
+//                                 LearnerCore (learner/learner_core.hpp)
+//
+// An agent's header defines the agent and includes its learner, so including it is enough to
+// train it (train_locally, TrainingSession). What a type must provide:
+//
+//   struct MyAgentOptions : seedrl::AgentOptions { float my_cost = 0.5f; };
+//   class MyAgent {
+//    public:
+//     static constexpr std::string_view kName = "my_agent";  // checkpoints record it
+//     static constexpr bool kStoresLogits = true;   // unrolls keep the behaviour logits
+//     const MyAgentOptions& options() const;        // derived from AgentOptions
+//     const nn::NetworkConfig& network_config() const;
+//     // For each frame i of a batch (outputs [1, N, ...]): actions[i], from the frame's slot
+//     // (e.g. a per-slot exploration rate) and whether it is an evaluation slot (act greedily).
+//     void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
+//                         std::span<const std::uint8_t> evaluation,
+//                         std::span<std::int32_t> actions, Rng& rng) const;
+//   };
+//   static_assert(seedrl::Agent<MyAgent>);
+//
+// An agent that also acts in box action spaces (ActionSpec::box: a Gaussian policy head,
+// NetworkConfig::gaussian) provides, satisfying BoxAgent:
+//
+//     // For each frame i (outputs.mean, outputs.log_std [1, N, D]): its action, unbounded (the
+//     // server clips it to the environment's bounds; the unroll keeps it as drawn).
+//     void select_box_actions(const nn::NetworkOutputs& outputs,
+//                             std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+//                             Rng& rng) const;
+//
+// An agent may also record the Q-values inference acted on in the unrolls' behaviour field (R2D2
+// with actor priorities): `bool records_q_values() const` (records_q_values below).
+//
+// plus a specialisation Learner<MyAgent, B> (learner/learner.hpp says what it must offer);
+// docs/runtime.md walks through adding one.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/experience/normalization.hpp"
+#include "seedrl/math/categorical.hpp"
+#include "seedrl/math/distributions.hpp"
+#include "seedrl/nn/learning_rate.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+
+namespace seedrl {
+
+/// The settings every agent has: its network, how a learner step samples and scales its data,
+/// and how it updates the parameters. Each agent's options derive from it (and may change the
+/// defaults in their constructor).
+struct AgentOptions {
+  nn::NetworkConfig network;
+  std::int64_t batch_size = 32;  ///< unrolls (sequences) per learner step
+  float discount = 0.99f;
+  float max_abs_reward = 0.0f;    ///< clip rewards to +-this for the loss; 0: no clipping
+  nn::OptimizerConfig optimizer;  ///< Adam by default
+  nn::LinearDecay learning_rate{0.00048, 0, 0.0};
+  double max_grad_norm = 40.0;  ///< global-norm clipping; 0: none
+  /// Running normalisation of observations and rewards, applied by inference
+  /// (experience/normalization.hpp); off by default.
+  NormalizationOptions normalization;
+
+  /// Throws seedrl::Error naming the first bad setting as `owner`.field.
+  void validate(std::string_view owner) const {
+    network.validate();
+    SEEDRL_REQUIRE(batch_size > 0, owner, ".batch_size must be positive, got ", batch_size);
+    SEEDRL_REQUIRE(discount >= 0.0f && discount <= 1.0f, owner, ".discount must be in [0, 1], got ",
+                   discount);
+    SEEDRL_REQUIRE(max_abs_reward >= 0.0f && std::isfinite(max_abs_reward), owner,
+                   ".max_abs_reward must be finite and >= 0, got ", max_abs_reward);
+    learning_rate.validate();
+    SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm), owner,
+                   ".max_grad_norm must be finite and >= 0, got ", max_grad_norm);
+    normalization.validate(owner);
+  }
+};
+
+template <class A>
+concept Agent = std::copy_constructible<A> &&
+    requires(const A& agent, const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
+             std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions, Rng& rng) {
+  { A::kName } -> std::convertible_to<std::string_view>;
+  { A::kStoresLogits } -> std::convertible_to<bool>;
+  { agent.options() } -> std::convertible_to<const AgentOptions&>;
+  { agent.network_config() } -> std::same_as<const nn::NetworkConfig&>;
+  agent.select_actions(outputs, slots, evaluation, actions, rng);
+};
+
+/// How the policy-gradient agents (V-trace, PPO) act, for either kind of action; they derive
+/// from it. In evaluation frames they take the most likely action (the Gaussian's mean).
+struct StochasticPolicyActing {
+  /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
+  /// softmax(logits), or the most likely action in evaluation slots.
+  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
+                      std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
+                      Rng& rng) const {
+    math::sample_categorical(
+        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
+        evaluation, actions, rng);
+  }
+
+  /// Box actions (outputs.mean, outputs.log_std [1, N, D]): for each frame
+  /// mean + exp(log_std) z, z ~ N(0, 1), or the mean in evaluation frames.
+  void select_box_actions(const nn::NetworkOutputs& outputs,
+                          std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+                          Rng& rng) const {
+    const std::int64_t n = outputs.mean.dim(1), d = outputs.mean.dim(2);
+    const auto mean = outputs.mean.reshape({n, d}).matrix<float>();
+    math::DiagGaussian::sample(mean, outputs.log_std.reshape({n, d}).matrix<float>(), actions, rng);
+    for (std::int64_t i = 0; i < n; ++i)
+      if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
+  }
+};
+
+/// Whether `agent`'s unrolls record, in their behaviour field, the Q-values inference acted on:
+/// the optional `bool records_q_values() const` (R2D2's actor priorities); false without it.
+template <class A>
+bool records_q_values(const A& agent) {
+  if constexpr (requires {
+                  { agent.records_q_values() } -> std::convertible_to<bool>;
+                }) {
+    return agent.records_q_values();
+  } else {
+    return false;
+  }
+}
+
+template <class A>
+concept BoxAgent = Agent<A> &&
+    requires(const A& agent, const nn::NetworkOutputs& outputs,
+             std::span<const std::uint8_t> evaluation, math::MatrixRef actions, Rng& rng) {
+  agent.select_box_actions(outputs, evaluation, actions, rng);
+};
+
+}  // namespace seedrl

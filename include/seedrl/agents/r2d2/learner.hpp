@@ -1,0 +1,496 @@
+// Learner<R2D2Agent, Backend>: the R2D2 learner of SEED RL: its loss and its data path on
+// LearnerCore (learner/learner_core.hpp), which does the update, checkpoints and metrics.
+//
+//   unroll queue ──▶ priorities of the new sequences (online + target forward, no gradient; or,
+//                    with actor_priorities, from the Q-values recorded while acting)
+//                ──▶ ReplayBuffer<Unroll> (prioritized, FIFO eviction)
+//   when the RateLimiter allows (min_replay_size sequences, replay_ratio not exceeded):
+//     sample B sequences (importance weights w) ──▶ online net: burn-in steps (no gradient: the
+//     LSTM state after them enters the trained window as a constant), then the T + 1 trained steps
+//     ──▶ target net on all steps ──▶ r2d2_loss (algo/r2d2_loss.hpp) ──▶ backward
+//     ──▶ LearnerCore::finish_step (every target_update_period steps the target network becomes a
+//     copy of the online one, under the same lock) ──▶ new priorities to the buffer
+//
+// A sequence holds burn_in + T + 1 steps (UnrollSpec: length, overlap = burn_in + 1), its stored
+// recurrent state is the one inference had before step 0. A sequence whose priority at insertion
+// is not finite (its observations made the network's output NaN or infinite) is dropped and
+// counted; a sampled step whose loss or priorities are not finite is skipped (its priorities
+// stay as they were).
+//
+// With R2D2AgentOptions::concurrent_insertion (the default), step() starts an inserter thread
+// ("seedrl-insert") at its first call: it pops new sequences, computes their priorities with a
+// second learner's networks (copies of the online and target networks, refreshed under the read
+// lock before every batch, so at most one update old) and inserts them, never more than two
+// batches ahead of what the replay ratio allows; step() waits for the limiter and trains. An
+// error in the inserter comes out of the next step(). The destructor stops the inserter (closing
+// the unroll queue if it is still open: the queue feeds this learner only).
+//
+// Thread-safety: one thread calls step(); inference reads the parameters concurrently;
+// save_checkpoint may run on another thread (the replay buffer is thread-safe).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seedrl/agents/r2d2/agent.hpp"
+#include "seedrl/algo/r2d2_loss.hpp"
+#include "seedrl/core/binary_io.hpp"
+#include "seedrl/core/float_mode.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
+#include "seedrl/experience/unroll_codec.hpp"
+#include "seedrl/inference/staging.hpp"
+#include "seedrl/learner/learner_core.hpp"
+#include "seedrl/replay/rate_limiter.hpp"
+#include "seedrl/replay/replay_buffer.hpp"
+
+namespace seedrl {
+
+template <nn::Backend B>
+class Learner<R2D2Agent, B> final : public LearnerCore<B> {
+  using Core = LearnerCore<B>;
+
+ public:
+  using Replay = ReplayBuffer<Unroll>;
+  /// Priorities are floored here: the buffer needs them > 0 and a sequence the network already
+  /// fits exactly should still be seen now and then.
+  static constexpr double kMinPriority = 1e-6;
+
+  Learner(const R2D2Agent& agent, const UnrollSpec& spec, UnrollQueue& unrolls)
+      : Core(R2D2Agent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
+        agent_(agent),
+        unrolls_(unrolls),
+        target_(agent.network_config()),
+        replay_(agent.options().replay_capacity, agent.options().replay,
+                agent.network_config().seed ^ 0x9e3779b97f4a7c15ULL),
+        limiter_(agent.options().min_replay_size, agent.options().replay_ratio) {
+    SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
+                   "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
+                   spec.overlap, " leave no transition to train on");
+    SEEDRL_REQUIRE(!agent.options().actor_priorities || spec.store_logits,
+                   "Learner<R2D2Agent>: actor_priorities needs sequences that record the acting "
+                   "Q-values (an UnrollSpec from make_unroll_spec with this agent)");
+    target_.parameters().copy_values_from(this->network().parameters());
+  }
+
+  ~Learner() override { stop_inserter(); }
+
+  nn::Network<B>& target_network() { return target_; }
+  Replay& replay() { return replay_; }
+  const R2D2Agent& agent() const { return agent_; }
+  /// Leading steps of a sequence that only warm up the LSTM state.
+  std::int64_t burn_in() const { return this->spec().overlap - 1; }
+  /// Sequences inserted into and sampled from the replay by this learner (since construction).
+  std::int64_t inserted() const { return limiter_.inserts(); }
+  std::int64_t sampled() const { return limiter_.samples(); }
+  /// Sequences not inserted because their priority was not finite.
+  std::int64_t dropped() const { return dropped_.load(); }
+
+  /// Moves sequences from the queue into the replay until one training step is due (enough
+  /// sequences, replay ratio not exceeded), then trains on a sampled batch. Nothing once the
+  /// queue is closed and drained.
+  /// With concurrent_insertion the inserter thread does the first part (see the top).
+  std::optional<LearnerStepStats> step() {
+    const std::int64_t batch = agent_.options().batch_size;
+    if (!agent_.options().concurrent_insertion) {
+      while (!limiter_.can_sample(replay_.size(), batch)) {
+        if (!unrolls_.pop_available(static_cast<std::size_t>(batch), incoming_))
+          return std::nullopt;
+        insert(incoming_);
+      }
+      return train_on_sample();
+    }
+    start_inserter();
+    {
+      MutexLock lock(inserter_mutex_);
+      while (!limiter_.can_sample(replay_.size(), batch) && !inserter_done_)
+        inserter_changed_.wait(lock);
+      if (inserter_error_) std::rethrow_exception(inserter_error_);
+      if (!limiter_.can_sample(replay_.size(), batch)) return std::nullopt;  // drained
+    }
+    LearnerStepStats stats = train_on_sample();
+    {
+      MutexLock lock(inserter_mutex_);  // the inserter may be waiting for the samples to move
+      inserter_changed_.notify_all();
+    }
+    return stats;
+  }
+
+  /// Computes the new sequences' priorities with the current networks and adds them to the
+  /// replay (those with a non-finite priority are dropped and counted).
+  void insert(std::vector<std::unique_ptr<Unroll>>& sequences) { insert_with(*this, sequences); }
+
+ private:
+  // insert() with the priorities `evaluator` (this learner, or the inserter's copy) computes.
+  void insert_with(Learner& evaluator, std::vector<std::unique_ptr<Unroll>>& sequences) {
+    if (sequences.empty()) return;
+    for (const auto& u : sequences)
+      SEEDRL_REQUIRE(u != nullptr && matches(*u, this->spec()),
+                     "Learner<R2D2Agent>: a sequence does not have the learner's layout");
+    const Eigen::ArrayXf priorities = agent_.options().actor_priorities
+                                          ? evaluator.actor_priorities_of(sequences)
+                                          : evaluator.sequence_priorities_of(sequences);
+    std::int64_t inserted = 0;
+    for (std::size_t j = 0; j < sequences.size(); ++j) {
+      const double priority = priorities(static_cast<Eigen::Index>(j));
+      if (!std::isfinite(priority)) {
+        ++dropped_;
+        continue;
+      }
+      replay_.insert(std::move(*sequences[j]), std::max(priority, kMinPriority));
+      ++inserted;
+    }
+    limiter_.inserted(inserted);
+    sequences.clear();
+  }
+
+  // The inserter's copy of the learner: its networks take this learner's values before every
+  // batch (under the read lock: the online values are written and the target copied only under
+  // the write lock), so the priorities are those of parameters at most one update old.
+  void refresh(Learner& copy) {
+    SharedParameters::ReadGuard guard(this->parameters());
+    copy.network().parameters().copy_values_from(this->network().parameters());
+    copy.target_.parameters().copy_values_from(target_.parameters());
+  }
+
+  // Whether the inserter is far enough ahead of the samples: beyond the warm-up, it stops two
+  // batches past what the learner's next sample needs. Whenever it stops, the learner can sample
+  // (inserts >= (samples + B) / ratio): the two never wait for each other.
+  bool inserter_ahead() const {
+    const R2D2AgentOptions& o = agent_.options();
+    if (replay_.size() < o.min_replay_size) return false;
+    const double batch = static_cast<double>(o.batch_size);
+    const double needed = (static_cast<double>(limiter_.samples()) + batch) / o.replay_ratio;
+    return static_cast<double>(limiter_.inserts()) >= needed + 2.0 * batch;
+  }
+
+  void start_inserter() {
+    if (inserter_.joinable()) return;
+    R2D2AgentOptions copy_options = agent_.options();
+    copy_options.concurrent_insertion = false;
+    // The copy only evaluates: its replay stays empty.
+    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
+    copy_options.min_replay_size = copy_options.replay_capacity;
+    evaluator_ = std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
+    // The inserter computes in the stepping thread's float mode (the session flushes denormals).
+    inserter_ = std::thread([this, flush = flush_denormals_enabled()] {
+      set_flush_denormals(flush);
+      insert_concurrently();
+    });
+  }
+
+  void insert_concurrently() {
+    set_thread_name("seedrl-insert");
+    try {
+      if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+      std::vector<std::unique_ptr<Unroll>> sequences;
+      const auto batch = static_cast<std::size_t>(agent_.options().batch_size);
+      while (true) {
+        {
+          MutexLock lock(inserter_mutex_);
+          while (inserter_ahead() && !stopping_) inserter_changed_.wait(lock);
+          if (stopping_) break;
+        }
+        if (!unrolls_.pop_available(batch, sequences)) break;          // closed and drained
+        if (!agent_.options().actor_priorities) refresh(*evaluator_);  // else no network runs
+        insert_with(*evaluator_, sequences);
+        MutexLock lock(inserter_mutex_);
+        inserter_changed_.notify_all();
+      }
+    } catch (...) {
+      MutexLock lock(inserter_mutex_);
+      inserter_error_ = std::current_exception();
+    }
+    MutexLock lock(inserter_mutex_);
+    inserter_done_ = true;
+    inserter_changed_.notify_all();
+  }
+
+  void stop_inserter() {
+    if (!inserter_.joinable()) return;
+    {
+      MutexLock lock(inserter_mutex_);
+      stopping_ = true;
+      inserter_changed_.notify_all();
+    }
+    unrolls_.close();  // wakes an inserter waiting for sequences; the queue feeds only us
+    inserter_.join();
+  }
+
+ public:
+  /// Whether the backend computes the targets, priorities and loss on its device (the CUDA
+  /// backend), so the Q-values never leave it.
+  static constexpr bool kLossOnDevice = requires { typename B::R2D2LossConfig; };
+
+  /// Priorities the loss would give these sequences now (no gradient, nothing changes).
+  template <std::ranges::random_access_range Range>
+  Eigen::ArrayXf sequence_priorities_of(const Range& sequences) {
+    return evaluate(this->stack(sequences), {}, false).priorities;
+  }
+
+  /// The priorities of these sequences from the Q-values recorded while acting
+  /// (R2D2AgentOptions::actor_priorities): the R2D2 loss's, with the recorded Q as both the
+  /// online and the target network's over the trained window. No network runs.
+  template <std::ranges::random_access_range Range>
+  Eigen::ArrayXf actor_priorities_of(const Range& sequences) {
+    SEEDRL_REQUIRE(this->spec().store_logits,
+                   "Learner<R2D2Agent>: the sequences do not record the acting Q-values");
+    this->stack(sequences);
+    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
+                       batch = this->batch().flags.dim(1), actions = this->spec().num_actions;
+    const Transitions tr = this->transitions(burn, window - 1, agent_.options().max_abs_reward);
+    const auto q = this->batch()
+                       .logits.slice(burn, length)
+                       .reshape({window * batch, actions})
+                       .template matrix<float>();
+    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())
+        .priorities;
+  }
+
+  /// The loss of these sequences with importance weights (empty: all 1) and its gradients in the
+  /// online network's parameter gradients; changes no parameter.
+  template <std::ranges::random_access_range Range>
+  R2D2Loss loss_and_gradients(const Range& sequences, std::span<const float> weights = {}) {
+    return evaluate(this->stack(sequences), weights, true);
+  }
+
+  /// One update from a prioritized sample of the replay (which must not be empty), in
+  /// micro-batches of sequences over the learner's workers when set_workers asked for them.
+  LearnerStepStats train_on_sample() {
+    const R2D2AgentOptions& o = agent_.options();
+    const Replay::Sample sample = replay_.sample(static_cast<std::size_t>(o.batch_size));
+    const auto count = static_cast<std::int64_t>(sample.items.size());
+    sample_priorities_.resize(sample.items.size());
+    const typename Core::Gradients result = this->template gradients<Learner>(
+        count, [&](Learner& learner, std::int64_t first, std::int64_t n) {
+          const auto begin = static_cast<std::size_t>(first), size = static_cast<std::size_t>(n);
+          const std::span<const float> weights =
+              sample.weights.empty() ? std::span<const float>()
+                                     : std::span<const float>(sample.weights).subspan(begin, size);
+          const R2D2Loss r = learner.loss_and_gradients(
+              std::span<const std::shared_ptr<const Unroll>>(sample.items).subspan(begin, size),
+              weights);
+          for (std::size_t j = 0; j < size; ++j)
+            sample_priorities_[begin + j] = r.priorities(static_cast<Eigen::Index>(j));
+          // The loss and the mean priority are means over sequences, the mean Q over transitions.
+          const auto sequences = static_cast<double>(n);
+          return typename Core::Gradients{
+              .values = {r.loss, r.mean_q, r.priorities.mean()},
+              .value_weights = {sequences, static_cast<double>(r.transitions), sequences},
+              .weight = sequences,
+              .transitions = r.transitions,
+              .policy_lag = learner.policy_lag_,
+              .finite = r.priorities.allFinite()};
+        });
+    limiter_.sampled(o.batch_size);
+    const LearnerStepStats stats = this->finish_step(result, [&] {
+      if (this->steps() % o.target_update_period == 0)
+        target_.parameters().copy_values_from(this->network().parameters());
+    });
+    if (!stats.skipped) {
+      std::vector<double> priorities(sample.indices.size());
+      for (std::size_t j = 0; j < priorities.size(); ++j)
+        priorities[j] = std::max<double>(sample_priorities_[j], kMinPriority);
+      replay_.update_priorities(sample.indices, priorities);
+    }
+    return stats;
+  }
+
+  /// The replay, read at every report (thread-safe).
+  std::vector<Metric> gauges() const {
+    return {{{"replay_size", Reduce::last, "replay"}, static_cast<double>(replay_.size())},
+            {{"replay_inserted", Reduce::last}, static_cast<double>(inserted())},
+            {{"replay_sampled", Reduce::last}, static_cast<double>(sampled())},
+            {{"dropped_sequences", Reduce::last}, static_cast<double>(dropped())}};
+  }
+
+ protected:
+  // A sampled batch's sequences are independent and its loss a mean over them.
+  bool splits_batches() const override { return true; }
+  // A worker's learner: no replay and no inserter of its own; its target network reads this
+  // one's values (set_workers makes its online network read this one's).
+  std::unique_ptr<Core> make_replica() override {
+    R2D2AgentOptions copy_options = agent_.options();
+    copy_options.concurrent_insertion = false;
+    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
+    copy_options.min_replay_size = copy_options.replay_capacity;
+    auto replica =
+        std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
+    replica->target_.parameters().alias_values(target_.parameters());
+    return replica;
+  }
+
+  /// With checkpoint_replay, the replay contents (replay_state_path(path)).
+  void save_state(const std::string& path) override {
+    if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
+  }
+
+  /// The target network restarts as a copy of the group's online network.
+  void parameters_replaced() override {
+    target_.parameters().copy_values_from(this->network().parameters());
+  }
+
+  /// The target network restarts as a copy of the online one; with checkpoint_replay and a
+  /// replay state next to the checkpoint, the replay contents come back too.
+  void load_state(const std::string& path) override {
+    target_.parameters().copy_values_from(this->network().parameters());
+    const std::string replay_path = replay_state_path(path);
+    if (!agent_.options().checkpoint_replay || !std::filesystem::exists(replay_path)) return;
+    const std::string data = read_file(replay_path);
+    Replay loaded(replay_.capacity(), replay_.options());
+    loaded.load(data, replay_path);
+    SEEDRL_REQUIRE(loaded.all_items([&](const Unroll& u) { return matches(u, this->spec()); }),
+                   replay_path, ": holds sequences of another layout than this learner's");
+    replay_.load(data, replay_path);
+  }
+
+ private:
+  static constexpr MetricInfo kMetrics[] = {
+      {"loss", Reduce::mean, "loss"},
+      {"mean_q", Reduce::mean, "q"},
+      {"mean_priority"},
+  };
+
+  R2D2LossOptions loss_options() const {
+    const R2D2AgentOptions& o = agent_.options();
+    return {o.n_step, o.discount, o.value_rescaling, o.value_rescale_epsilon, o.priority_eta};
+  }
+
+  // The loss of the stacked batch (see the top of the file); with `gradients` also backward.
+  R2D2Loss evaluate(const typename Core::NetworkInputs& in, std::span<const float> weights,
+                    bool gradients) {
+    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
+                       steps = window - 1, batch = this->batch().flags.dim(1),
+                       actions = this->spec().num_actions;
+    const Transitions tr = this->transitions(burn, steps, agent_.options().max_abs_reward);
+    policy_lag_ = tr.policy_lag;
+    const auto [target_out, online_out] = forward_networks(in);
+    if constexpr (kLossOnDevice)
+      return evaluate_on_device(*target_out, *online_out, weights, gradients);
+    // On the host: the Q-values come back from the backend's device (no copy on the CPU).
+    const auto q_target = host_target_(*target_out)
+                              .q.slice(burn, length)
+                              .reshape({window * batch, actions})
+                              .template matrix<float>();
+    const auto q_online =
+        host_online_(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
+    R2D2Loss result = r2d2_loss(q_online, q_target, tr.actions, tr.rewards, tr.dones, tr.mask,
+                                weights, loss_options());
+    if (gradients) {
+      const Tensor grad_q =
+          Tensor::from_blob(result.grad_q.data(), {window, batch, actions}, DType::f32);
+      this->network().backward({.q = device_grad_q_(grad_q)});
+    }
+    return result;
+  }
+
+  // The target network over the whole sequence (burn-in included: it only warms the state up);
+  // the online network's burn-in without gradient, then the trained window from its final state.
+  // Returns both networks' outputs (views of their buffers, on the device).
+  std::pair<const nn::NetworkOutputs*, const nn::NetworkOutputs*> forward_networks(
+      const typename Core::NetworkInputs& in) {
+    const std::int64_t length = this->spec().length, burn = burn_in();
+    nn::Network<B>& online = this->network();
+    const nn::NetworkOutputs& target =
+        target_.forward(in.observations, in.initial_state, in.resets);
+    nn::LstmState state = in.initial_state;
+    if (burn > 0) {
+      const nn::NetworkOutputs& warm = online.forward(in.observations.slice(0, burn),
+                                                      in.initial_state, in.resets.slice(0, burn));
+      if (warm.final_state.defined()) {
+        state = {burn_state_h_.view(warm.final_state.h.shape()),
+                 burn_state_c_.view(warm.final_state.c.shape())};
+        state.h.copy_from(warm.final_state.h);
+        state.c.copy_from(warm.final_state.c);
+      }
+    }
+    const nn::NetworkOutputs& trained =
+        online.forward(in.observations.slice(burn, length), state, in.resets.slice(burn, length));
+    return {&target, &trained};
+  }
+
+  // evaluate() with the targets, TD errors, priorities and gradient computed on the device;
+  // only the TD errors and priorities (a few hundred floats) come back. A member template, so
+  // that the library's explicit instantiation for the CPU backend leaves it out.
+  template <int = 0>
+  R2D2Loss evaluate_on_device(const nn::NetworkOutputs& target, const nn::NetworkOutputs& online,
+                              std::span<const float> weights, bool gradients) {
+    const R2D2AgentOptions& o = agent_.options();
+    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
+                       steps = window - 1, batch = this->batch().flags.dim(1);
+    const auto fields = this->device_fields();
+    const Tensor device_weights =
+        weights.empty() ? Tensor()
+                        : device_weights_(Tensor::from_blob(const_cast<float*>(weights.data()),
+                                                            {batch}, DType::f32));
+    const Tensor grad_q = gradients ? device_grad_q_buffer_.view(online.q.shape()) : Tensor();
+    const Tensor td = device_td_buffer_.view({steps, batch});
+    const Tensor priorities = device_priority_buffer_.view({batch});
+    typename B::R2D2LossConfig config;
+    config.burn_in = burn;
+    config.n_step = o.n_step;
+    config.discount = o.discount;
+    config.max_abs_reward = o.max_abs_reward;
+    config.value_rescaling = o.value_rescaling;
+    config.value_rescale_epsilon = o.value_rescale_epsilon;
+    config.priority_eta = o.priority_eta;
+    const auto terms =
+        B::r2d2_loss(online.q, target.q.slice(burn, length), fields.actions, fields.rewards,
+                     fields.flags, device_weights, config, grad_q, td, priorities);
+    R2D2Loss result;
+    result.loss = terms.loss;
+    result.transitions = terms.transitions;
+    result.mean_q =
+        terms.transitions > 0 ? terms.raw_q_sum / static_cast<double>(terms.transitions) : 0.0;
+    const Tensor host_td = td.clone(Device::cpu), host_priorities = priorities.clone(Device::cpu);
+    result.td_errors =
+        Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            host_td.data<float>(), static_cast<Eigen::Index>(steps),
+            static_cast<Eigen::Index>(batch));
+    result.priorities = host_priorities.flat<float>();
+    if (gradients) this->network().backward({.q = grad_q});
+    return result;
+  }
+
+  const R2D2Agent agent_;  // a copy: the caller's agent may be a temporary
+  UnrollQueue& unrolls_;
+  nn::Network<B> target_;
+  Replay replay_;
+  RateLimiter limiter_;
+  std::atomic<std::int64_t> dropped_{0};
+  double policy_lag_ = 0.0;               // of the last evaluated batch
+  std::vector<float> sample_priorities_;  // the sampled batch's new priorities, in order
+  std::vector<std::unique_ptr<Unroll>> incoming_;
+  ScratchBuffer burn_state_h_{B::device}, burn_state_c_{B::device};
+  StagingBuffer device_grad_q_{B::device}, device_weights_{B::device};
+  // The device loss path writes its gradient, TD errors and priorities on the device.
+  ScratchBuffer device_grad_q_buffer_{B::device}, device_td_buffer_{B::device},
+      device_priority_buffer_{B::device};
+  HostOutputs host_target_{B::device}, host_online_{B::device};
+
+  // Concurrent insertion (see the top): the inserter thread, its copy of this learner, and what
+  // step() and the inserter wait for from each other.
+  std::unique_ptr<Learner> evaluator_;
+  UnrollQueue evaluator_queue_{1};  // the copy's own, never used
+  std::thread inserter_;
+  Mutex inserter_mutex_;
+  CondVar inserter_changed_;
+  bool inserter_done_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
+  bool stopping_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
+  std::exception_ptr inserter_error_ SEEDRL_GUARDED_BY(inserter_mutex_);
+};
+
+// The R2D2 runtime on the CPU backend is compiled once, in the library
+// (src/agents/r2d2_learner.cpp): programs that train R2D2Agent on the CPU do not instantiate it
+// again.
+extern template class ReplayBuffer<Unroll>;
+extern template class Learner<R2D2Agent, cpu::Backend>;
+
+}  // namespace seedrl

@@ -1,0 +1,7 @@
+// The V-trace agent and its learner: what a program includes to train VTraceAgent (with
+// session/training_session.hpp or session/local_trainer.hpp) or to build its pieces.
+#pragma once
+
+#include "seedrl/agents/vtrace/agent.hpp"       // IWYU pragma: export
+#include "seedrl/agents/vtrace/learner.hpp"     // IWYU pragma: export
+#include "seedrl/inference/server_options.hpp"  // IWYU pragma: export: make_unroll_spec

@@ -1,0 +1,214 @@
+// Learner<VTraceAgent, Backend>: the V-trace learner of SEED RL: its loss and its data path on
+// LearnerCore (learner/learner_core.hpp), which does the update, checkpoints and metrics.
+//
+//   B unrolls of T+1 steps ──stack──▶ [T+1, B] batch ──network──▶ logits, values
+//     ──▶ V-trace targets (discounts cut at terminations; episode boundaries masked)
+//     ──▶ actor-critic loss and its gradients ──backward──▶ LearnerCore::finish_step
+//
+// At an episode boundary (learner/transitions.hpp) V-trace gets reward V(x_t) and discount 0, so
+// its target there is V(x_t) itself and nothing crosses it, and the loss gives it weight 0.
+//
+// Thread-safety: one thread calls step(); inference reads the parameters concurrently.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "seedrl/agents/vtrace/agent.hpp"
+#include "seedrl/algo/actor_critic_loss.hpp"
+#include "seedrl/algo/vtrace.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/inference/staging.hpp"
+#include "seedrl/learner/learner_core.hpp"
+#include "seedrl/learner/policy_terms.hpp"
+#include "seedrl/learner/transitions.hpp"
+
+namespace seedrl {
+
+template <nn::Backend B>
+class Learner<VTraceAgent, B> final : public LearnerCore<B> {
+  using Core = LearnerCore<B>;
+
+ public:
+  Learner(const VTraceAgent& agent, const UnrollSpec& spec, UnrollQueue& unrolls)
+      : Core(VTraceAgent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
+        agent_(agent),
+        unrolls_(unrolls) {
+    SEEDRL_REQUIRE(spec.store_logits,
+                   "Learner<VTraceAgent>: unrolls must store the behaviour logits");
+    SEEDRL_REQUIRE(
+        spec.overlap == 1,
+        "Learner<VTraceAgent>: V-trace unrolls have no burn-in (overlap 1), got overlap ",
+        spec.overlap);
+  }
+
+  const VTraceAgent& agent() const { return agent_; }
+
+  /// Waits for batch_size unrolls and trains on them; nothing once the queue is closed and empty.
+  std::optional<LearnerStepStats> step() {
+    if (!unrolls_.pop_many(static_cast<std::size_t>(agent_.options().batch_size), batch_unrolls_))
+      return std::nullopt;
+    return train_on(batch_unrolls_);
+  }
+
+  /// Whether the backend computes V-trace and the loss on its device (the CUDA backend), so the
+  /// network's outputs never leave it.
+  static constexpr bool kLossOnDevice =
+      requires(const Tensor& t, const VTraceOptions& v, const ActorCriticLossOptions& l) {
+    B::vtrace_loss(t, t, t, t, t, t, 0.0f, 0.0f, v, l, t, t);
+  };
+
+  /// One update from these unrolls (all of the learner's UnrollSpec), in micro-batches over the
+  /// learner's workers when set_workers asked for them.
+  LearnerStepStats train_on(std::span<const std::unique_ptr<Unroll>> unrolls) {
+    return this->finish_step(this->template gradients<Learner>(
+        static_cast<std::int64_t>(unrolls.size()),
+        [&](Learner& learner, std::int64_t first, std::int64_t count) {
+          return learner.gradients_of(
+              unrolls.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)));
+        }));
+  }
+
+ protected:
+  // Every term of the loss is a mean over the transitions, so micro-batches combine exactly.
+  bool splits_batches() const override { return true; }
+  std::unique_ptr<Core> make_replica() override {
+    return std::make_unique<Learner>(agent_, this->spec(), unrolls_);
+  }
+
+ private:
+  // The loss of these unrolls and its gradients in this learner's network.
+  typename Core::Gradients gradients_of(std::span<const std::unique_ptr<Unroll>> unrolls) {
+    const VTraceAgentOptions& o = agent_.options();
+    const auto in = this->stack(unrolls);
+    const std::int64_t length = this->spec().length, steps = length - 1,
+                       batch = static_cast<std::int64_t>(unrolls.size()),
+                       num_actions = this->spec().num_actions;
+    const Transitions tr = this->transitions(0, steps, o.max_abs_reward);
+    if (this->spec().box_actions()) return train_box(in, tr);
+    if constexpr (kLossOnDevice) return train_on_device(in, tr);
+    const nn::NetworkOutputs& out =
+        host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
+    const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
+    const auto target_logits = out.logits.reshape({length * batch, num_actions})
+                                   .template matrix<float>()
+                                   .topRows(steps * batch);
+    const auto behaviour_logits = this->batch()
+                                      .logits.reshape({length * batch, num_actions})
+                                      .template matrix<float>()
+                                      .topRows(steps * batch);
+    const Eigen::ArrayXXf log_rhos = (action_log_probs(target_logits, tr.actions) -
+                                      action_log_probs(behaviour_logits, tr.actions)) *
+                                     tr.mask;
+    const VTraceReturns targets =
+        vtrace(log_rhos, v.discounts, v.rewards, v.values, v.bootstrap, o.vtrace);
+    const ActorCriticLoss loss =
+        actor_critic_loss(target_logits, tr.actions, v.values, targets, o.loss, &tr.mask);
+
+    this->backward_policy_value(loss.grad_logits, loss.grad_values);
+    return result(loss, tr);
+  }
+
+  static constexpr MetricInfo kMetrics[] = {
+      {"total_loss", Reduce::mean, "loss"}, {"policy_loss"}, {"baseline_loss"}, {"entropy_loss"},
+      {"entropy", Reduce::mean, "entropy"},
+  };
+
+  // Box actions (a Gaussian policy), on the host: the same V-trace targets and actor-critic loss
+  // from the log-probabilities of the drawn actions under the learner's policy and the recorded
+  // behaviour policy, the gradients chained through the Gaussian.
+  typename Core::Gradients train_box(const typename Core::NetworkInputs& in,
+                                     const Transitions& tr) {
+    const VTraceAgentOptions& o = agent_.options();
+    const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
+    const nn::NetworkOutputs& out =
+        host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
+    const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
+    const Tensor mean = out.mean.slice(0, steps), log_std = out.log_std.slice(0, steps);
+    const Tensor actions = this->batch().actions.slice(0, steps);
+    const PolicyTerms target = policy_terms(mean, log_std, actions);
+    const Eigen::ArrayXf behaviour = behaviour_log_probs(this->batch(), steps);
+    using TimeMajor = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic,
+                                                    Eigen::RowMajor>>;  // frame t * B + b
+    const Eigen::ArrayXXf log_probs = TimeMajor(target.log_probs.data(), steps, batch);
+    const Eigen::ArrayXXf log_rhos =
+        (log_probs - TimeMajor(behaviour.data(), steps, batch)) * tr.mask;
+    const VTraceReturns targets =
+        vtrace(log_rhos, v.discounts, v.rewards, v.values, v.bootstrap, o.vtrace);
+    const ActorCriticTerms loss =
+        actor_critic_loss_terms(log_probs, TimeMajor(target.entropy.data(), steps, batch), v.values,
+                                targets, o.loss, &tr.mask);
+
+    // Gradients [L, B, ...]: the last step only bootstraps.
+    const Tensor grad_mean = grad_mean_.view(out.mean.shape());
+    const Tensor grad_log_std = grad_log_std_.view(out.log_std.shape());
+    const Tensor grad_values = grad_values_.view(out.values.shape());
+    grad_mean.fill_zero();
+    grad_log_std.fill_zero();
+    grad_values.fill_zero();
+    const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
+        g_lp = loss.grad_log_probs,
+        g_entropy = loss.grad_entropy, g_values = loss.grad_values;
+    policy_terms_backward(mean, log_std, actions,
+                          Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
+                          Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
+                          grad_mean.slice(0, steps), grad_log_std.slice(0, steps));
+    std::memcpy(grad_values.data<float>(), g_values.data(),
+                static_cast<std::size_t>(g_values.size()) * sizeof(float));
+    this->network().backward({.mean = device_grad_mean_(grad_mean),
+                              .log_std = device_grad_log_std_(grad_log_std),
+                              .values = device_grad_values_(grad_values)});
+    return result(loss, tr);
+  }
+
+  // What a pass leaves besides the gradients, with the loss terms (computed on the host or the
+  // device): every term is a mean over the transitions.
+  template <class Terms>
+  static typename Core::Gradients result(const Terms& terms, const Transitions& tr) {
+    return {.values = {terms.total_loss, terms.policy_loss, terms.baseline_loss, terms.entropy_loss,
+                       terms.mean_entropy},
+            .value_weights = {},
+            .weight = static_cast<double>(tr.count),
+            .transitions = tr.count,
+            .policy_lag = tr.policy_lag};
+  }
+
+  // The step with V-trace and the loss on the backend's device. A member template, so that the
+  // library's explicit instantiation for the CPU backend leaves it out.
+  template <int = 0>
+  typename Core::Gradients train_on_device(const typename Core::NetworkInputs& in,
+                                           const Transitions& tr) {
+    const VTraceAgentOptions& o = agent_.options();
+    const auto fields = this->device_fields();
+    const nn::NetworkOutputs& out =
+        this->network().forward(in.observations, in.initial_state, in.resets);
+    const Tensor grad_logits = device_grad_logits_buffer_.view(out.logits.shape());
+    const Tensor grad_values = device_grad_values_buffer_.view(out.values.shape());
+    grad_logits.fill_zero();
+    grad_values.fill_zero();
+    const auto terms = B::vtrace_loss(out.logits, out.values, fields.logits, fields.actions,
+                                      fields.rewards, fields.flags, o.discount, o.max_abs_reward,
+                                      o.vtrace, o.loss, grad_logits, grad_values);
+    this->network().backward({.logits = grad_logits, .values = grad_values});
+    return result(terms, tr);
+  }
+
+  const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
+  UnrollQueue& unrolls_;
+  std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
+  // The device loss writes its gradients there.
+  ScratchBuffer device_grad_logits_buffer_{B::device}, device_grad_values_buffer_{B::device};
+  // The box path's gradients, built on the host and copied to the device once.
+  ScratchBuffer grad_mean_, grad_log_std_, grad_values_;
+  StagingBuffer device_grad_mean_{B::device}, device_grad_log_std_{B::device},
+      device_grad_values_{B::device};
+  HostOutputs host_outputs_{B::device};
+};
+
+// The V-trace runtime on the CPU backend is compiled once, in the library
+// (src/agents/vtrace_learner.cpp): programs that train VTraceAgent on the CPU do not instantiate
+// it again.
+extern template class Learner<VTraceAgent, cpu::Backend>;
+
+}  // namespace seedrl

@@ -1,0 +1,240 @@
+// Unroll: consecutive steps of one environment slot, the unit the learner trains on.
+//
+// Step t holds what the server saw and did at that step: the observation, the reward received
+// on arriving there, the step's flags, the action chosen, the behaviour policy (V-trace, PPO) and
+// the parameter version that chose it. initial_state is the recurrent state before step 0.
+//
+// Actions are discrete (one i32 per step) or a box (UnrollSpec::action_dims > 0: D f32 per step,
+// the Gaussian policy's sample before it was clipped to the environment's bounds, which is what
+// its log-probability is of). The behaviour policy is recorded as the network's policy outputs at
+// acting time: the logits [A] for discrete actions, the Gaussian's mean and log standard deviation
+// [2 D] for a box, so a learner recomputes mu(a|x) exactly as inference had it.
+// The flags are core/step_flags.hpp's: a last step followed by a first one is an episode
+// boundary, not experience.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/step_flags.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/core/tensor_spec.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/experience/bounded_queue.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+
+namespace seedrl {
+
+/// What an unroll holds and how long it is.
+struct UnrollSpec {
+  TensorSpec observation;
+  std::int32_t num_actions = 0;  ///< discrete actions (0 with action_dims)
+  std::int64_t action_dims = 0;  ///< > 0: box actions of this many reals
+  std::int64_t length = 0;       ///< steps per unroll: burn_in + T + 1
+  std::int64_t overlap = 1;      ///< steps shared with the next unroll: burn_in + 1
+  bool store_logits = true;      ///< keep the behaviour policy (V-trace, PPO)
+  std::int64_t state_size = 0;   ///< recurrent state size H (0: not recurrent)
+
+  bool box_actions() const { return action_dims > 0; }
+  /// Shape of one step's action: [] (one i32) or [D] (f32).
+  Shape action_shape() const { return box_actions() ? Shape{action_dims} : Shape{}; }
+  DType action_dtype() const { return box_actions() ? DType::f32 : DType::i32; }
+  /// Floats recording the behaviour policy per step: A logits, or a Gaussian's D means and D log
+  /// standard deviations.
+  std::int64_t behaviour_size() const { return box_actions() ? 2 * action_dims : num_actions; }
+};
+
+struct Unroll {
+  Tensor observations;          ///< [L, obs...]
+  Tensor rewards;               ///< [L] f32
+  Tensor flags;                 ///< [L] u8
+  Tensor actions;               ///< [L] i32, or [L, D] f32 for box actions
+  Tensor logits;                ///< [L, A] (or [L, 2 D]: mean, log std) f32 when stored
+  Tensor policy_versions;       ///< [L] i32
+  nn::LstmState initial_state;  ///< [H] each when recurrent
+  std::int32_t slot = -1;
+
+  static std::unique_ptr<Unroll> allocate(const UnrollSpec& spec) {
+    auto u = std::make_unique<Unroll>();
+    u->observations =
+        Tensor::empty(spec.observation.shape.prepend({spec.length}), spec.observation.dtype);
+    u->rewards = Tensor::empty({spec.length});
+    u->flags = Tensor::empty({spec.length}, DType::u8);
+    u->actions = Tensor::empty(spec.action_shape().prepend({spec.length}), spec.action_dtype());
+    if (spec.store_logits) u->logits = Tensor::empty({spec.length, spec.behaviour_size()});
+    u->policy_versions = Tensor::empty({spec.length}, DType::i32);
+    if (spec.state_size > 0)
+      u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
+    return u;
+  }
+
+  /// Whether this unroll has `spec`'s fields and shapes, each in a buffer no other tensor views:
+  /// then it can be filled again in place (UnrollPool).
+  bool reusable_for(const UnrollSpec& spec) const {
+    auto fits = [](const Tensor& t, const Shape& shape, DType dtype) {
+      return t.defined() && t.sole_view() && t.shape() == shape && t.dtype() == dtype;
+    };
+    const std::int64_t n = spec.length;
+    if (!fits(observations, spec.observation.shape.prepend({n}), spec.observation.dtype) ||
+        !fits(rewards, {n}, DType::f32) || !fits(flags, {n}, DType::u8) ||
+        !fits(actions, spec.action_shape().prepend({n}), spec.action_dtype()) ||
+        !fits(policy_versions, {n}, DType::i32))
+      return false;
+    if (spec.store_logits ? !fits(logits, {n, spec.behaviour_size()}, DType::f32)
+                          : logits.defined())
+      return false;
+    if (spec.state_size == 0) return !initial_state.h.defined() && !initial_state.c.defined();
+    return fits(initial_state.h, {spec.state_size}, DType::f32) &&
+           fits(initial_state.c, {spec.state_size}, DType::f32);
+  }
+};
+
+/// Unrolls their consumer is done with, kept for the producer to fill again: the inference
+/// thread's UnrollStore takes one per unroll it starts, and the learner gives each batch back when
+/// it pops the next (UnrollQueue::pop_many), so a run in its steady state allocates no unroll
+/// memory. (Allocating tens of kilobytes per unroll on the inference thread and freeing it on the
+/// learner's kept glibc's malloc consolidating its heap: about 5% of the inference thread.)
+///
+/// Thread-safe. Keeps at most `capacity` unrolls; an unroll that does not fit the spec asked for,
+/// or one whose buffers another tensor still views, is freed rather than reused.
+class UnrollPool {
+ public:
+  explicit UnrollPool(std::size_t capacity) : capacity_(capacity) {}
+
+  /// A kept unroll that fits `spec` (its contents are stale: the caller overwrites every step),
+  /// or a newly allocated one.
+  std::unique_ptr<Unroll> take(const UnrollSpec& spec) SEEDRL_EXCLUDES(mutex_) {
+    std::unique_ptr<Unroll> u;
+    {
+      MutexLock lock(mutex_);
+      if (!kept_.empty()) {
+        u = std::move(kept_.back());
+        kept_.pop_back();
+      }
+    }
+    if (u && u->reusable_for(spec)) return u;
+    return Unroll::allocate(spec);  // `u`, if any, is freed
+  }
+
+  /// Keeps the unrolls of `done` (null ones skipped) up to the capacity, frees the rest, and
+  /// empties `done`.
+  void give(std::vector<std::unique_ptr<Unroll>>& done) SEEDRL_EXCLUDES(mutex_) {
+    {
+      MutexLock lock(mutex_);
+      for (std::unique_ptr<Unroll>& u : done) {
+        if (u && kept_.size() < capacity_) kept_.push_back(std::move(u));
+      }
+    }
+    done.clear();
+  }
+
+  std::size_t size() const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return kept_.size();
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  const std::size_t capacity_;
+  mutable Mutex mutex_;
+  std::vector<std::unique_ptr<Unroll>> kept_ SEEDRL_GUARDED_BY(mutex_);
+};
+
+/// Full unrolls on their way from inference to the learner (a full queue blocks inference: the
+/// learner's back-pressure on the actors), with the pool that brings them back for reuse.
+///
+/// pop_many and pop_available first give the unrolls still in `out` (the previous batch, which
+/// the consumer is done with once it asks for the next) to pool(); the inference server's store
+/// takes its unrolls from there. A consumer that keeps an unroll moves it out of `out` first
+/// (null entries are skipped); one that keeps a tensor of it only stops its reuse.
+class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
+  using Base = BoundedQueue<std::unique_ptr<Unroll>>;
+
+ public:
+  /// `capacity` unrolls queued at most; the pool keeps as many.
+  explicit UnrollQueue(std::size_t capacity) : Base(capacity), pool_(capacity) {}
+
+  bool pop_many(std::size_t count, std::vector<std::unique_ptr<Unroll>>& out) {
+    pool_.give(out);
+    return Base::pop_many(count, out);
+  }
+  bool pop_available(std::size_t max_count, std::vector<std::unique_ptr<Unroll>>& out) {
+    pool_.give(out);
+    return Base::pop_available(max_count, out);
+  }
+
+  UnrollPool& pool() { return pool_; }
+
+ private:
+  UnrollPool pool_;
+};
+
+/// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().
+struct UnrollBatch {
+  Tensor observations;          ///< [L, B, obs...]
+  Tensor rewards;               ///< [L, B]
+  Tensor flags;                 ///< [L, B] u8
+  Tensor actions;               ///< [L, B] i32, or [L, B, D] f32 for box actions
+  Tensor logits;                ///< [L, B, A], or [L, B, 2 D] for box actions
+  Tensor policy_versions;       ///< [L, B] i32
+  nn::LstmState initial_state;  ///< [B, H] each
+
+  /// Copies `unrolls` (a random-access range of pointers to unrolls of `spec`: unique_ptr,
+  /// shared_ptr or raw) into this batch, reusing its storage when the shape repeats.
+  template <std::ranges::random_access_range Range>
+  void stack(const Range& unrolls, const UnrollSpec& spec) {
+    const auto b = static_cast<std::int64_t>(unrolls.size());
+    SEEDRL_REQUIRE(b > 0, "UnrollBatch::stack: no unrolls");
+    const std::int64_t length = spec.length;
+    ensure(observations, spec.observation.shape.prepend({length, b}), spec.observation.dtype);
+    ensure(rewards, {length, b}, DType::f32);
+    ensure(flags, {length, b}, DType::u8);
+    ensure(actions, spec.action_shape().prepend({length, b}), spec.action_dtype());
+    ensure(policy_versions, {length, b}, DType::i32);
+    if (spec.store_logits) ensure(logits, {length, b, spec.behaviour_size()}, DType::f32);
+    if (spec.state_size > 0) {
+      ensure(initial_state.h, {b, spec.state_size}, DType::f32);
+      ensure(initial_state.c, {b, spec.state_size}, DType::f32);
+    }
+    for (std::int64_t j = 0; j < b; ++j) {
+      const Unroll& u = *unrolls[static_cast<std::size_t>(j)];
+      SEEDRL_REQUIRE(u.observations.dim(0) == length, "UnrollBatch::stack: unroll ", j, " has ",
+                     u.observations.dim(0), " steps, expected ", length);
+      for (std::int64_t t = 0; t < length; ++t) {
+        observations[t][j].copy_from(u.observations[t]);
+        if (spec.store_logits) logits[t][j].copy_from(u.logits[t]);
+        if (spec.box_actions()) actions[t][j].copy_from(u.actions[t]);
+      }
+      scatter_column(rewards, u.rewards, j);
+      scatter_column(flags, u.flags, j);
+      if (!spec.box_actions()) scatter_column(actions, u.actions, j);
+      scatter_column(policy_versions, u.policy_versions, j);
+      if (spec.state_size > 0) {
+        initial_state.h[j].copy_from(u.initial_state.h);
+        initial_state.c[j].copy_from(u.initial_state.c);
+      }
+    }
+  }
+
+ private:
+  static void ensure(Tensor& t, const Shape& shape, DType dtype) {
+    if (!t.defined() || t.shape() != shape || t.dtype() != dtype) t = Tensor::empty(shape, dtype);
+  }
+  // column j of a [L, B] tensor = the [L] tensor `src`
+  static void scatter_column(const Tensor& dst, const Tensor& src, std::int64_t j) {
+    const std::int64_t length = dst.dim(0), b = dst.dim(1);
+    const std::size_t element = size_of(dst.dtype());
+    const auto* from = static_cast<const char*>(src.raw_data());
+    auto* to = static_cast<char*>(dst.raw_data());
+    for (std::int64_t t = 0; t < length; ++t) {
+      std::memcpy(to + static_cast<std::size_t>(t * b + j) * element,
+                  from + static_cast<std::size_t>(t) * element, element);
+    }
+  }
+};
+
+}  // namespace seedrl

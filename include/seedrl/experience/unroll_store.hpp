@@ -1,0 +1,169 @@
+// UnrollStore: builds unrolls slot by slot from the steps inference processes.
+//
+//   step t of slot s ──append──▶ [ step 0 | step 1 | ... | step L-1 ]  full: returned to the caller
+//                                 next unroll starts with the last `overlap` steps of this one
+//
+// With T transitions per unroll and K burn-in steps, L = K + T + 1 and overlap = K + 1: the last
+// step of an unroll (only used to bootstrap) becomes the first of the next, so every transition
+// is trained on exactly once. initial_state is the recurrent state before the unroll's step 0.
+//
+// Not thread-safe: the inference thread owns it.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "seedrl/experience/unroll.hpp"
+
+namespace seedrl {
+
+/// One step as inference saw it, for UnrollStore::append.
+struct UnrollStep {
+  Tensor observation;  ///< one observation (a view; copied into the unroll)
+  float reward = 0.0f;
+  std::uint8_t flags = 0;
+  std::int32_t action = 0;            ///< discrete actions
+  const float* box_action = nullptr;  ///< [D] for box actions (UnrollSpec::action_dims)
+  const float* logits = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
+  std::int32_t policy_version = 0;
+  const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
+  const float* state_c = nullptr;
+};
+
+class UnrollStore {
+ public:
+  /// `pool`: where unrolls to fill come from (UnrollQueue::pool(): unrolls the learner is done
+  /// with), or nullptr to allocate every one.
+  UnrollStore(std::int32_t num_slots, const UnrollSpec& spec, UnrollPool* pool = nullptr)
+      : spec_(spec), pool_(pool), slots_(static_cast<std::size_t>(num_slots)) {
+    SEEDRL_REQUIRE(num_slots > 0, "UnrollStore: num_slots must be positive, got ", num_slots);
+    SEEDRL_REQUIRE(spec.length >= 2, "UnrollStore: unroll length must be >= 2 steps, got ",
+                   spec.length);
+    SEEDRL_REQUIRE(spec.overlap >= 1 && spec.overlap < spec.length,
+                   "UnrollStore: overlap must be in [1, ", spec.length, "), got ", spec.overlap);
+    if (spec.state_size > 0) {
+      for (Slot& s : slots_)
+        s.states.resize(static_cast<std::size_t>(2 * spec.length * spec.state_size));
+    }
+  }
+
+  const UnrollSpec& spec() const { return spec_; }
+
+  /// Appends a step to `slot`; returns the unroll this step completed, if any.
+  std::unique_ptr<Unroll> append(std::int32_t slot, const UnrollStep& step) {
+    Slot& s = at(slot);
+    if (!s.current) s.current = fresh_unroll();
+    Unroll& u = *s.current;
+    const std::int64_t t = s.count;
+    if (t == 0) copy_state(step, u.initial_state);
+    if (spec_.state_size > 0) {
+      copy_or_zero(step.state_h, state_h(s, t));
+      copy_or_zero(step.state_c, state_c(s, t));
+    }
+    SEEDRL_REQUIRE(step.observation.defined() &&
+                       step.observation.shape() == spec_.observation.shape &&
+                       step.observation.dtype() == spec_.observation.dtype,
+                   "UnrollStore: the step's observation is ",
+                   step.observation.defined() ? step.observation.shape().to_string() : "missing",
+                   ", the spec's ", spec_.observation.to_string());
+    std::memcpy(u.observations.row_data(t), step.observation.raw_data(),
+                u.observations.row_bytes());
+    u.rewards.data<float>()[t] = step.reward;
+    u.flags.data<std::uint8_t>()[t] = step.flags;
+    if (spec_.box_actions()) {
+      SEEDRL_REQUIRE(step.box_action != nullptr,
+                     "UnrollStore: the spec has box actions but the step has none");
+      std::memcpy(u.actions.row_data(t), step.box_action,
+                  static_cast<std::size_t>(spec_.action_dims) * sizeof(float));
+    } else {
+      u.actions.data<std::int32_t>()[t] = step.action;
+    }
+    u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
+    if (spec_.store_logits) {
+      SEEDRL_REQUIRE(step.logits != nullptr,
+                     "UnrollStore: the spec stores the behaviour policy but the step has none");
+      std::memcpy(u.logits.row_data(t), step.logits,
+                  static_cast<std::size_t>(spec_.behaviour_size()) * sizeof(float));
+    }
+    u.slot = slot;
+    if (++s.count < spec_.length) return nullptr;
+
+    // Full: start the next unroll with the overlapping steps.
+    std::unique_ptr<Unroll> done = std::move(s.current);
+    s.current = fresh_unroll();
+    const std::int64_t from = spec_.length - spec_.overlap;
+    // The overlapping steps are the last rows of every field: one copy per field.
+    auto copy_rows = [&](const Tensor& to, const Tensor& from_tensor) {
+      std::memcpy(to.raw_data(), from_tensor.row_data(from),
+                  static_cast<std::size_t>(spec_.overlap) * from_tensor.row_bytes());
+    };
+    copy_rows(s.current->observations, done->observations);
+    copy_rows(s.current->rewards, done->rewards);
+    copy_rows(s.current->flags, done->flags);
+    copy_rows(s.current->actions, done->actions);
+    copy_rows(s.current->policy_versions, done->policy_versions);
+    if (spec_.store_logits) copy_rows(s.current->logits, done->logits);
+    if (spec_.state_size > 0) {
+      // The next unroll starts at step `from`: its initial state is the one before that step, and
+      // the states before the overlapping steps move to the front.
+      const auto n = static_cast<std::size_t>(spec_.state_size);
+      std::memcpy(s.current->initial_state.h.raw_data(), state_h(s, from), n * sizeof(float));
+      std::memcpy(s.current->initial_state.c.raw_data(), state_c(s, from), n * sizeof(float));
+      for (std::int64_t i = 0; i < spec_.overlap; ++i) {
+        std::memmove(state_h(s, i), state_h(s, from + i), n * sizeof(float));
+        std::memmove(state_c(s, i), state_c(s, from + i), n * sizeof(float));
+      }
+    }
+    s.count = spec_.overlap;
+    return done;
+  }
+
+  /// Drops the slot's partial unroll (its actor restarted or left).
+  void reset(std::int32_t slot) { at(slot).count = 0; }
+
+  /// Steps in the slot's unroll under construction.
+  std::int64_t pending_steps(std::int32_t slot) const {
+    return slots_.at(static_cast<std::size_t>(slot)).count;
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<Unroll> current;
+    std::int64_t count = 0;
+    std::vector<float> states;  // [L][h, c] state before each step of the current unroll
+  };
+
+  std::unique_ptr<Unroll> fresh_unroll() const {
+    return pool_ ? pool_->take(spec_) : Unroll::allocate(spec_);
+  }
+  float* state_h(Slot& s, std::int64_t t) const {
+    return s.states.data() + 2 * t * spec_.state_size;
+  }
+  float* state_c(Slot& s, std::int64_t t) const { return state_h(s, t) + spec_.state_size; }
+
+  Slot& at(std::int32_t slot) {
+    SEEDRL_REQUIRE(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size(),
+                   "UnrollStore: slot ", slot, " out of range [0, ", slots_.size(), ")");
+    return slots_[static_cast<std::size_t>(slot)];
+  }
+  void copy_or_zero(const float* src, float* dst) const {
+    const auto n = static_cast<std::size_t>(spec_.state_size);
+    if (src) {
+      std::memcpy(dst, src, n * sizeof(float));
+    } else {
+      std::memset(dst, 0, n * sizeof(float));
+    }
+  }
+  void copy_state(const UnrollStep& step, nn::LstmState& state) const {
+    if (spec_.state_size == 0) return;
+    copy_or_zero(step.state_h, state.h.data<float>());
+    copy_or_zero(step.state_c, state.c.data<float>());
+  }
+
+  UnrollSpec spec_;
+  UnrollPool* pool_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace seedrl

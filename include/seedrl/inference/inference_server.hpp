@@ -1,0 +1,492 @@
+// InferenceServer<Agent, Backend>: SEED RL's central, batched inference.
+//
+//   actors ──submit()──▶ RequestBatcher ──▶ inference thread, process(batch) in five phases:
+//                          a batch is up to max_batch frames, every connected environment's
+//                          frame, or what arrived within batch_timeout of the oldest request (a
+//                          half-full batch is served; seed_rl's batcher would wait forever)
+//            gather   copy observations once into the batch tensor, slots' recurrent state in
+//            forward  the network on the learner's newest values: on the CPU a private copy,
+//                     refreshed under SharedParameters' read lock (one memcpy) whenever the
+//                     learner's parameters moved, so the forward holds no lock and never reads
+//                     memory the learner is writing (sharing it cost the MinAtar pipeline 14%,
+//                     docs/performance.md); on a GPU the learner's values in place, under the lock
+//            select   Agent::select_actions (box actions: Agent::select_box_actions, then
+//                     clipped to the environment's bounds)
+//            scatter  actions to the requests, new recurrent state to the slots
+//            record   episode figures; UnrollStore::append ──full unroll──▶ UnrollQueue ──▶
+//                     learner (a full queue blocks here: back-pressure to the actors)
+//          ◀──actions──────
+//
+// Slots: every environment of a connected actor has a slot holding its recurrent state, its
+// partial unroll and its episode accumulators. Each connection owns its slots (SlotTable): a step
+// must present the connection id they were given to. A step from another connection than the one a
+// slot served last restarts the slot (zero state, partial unroll dropped): every (re)connect of an
+// actor is a new connection. Evaluation slots act greedily and produce no unrolls.
+//
+// Thread-safety: connect/submit/step/disconnect from any number of threads; one internal
+// inference thread (start()/stop()). A peer's bad request is answered with
+// Status::invalid_argument and never disturbs the other actors.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "seedrl/acting/inference_endpoint.hpp"
+#include "seedrl/agent/agent.hpp"
+#include "seedrl/core/float_mode.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
+#include "seedrl/experience/bounded_queue.hpp"
+#include "seedrl/experience/episode_stats.hpp"
+#include "seedrl/experience/normalization.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/request_batcher.hpp"
+#include "seedrl/inference/server_options.hpp"
+#include "seedrl/inference/shared_parameters.hpp"
+#include "seedrl/inference/slot_table.hpp"
+#include "seedrl/inference/staging.hpp"
+#include "seedrl/inference/step_validation.hpp"
+#include "seedrl/nn/backend.hpp"
+#include "seedrl/nn/network.hpp"
+
+namespace seedrl {
+
+template <Agent A, nn::Backend B>
+class InferenceServer final : public InferenceEndpoint {
+ public:
+  InferenceServer(const A& agent, SharedParameters& parameters, UnrollQueue& unrolls,
+                  const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const InferenceServerOptions& options = {})
+      : agent_(agent),
+        parameters_(parameters),
+        unrolls_(unrolls),
+        observation_spec_(observation_spec),
+        action_spec_(action_spec),
+        options_((options.validate(), options)),
+        network_(agent.network_config()),
+        store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options),
+               &unrolls.pool()),
+        table_(options.max_slots),
+        slots_(static_cast<std::size_t>(options.max_slots)),
+        rng_(options.seed),
+        batcher_(options.max_batch, options.batch_timeout,
+                 [this](std::span<StepRequest* const> batch, std::int64_t frames) {
+                   process(batch, frames);
+                 }) {
+    SEEDRL_REQUIRE(observation_spec.shape == agent.network_config().observation_shape,
+                   "InferenceServer: observations ", observation_spec.to_string(),
+                   " do not match the network's observation shape ",
+                   agent.network_config().observation_shape);
+    action_spec.validate("InferenceServer");
+    if (action_spec.is_box()) {
+      SEEDRL_REQUIRE(BoxAgent<A>, "InferenceServer: actions ", action_spec.to_string(),
+                     " but the agent '", A::kName, "' acts on discrete actions only");
+      SEEDRL_REQUIRE(action_spec.dims() == agent.network_config().action_dims,
+                     "InferenceServer: actions ", action_spec.to_string(),
+                     " but the network's Gaussian head has ", agent.network_config().action_dims,
+                     " dimensions");
+    } else {
+      SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
+                     "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
+                     agent.network_config().num_actions,
+                     agent.network_config().box_actions() ? " (it has a Gaussian head)" : "");
+    }
+    const NormalizationOptions& normalization = agent.options().normalization;
+    if (normalization.any()) {
+      SEEDRL_REQUIRE(!normalization.observations || observation_spec.dtype == DType::f32,
+                     "InferenceServer: normalization.observations needs f32 observations, got ",
+                     observation_spec.to_string());
+      MutexLock lock(normalizer_mutex_);
+      normalizer_.emplace(normalization, observation_spec.shape.numel(), agent.options().discount,
+                          options.max_slots);
+      normalize_observations_ = normalization.observations;
+      scale_rewards_ = normalization.rewards;
+    }
+    if constexpr (kCopiesParameters) {
+      SharedParameters::ReadGuard guard(parameters);
+      network_.parameters().copy_values_from(parameters.store());
+      copied_version_ = parameters.store().version();
+    } else {
+      network_.parameters().alias_values(parameters.store());
+    }
+    if (state_size() > 0) {
+      state_table_ = {Tensor::zeros({options.max_slots, state_size()}),
+                      Tensor::zeros({options.max_slots, state_size()})};
+    }
+  }
+
+  ~InferenceServer() override { stop(); }
+  InferenceServer(const InferenceServer&) = delete;
+  InferenceServer& operator=(const InferenceServer&) = delete;
+
+  /// Starts the inference thread.
+  void start() {
+    batcher_.start([this] {
+      set_thread_name("seedrl-infer");
+      if (options_.flush_denormals) set_flush_denormals(true);
+      if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(options_.threads);
+    });
+  }
+
+  /// Answers every pending and later step with Status::closed, closes the unroll queue (the
+  /// learner then drains it and stops) and joins the inference thread. Idempotent.
+  void stop() SEEDRL_EXCLUDES(mutex_) {
+    {
+      MutexLock lock(mutex_);
+      stopping_ = true;
+    }
+    unrolls_.close();  // first: the inference thread may be waiting to push an unroll
+    batcher_.stop(Status::closed("inference server stopped"));
+  }
+
+  TensorSpec observation_spec() const override { return observation_spec_; }
+  ActionSpec action_spec() const override { return action_spec_; }
+  const InferenceServerOptions& options() const { return options_; }
+  UnrollSpec unroll_spec() const { return store_.spec(); }
+
+  Status connect(const ConnectRequest& request, Connection* connection) override
+      SEEDRL_EXCLUDES(mutex_) {
+    if (!(request.observation_spec == observation_spec_)) {
+      return Status::invalid_argument(
+          str_cat("actor observations are ", request.observation_spec.to_string(),
+                  ", the server expects ", observation_spec_.to_string()));
+    }
+    if (!(request.action_spec == action_spec_)) {
+      return Status::invalid_argument(str_cat("actor actions are ", request.action_spec.to_string(),
+                                              ", the server expects ", action_spec_.to_string()));
+    }
+    if (request.num_envs < 1 || request.num_envs > options_.max_batch) {
+      return Status::invalid_argument(str_cat(
+          "num_envs ", request.num_envs, " must be in [1, max_batch = ", options_.max_batch, "]"));
+    }
+    MutexLock lock(mutex_);
+    if (stopping_) return Status::closed("inference server stopped");
+    const Status status = table_.connect(request, connection);
+    if (status.is_ok()) batcher_.set_connected_frames(table_.occupied());
+    return status;
+  }
+
+  void submit(StepRequest& request) override SEEDRL_EXCLUDES(mutex_) {
+    Status refused = validate_step(
+        request, {observation_spec_, action_spec_, options_.max_slots, normalize_observations_});
+    if (refused.is_ok()) {
+      MutexLock lock(mutex_);
+      if (stopping_) {
+        refused = Status::closed("inference server stopped");
+      } else if (!table_.owns(request.connection)) {
+        refused =
+            Status::invalid_argument("step on slots this connection does not hold (disconnected?)");
+      }
+    }
+    if (!refused.is_ok()) {
+      request.on_complete(refused);
+      return;
+    }
+    batcher_.submit(request);
+  }
+
+  void disconnect(const Connection& connection) override SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    table_.disconnect(connection);
+    batcher_.set_connected_frames(table_.occupied());  // the others may now make a full batch
+  }
+
+  EpisodeStats& episodes() { return episodes_; }
+  /// Environment steps taken by training (non-evaluation) actors.
+  std::int64_t training_frames() const { return training_frames_.load(); }
+  /// Continues the frame count of a resumed run.
+  void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
+  InferenceServerStats stats() const { return batcher_.stats(); }
+
+  /// The normalisation statistics (ExperienceNormalizer::to_text; empty when the agent normalises
+  /// nothing), for checkpoints. Any thread.
+  std::string normalization_text() const SEEDRL_EXCLUDES(normalizer_mutex_) {
+    MutexLock lock(normalizer_mutex_);
+    return normalizer_ ? normalizer_->to_text() : std::string();
+  }
+  /// Restores normalization_text() from a checkpoint at `source` (a run resumes); refuses
+  /// statistics that do not fit the agent's normalisation, naming `source`.
+  void restore_normalization(std::string_view text, std::string_view source)
+      SEEDRL_EXCLUDES(normalizer_mutex_) {
+    MutexLock lock(normalizer_mutex_);
+    if (!normalizer_) {
+      SEEDRL_REQUIRE(text.empty(), source,
+                     " has normalization statistics but the agent normalises nothing");
+      return;
+    }
+    SEEDRL_REQUIRE(!text.empty(), source,
+                   " has no normalization statistics but the agent normalises its experience");
+    normalizer_->restore(text, source);
+  }
+
+ private:
+  // The inference thread's view of a slot.
+  struct SlotState {
+    std::uint64_t connection = 0;  // the connection id the slot served last
+    EpisodeInProgress episode;
+  };
+
+  std::int64_t state_size() const { return agent_.network_config().lstm_size; }
+  bool box() const { return action_spec_.is_box(); }
+
+  // One batch of requests holding `frames` environments, in the phases of the top comment.
+  void process(std::span<StepRequest* const> batch, std::int64_t frames) {
+    gather(batch, frames);
+    forward();
+    if (box()) {
+      select_box_actions();
+    } else {
+      agent_.select_actions(*outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+    }
+    scatter(batch);
+    record(batch);
+  }
+
+  // One copy of each request's observations into the batch; the slots' recurrent state; a slot
+  // serving a new connection restarts.
+  void gather(std::span<StepRequest* const> batch, std::int64_t frames) {
+    observations_ = observation_buffer_.view(observation_spec_.shape.prepend({1, frames}),
+                                             observation_spec_.dtype);
+    resets_ = reset_buffer_.view({1, frames}, DType::u8);
+    state_in_ = {};
+    if (state_size() > 0) {
+      state_in_ = {state_h_buffer_.view({frames, state_size()}),
+                   state_c_buffer_.view({frames, state_size()})};
+    }
+    frame_slots_.resize(static_cast<std::size_t>(frames));
+    frame_evaluation_.resize(static_cast<std::size_t>(frames));
+    frame_actions_.resize(static_cast<std::size_t>(frames));
+    std::int64_t row = 0;
+    const Tensor frame_observations = observations_[0];
+    const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
+    for (const StepRequest* r : batch) {
+      std::memcpy(frame_observations.row_data(row), r->observations.raw_data(),
+                  r->observations.bytes());
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
+        const std::int32_t slot = r->connection.first_slot + e;
+        if (slots_[static_cast<std::size_t>(slot)].connection != r->connection.id)
+          restart_slot(slot, r->connection.id);
+        resets_.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
+        frame_slots_[static_cast<std::size_t>(row)] = slot;
+        frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
+        if (state_size() > 0) {  // row views would cost two reference counts each
+          std::memcpy(state_in_.h.row_data(row), state_table_.h.row_data(slot), state_bytes);
+          std::memcpy(state_in_.c.row_data(row), state_table_.c.row_data(slot), state_bytes);
+        }
+      }
+    }
+    if (normalize_observations_) {
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->normalize_observations(
+          observations_.reshape({frames, observation_spec_.shape.numel()}).template matrix<float>(),
+          frame_evaluation_);
+    }
+  }
+
+  // The network on the batch, under the learner's current parameters (and their version). One
+  // copy of the batch to the backend's device (none on the CPU); outputs come back to the host
+  // before the parameters are released, so a GPU has finished reading them.
+  void forward() {
+    if constexpr (kCopiesParameters) {
+      {
+        SharedParameters::ReadGuard guard(parameters_);
+        const std::uint64_t latest = parameters_.store().version();
+        if (latest != copied_version_) {
+          network_.parameters().copy_values_from(parameters_.store());
+          copied_version_ = latest;
+        }
+        version_ = published_version();
+      }
+      run_network();
+    } else {
+      SharedParameters::ReadGuard guard(parameters_);
+      version_ = published_version();
+      run_network();
+    }
+  }
+  void run_network() {
+    outputs_ = &host_outputs_(
+        network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
+  }
+  std::int32_t published_version() const {
+    return static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
+  }
+
+  // Box actions: the agent's draws (kept in the unrolls: their log-probability is of them), the
+  // environments' actions clipped to the bounds (a NaN becomes the upper bound, never a NaN), and
+  // the behaviour policy as the unrolls record it (mean, log std).
+  void select_box_actions() {
+    if constexpr (BoxAgent<A>) {
+      const std::int64_t frames = static_cast<std::int64_t>(frame_slots_.size());
+      const std::int64_t dims = action_spec_.dims();
+      box_drawn_.resize(frames, dims);
+      box_clipped_.resize(frames, dims);
+      agent_.select_box_actions(*outputs_, frame_evaluation_, box_drawn_, rng_);
+      for (std::int64_t i = 0; i < frames; ++i)
+        for (std::int64_t d = 0; d < dims; ++d)
+          box_clipped_(i, d) = action_spec_.clip(static_cast<std::size_t>(d), box_drawn_(i, d));
+      if constexpr (A::kStoresLogits) {
+        box_behaviour_.resize(frames, 2 * dims);
+        box_behaviour_.leftCols(dims) =
+            outputs_->mean.reshape({frames, dims}).template matrix<float>();
+        box_behaviour_.rightCols(dims) =
+            outputs_->log_std.reshape({frames, dims}).template matrix<float>();
+      }
+    }
+  }
+
+  // Actions to the requests, the new recurrent state to the slots.
+  void scatter(std::span<StepRequest* const> batch) {
+    std::int64_t row = 0;
+    const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
+    const std::int64_t dims = action_spec_.dims();
+    for (StepRequest* r : batch) {
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
+        if (box()) {
+          std::memcpy(r->box_actions.data() + e * dims, box_clipped_.row(row).data(),
+                      static_cast<std::size_t>(dims) * sizeof(float));
+        } else {
+          r->actions[static_cast<std::size_t>(e)] = frame_actions_[static_cast<std::size_t>(row)];
+        }
+        if (state_size() > 0) {
+          const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
+          std::memcpy(state_table_.h.row_data(slot), outputs_->final_state.h.row_data(row),
+                      state_bytes);
+          std::memcpy(state_table_.c.row_data(slot), outputs_->final_state.c.row_data(row),
+                      state_bytes);
+        }
+      }
+    }
+  }
+
+  // Episode figures of every slot (raw rewards); the training slots' steps (scaled rewards when
+  // the agent scales them) to their unrolls.
+  void record(std::span<StepRequest* const> batch) {
+    const bool scaling = scale_rewards_;
+    if (scaling) {
+      frame_rewards_.clear();
+      frame_flags_.clear();
+      for (const StepRequest* r : batch) {
+        frame_rewards_.insert(frame_rewards_.end(), r->rewards.begin(), r->rewards.end());
+        frame_flags_.insert(frame_flags_.end(), r->flags.begin(), r->flags.end());
+      }
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->scale_rewards(frame_slots_, frame_flags_, frame_evaluation_, frame_rewards_);
+    }
+    std::int64_t row = 0;
+    const Tensor frame_observations = observations_[0];
+    // The behaviour numbers the unrolls keep: logits, or the Q-values (R2D2's actor priorities).
+    Tensor behaviour;
+    if constexpr (A::kStoresLogits) {
+      if (!box()) behaviour = outputs_->logits[0];
+    } else if (records_q_) {
+      behaviour = outputs_->q[0];
+    }
+    for (const StepRequest* r : batch) {
+      for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
+        const auto i = static_cast<std::size_t>(row);
+        const std::int32_t slot = frame_slots_[i];
+        const std::uint8_t flags = r->flags[static_cast<std::size_t>(e)];
+        const float reward = r->rewards[static_cast<std::size_t>(e)];
+        if (!is_first(flags) && !r->connection.evaluation) ++training_frames_;
+        if (const auto done = slots_[static_cast<std::size_t>(slot)].episode.step(
+                flags, reward, r->connection.evaluation))
+          episodes_.record(*done);
+        if (r->connection.evaluation) continue;
+        UnrollStep step;
+        step.observation = frame_observations[row];
+        step.reward = scaling ? frame_rewards_[i] : reward;
+        step.flags = flags;
+        if (box()) {
+          step.box_action = box_drawn_.row(row).data();
+          if constexpr (A::kStoresLogits) step.logits = box_behaviour_.row(row).data();
+        } else {
+          step.action = frame_actions_[i];
+          if (behaviour.defined()) step.logits = behaviour.row_data<float>(row);
+        }
+        step.policy_version = version_;
+        if (state_size() > 0) {
+          step.state_h = state_in_.h.template row_data<float>(row);
+          step.state_c = state_in_.c.template row_data<float>(row);
+        }
+        if (std::unique_ptr<Unroll> unroll = store_.append(slot, step))
+          unrolls_.push(std::move(unroll));
+      }
+    }
+  }
+
+  void restart_slot(std::int32_t slot, std::uint64_t connection) {
+    slots_[static_cast<std::size_t>(slot)] = SlotState{connection, {}};
+    store_.reset(slot);
+    if (scale_rewards_) {
+      MutexLock lock(normalizer_mutex_);
+      normalizer_->restart_slot(slot);
+    }
+    if (state_table_.h.defined()) {
+      state_table_.h[slot].fill_zero();
+      state_table_.c[slot].fill_zero();
+    }
+  }
+
+  const A agent_;  // a copy: the caller's agent may be a temporary
+  SharedParameters& parameters_;
+  UnrollQueue& unrolls_;
+  const TensorSpec observation_spec_;
+  const ActionSpec action_spec_;
+  const InferenceServerOptions options_;
+  nn::Network<B> network_;
+  UnrollStore store_;
+
+  mutable Mutex mutex_;
+  SlotTable table_ SEEDRL_GUARDED_BY(mutex_);
+  bool stopping_ SEEDRL_GUARDED_BY(mutex_) = false;
+
+  // Inference thread only: the slots' state and the batch being processed.
+  std::vector<SlotState> slots_;
+  nn::LstmState state_table_;
+  Tensor observations_, resets_;
+  nn::LstmState state_in_;
+  const nn::NetworkOutputs* outputs_ = nullptr;
+  std::int32_t version_ = 0;
+  const bool records_q_ = records_q_values(agent_);  // the unrolls keep the Q-values
+  // On the CPU the network has its own values, copied from the learner's at this store version.
+  static constexpr bool kCopiesParameters = B::device == Device::cpu;
+  std::uint64_t copied_version_ = 0;
+  std::vector<std::int32_t> frame_slots_;
+  std::vector<std::uint8_t> frame_evaluation_;
+  std::vector<std::int32_t> frame_actions_;
+  RowMatrixXf box_drawn_, box_clipped_, box_behaviour_;  // [N, D], [N, D], [N, 2 D]
+  std::vector<float> frame_rewards_;                     // scaled, when the agent scales rewards
+  std::vector<std::uint8_t> frame_flags_;
+  // Used by the inference thread; the lock lets checkpoints read the statistics meanwhile.
+  mutable Mutex normalizer_mutex_;
+  std::optional<ExperienceNormalizer> normalizer_ SEEDRL_GUARDED_BY(normalizer_mutex_);
+  bool normalize_observations_ = false, scale_rewards_ = false;  // set once, at construction
+  // The batch is assembled on the host (in memory page-locked for a GPU backend, which gets one
+  // copy per batch); the recurrent state table stays on the host too.
+  ScratchBuffer observation_buffer_ = ScratchBuffer::pinned(B::device),
+                reset_buffer_ = ScratchBuffer::pinned(B::device),
+                state_h_buffer_ = ScratchBuffer::pinned(B::device),
+                state_c_buffer_ = ScratchBuffer::pinned(B::device);
+  StagingBuffer device_observations_{B::device};
+  StateStaging device_state_{B::device};
+  HostOutputs host_outputs_{B::device};
+  Rng rng_;
+
+  EpisodeStats episodes_;
+  std::atomic<std::int64_t> training_frames_{0};
+  RequestBatcher batcher_;  // last: its thread is stopped before the members it uses go
+};
+
+}  // namespace seedrl

@@ -1,0 +1,499 @@
+// LearnerCore<Backend>: what every learner shares, so that a learner is its loss and its data
+// path and nothing else.
+//
+//   learner (derived):  unrolls ──stack()──▶ batch on the device ──▶ its network(s) forward
+//                       ──▶ make_transitions() ──▶ its loss ──▶ network().backward()
+//   core:               finish_step(): non-finite check ──▶ global-norm clip ──▶ optimizer step at
+//                       the scheduled rate under SharedParameters::write() ──▶ version + 1
+//                       (inference uses the new parameters at once) ──▶ step statistics
+//
+// The core owns the network being trained, the optimizer and its schedule, the shared
+// parameters, the update counter, the count of skipped steps, checkpoints (parameters,
+// optimizer state, counters, how the agent acts in evaluation, plus what a learner adds through
+// save_state/load_state), the policy lag and the common metrics (grad_norm, learning_rate,
+// policy_lag, transitions, skipped_steps).
+//
+// A step whose loss, priorities (a learner says so) or gradient norm is not finite changes no
+// parameter: it is skipped and counted, and the run goes on.
+//
+// Micro-batches and learner workers (set_workers; learners whose loss is a mean over the items of
+// their batch): a step's batch is split into micro-batches of whole unrolls or sequences whose
+// gradients a WorkerTeam of replicas (aliasing this learner's values) computes; their weighted sum
+// in micro-batch order is the whole batch's, whichever thread did which, and the same bits for any
+// thread count (docs/runtime.md, "Learner workers and micro-batches").
+//
+// Thread-safety: one thread trains; inference reads the parameters concurrently under
+// SharedParameters; steps(), skipped_steps() from any thread; save_checkpoint from a thread that
+// does not step at the same time as it (the training session calls it between steps or after).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seedrl/agent/acting.hpp"
+#include "seedrl/agent/agent.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/thread_priority.hpp"
+#include "seedrl/experience/unroll.hpp"
+#include "seedrl/inference/shared_parameters.hpp"
+#include "seedrl/inference/staging.hpp"
+#include "seedrl/io/checkpoint.hpp"
+#include "seedrl/learner/learner.hpp"
+#include "seedrl/learner/learner_metrics.hpp"
+#include "seedrl/learner/pass_result.hpp"
+#include "seedrl/learner/training_group.hpp"
+#include "seedrl/learner/transitions.hpp"
+#include "seedrl/learner/worker_team.hpp"
+#include "seedrl/nn/gradient_clipping.hpp"
+#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/optimizer.hpp"
+
+namespace seedrl {
+
+template <nn::Backend B>
+class LearnerCore {
+ public:
+  virtual ~LearnerCore() = default;
+  LearnerCore(const LearnerCore&) = delete;
+  LearnerCore& operator=(const LearnerCore&) = delete;
+
+  /// The network being trained (its parameters are the ones inference reads).
+  nn::Network<B>& network() { return network_; }
+  SharedParameters& parameters() { return shared_; }
+  nn::Optimizer& optimizer() { return *optimizer_; }
+  /// Updates applied so far; may be read from any thread.
+  std::int64_t steps() const { return steps_.load(); }
+  /// Steps skipped because something was not finite; may be read from any thread.
+  std::int64_t skipped_steps() const { return skipped_.total(); }
+
+  /// The names of a step's metrics: the learner's own, then the common ones.
+  std::vector<MetricInfo> metric_schema() const {
+    std::vector<MetricInfo> schema(own_metrics_.begin(), own_metrics_.end());
+    schema.insert(schema.end(), std::begin(kCommonMetrics), std::end(kCommonMetrics));
+    return schema;
+  }
+
+  /// Saves parameters, optimizer state, `counters` (learner_steps is taken from here) and the
+  /// `extra` metadata (e.g. the action spec), keeping `generations` checkpoints
+  /// (io/checkpoint.hpp), then what the learner adds (save_state).
+  void save_checkpoint(const std::string& path, io::CheckpointCounters counters,
+                       const io::Metadata& extra = {}, int generations = 1) {
+    counters.learner_steps = steps_;
+    {
+      SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
+      io::Metadata metadata = checkpoint_metadata();
+      metadata.insert(extra.begin(), extra.end());
+      metadata["acting"] = evaluation_acting_.to_text();  // for Policy (policy/policy.hpp)
+      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata,
+                          generations);
+    }
+    save_state(path);
+  }
+
+  /// Restores a checkpoint written by save_checkpoint for the same agent, network and optimizer
+  /// (anything else is refused by name, changing nothing), then the learner's own state.
+  io::CheckpointCounters load_checkpoint(const std::string& path) {
+    SharedParameters::WriteGuard guard(shared_);
+    const io::CheckpointCounters counters =
+        io::load_checkpoint(path, network_.parameters(), optimizer_.get(), checkpoint_metadata());
+    steps_ = counters.learner_steps;
+    shared_.publish(steps_);
+    load_state(path);
+    return counters;
+  }
+
+  /// Makes this learner one of a data-parallel group (seedrl::mpi::LearnerGroup): every step's
+  /// gradients go through `reducer` before they are clipped and applied. Null: alone (default).
+  /// The reducer must outlive the learner's steps; set it before the first step. join_group()
+  /// also makes the learners' state identical first.
+  void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
+  GradientReducer* gradient_reducer() const { return reducer_; }
+
+  /// Joins `group` (collective: every member calls it, before its first step): the root's
+  /// parameters, optimizer state and update count become every member's (under the write lock,
+  /// so inference never sees a half-copied set), the learner re-derives what follows from them
+  /// (R2D2: its target network), and every later step's gradients go through the group.
+  void join_group(TrainingGroup& group) {
+    {
+      SharedParameters::WriteGuard guard(shared_);
+      group.broadcast(network_.parameters().values());
+      for (const nn::OptimizerSlot& slot : optimizer_->slots()) group.broadcast(slot.value);
+      optimizer_->set_steps(group.broadcast_count(optimizer_->steps()));
+      steps_ = group.broadcast_count(steps_);
+      network_.parameters().bump_version();
+      shared_.publish(steps_);
+      parameters_replaced();
+    }
+    reducer_ = &group;
+  }
+
+  /// Splits every step's batch into `micro_batches` micro-batches (at most one per unroll) whose
+  /// gradients `workers` threads compute (see the top). workers 1, micro_batches 1: one pass over
+  /// the whole batch on the stepping thread (the default). Call before the first step; throws
+  /// seedrl::Error naming the setting when the learner or the backend cannot do it.
+  void set_workers(int workers, int micro_batches) {
+    SEEDRL_REQUIRE(workers >= 1, "Learner<", agent_name_, ">: learner workers must be >= 1, got ",
+                   workers);
+    SEEDRL_REQUIRE(micro_batches >= 1, "Learner<", agent_name_,
+                   ">: micro-batches must be >= 1, got ", micro_batches);
+    SEEDRL_REQUIRE(workers == 1 || B::device == Device::cpu, "Learner<", agent_name_,
+                   ">: learner workers > 1 need the CPU backend (one device computes a batch "
+                   "as a whole), got ",
+                   workers);
+    SEEDRL_REQUIRE((workers == 1 && micro_batches == 1) || splits_batches(), "Learner<",
+                   agent_name_, ">: this learner trains on whole batches; learner workers (",
+                   workers, ") and micro-batches (", micro_batches, ") must be 1");
+    replicas_.clear();
+    for (int w = 1; w < workers; ++w) {
+      std::unique_ptr<LearnerCore> replica = make_replica();
+      replica->network_.parameters().alias_values(network_.parameters());
+      replicas_.push_back(std::move(replica));
+    }
+    team_.reset();
+    if (workers > 1)
+      team_ = std::make_unique<WorkerTeam>(
+          workers, "seedrl-learner",
+          [] {
+            if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+            // The helpers take only what inference and the actors leave free: at normal priority
+            // they delayed inference and the pipeline lost more than it gained
+            // (docs/performance.md).
+            set_background_priority();
+          },
+          kWorkerPoll);
+    // The optimizer's element-wise update in blocks of whole vectors, shared by the workers.
+    optimizer_split_ = nullptr;
+    if (team_) {
+      optimizer_split_ = [this](std::int64_t n, const nn::Optimizer::Range& range) {
+        constexpr std::int64_t kBlock = 16384;
+        team_->run((n + kBlock - 1) / kBlock, [&](std::int64_t b, int /*worker*/) {
+          range(b * kBlock, std::min(n, (b + 1) * kBlock));
+        });
+      };
+    }
+    micro_batches_ = micro_batches;
+  }
+  int workers() const { return static_cast<int>(replicas_.size()) + 1; }
+  int micro_batches() const { return micro_batches_; }
+
+  /// What a checkpoint must agree on to be loaded by this learner.
+  io::Metadata checkpoint_metadata() const {
+    return {{"agent", agent_name_}, {"network", nn::describe(network_.config())}};
+  }
+
+ protected:
+  /// `own_metrics`: the names (with static storage) of the values the learner passes to
+  /// finish_step, in that order. `evaluation_acting`: how the agent's evaluation actors act,
+  /// recorded in checkpoints (a Policy made from one acts the same way).
+  LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
+              std::span<const MetricInfo> own_metrics, ActingSettings evaluation_acting = {})
+      : agent_name_(agent_name),
+        evaluation_acting_(evaluation_acting),
+        spec_(spec),
+        max_grad_norm_(options.max_grad_norm),
+        learning_rate_(options.learning_rate),
+        own_metrics_(own_metrics.begin(), own_metrics.end()),
+        network_(options.network),
+        optimizer_(nn::make_optimizer<B>(network_.parameters(), options.optimizer)),
+        shared_(network_.parameters()) {
+    SEEDRL_REQUIRE(spec.observation.shape == options.network.observation_shape, "Learner<",
+                   agent_name, ">: observations ", spec.observation.to_string(),
+                   " do not match the network's observation shape ",
+                   options.network.observation_shape);
+    SEEDRL_REQUIRE(spec.state_size == options.network.lstm_size, "Learner<", agent_name,
+                   ">: unroll state size ", spec.state_size,
+                   " differs from the network's LSTM size ", options.network.lstm_size);
+    SEEDRL_REQUIRE(spec.num_actions == options.network.num_actions, "Learner<", agent_name,
+                   ">: unrolls have ", spec.num_actions, " actions, the network ",
+                   options.network.num_actions);
+    SEEDRL_REQUIRE(spec.action_dims == options.network.action_dims, "Learner<", agent_name,
+                   ">: unrolls have box actions of ", spec.action_dims,
+                   " dimensions, the network's Gaussian head ", options.network.action_dims);
+  }
+
+  const UnrollSpec& spec() const { return spec_; }
+  std::string_view agent_name() const { return agent_name_; }
+
+  /// What a batch feeds a network: observations and the stored initial state on the backend's
+  /// device, and the resets [L, B] (1 at the first step of an episode) on the host.
+  struct NetworkInputs {
+    Tensor observations;
+    nn::LstmState initial_state;
+    Tensor resets;
+  };
+  /// The batch's other fields on the backend's device, for losses computed there.
+  struct DeviceFields {
+    Tensor actions, rewards, flags, logits;
+  };
+
+  /// Stacks `unrolls` (pointers to unrolls of spec()) into batch() and stages it for a forward.
+  template <std::ranges::random_access_range Range>
+  NetworkInputs stack(const Range& unrolls) {
+    batch_.stack(unrolls, spec_);
+    const std::int64_t cells = batch_.flags.numel();
+    const Tensor resets = resets_.view(batch_.flags.shape(), DType::u8);
+    const std::uint8_t* flags = batch_.flags.data<std::uint8_t>();
+    for (std::int64_t i = 0; i < cells; ++i)
+      resets.data<std::uint8_t>()[i] = is_first(flags[i]) ? 1 : 0;
+    return {observations_(batch_.observations), state_(batch_.initial_state), resets};
+  }
+  const UnrollBatch& batch() const { return batch_; }
+  /// The batch's actions (checked to be in range: device kernels index with them), rewards,
+  /// flags and behaviour logits on the device.
+  DeviceFields device_fields() {
+    check_actions(batch_, spec_.num_actions, agent_name_);
+    return {actions_(batch_.actions), rewards_(batch_.rewards), flags_(batch_.flags),
+            logits_(batch_.logits)};
+  }
+  /// The transitions of steps [first, first + steps) of batch(), at the current version.
+  Transitions transitions(std::int64_t first, std::int64_t steps, float max_abs_reward) const {
+    check_actions(batch_, spec_.num_actions, agent_name_);
+    return make_transitions(batch_, first, steps, max_abs_reward, steps_);
+  }
+
+  /// Backpropagates a policy-value loss over the first T steps of the batch (the last of its
+  /// T + 1 steps only bootstraps, so its gradients are 0): grad_logits [T B, A] (row t B + b),
+  /// grad_values [T, B]. The gradients go to the backend's device once.
+  void backward_policy_value(const RowMatrixXf& grad_logits, const Eigen::ArrayXXf& grad_values) {
+    const std::int64_t steps = grad_values.rows(), batch = grad_values.cols(),
+                       actions = grad_logits.cols();
+    const Tensor logits = grad_logits_.view({steps + 1, batch, actions});
+    const Tensor values = grad_values_.view({steps + 1, batch});
+    logits.fill_zero();
+    values.fill_zero();
+    logits.reshape({(steps + 1) * batch, actions}).template matrix<float>().topRows(steps * batch) =
+        grad_logits;
+    for (std::int64_t t = 0; t < steps; ++t)
+      for (std::int64_t b = 0; b < batch; ++b)
+        values.data<float>()[t * batch + b] = grad_values(t, b);
+    network_.backward(
+        {.logits = device_grad_logits_(logits), .values = device_grad_values_(values)});
+  }
+
+  /// The end of every learner step, once the gradients are in network().parameters(): unless
+  /// `finite` is false or a value or the gradient norm is not finite (then the step is skipped
+  /// and counted), clip the gradients to max_grad_norm (0: only measure), take an optimizer step
+  /// at the scheduled rate under the write lock, count it and publish the new version;
+  /// `after_update()` runs under the same lock (e.g. a target-network copy). `values` are the
+  /// learner's own metrics; `transitions` and `policy_lag` describe what it trained on.
+  template <class AfterUpdate>
+  LearnerStepStats finish_step(std::span<const double> values, std::int64_t transitions,
+                               double policy_lag, bool finite, AfterUpdate after_update) {
+    SEEDRL_REQUIRE(values.size() == own_metrics_.size(), "Learner<", agent_name_,
+                   ">: ", values.size(), " metric values for ", own_metrics_.size(), " names");
+    const bool own_verdict = finite;
+    for (double v : values) finite = finite && std::isfinite(v);
+    if (reducer_ != nullptr) {
+      // The group's mean gradient; a step any member could not use is non-finite for all.
+      reducer_->all_reduce(network_.parameters().grads(), finite);
+      finite = true;  // the gradient norm below decides, the same on every member
+    }
+    const double grad_norm = !finite ? std::numeric_limits<double>::quiet_NaN()
+                             : max_grad_norm_ > 0.0
+                                 ? nn::clip_by_global_norm<B>(network_.parameters(), max_grad_norm_)
+                                 : nn::global_grad_norm<B>(network_.parameters());
+    const double learning_rate = learning_rate_.at(steps_);
+    LearnerStepStats stats;
+    stats.skipped = !std::isfinite(grad_norm);
+    if (stats.skipped) {
+      stats.skip = skipped_.skipped(steps_, [&] {
+        return diagnose_non_finite(network_.parameters(), values, own_metrics_, own_verdict,
+                                   grad_norm);
+      });
+    } else {
+      skipped_.applied();
+      SharedParameters::WriteGuard guard(shared_);
+      optimizer_->step(static_cast<float>(learning_rate), optimizer_split_);
+      ++steps_;
+      shared_.publish(steps_);
+      after_update();
+    }
+    stats.step = steps_;
+    for (std::size_t i = 0; i < values.size(); ++i) stats.metrics.add(own_metrics_[i], values[i]);
+    const double common[] = {grad_norm, learning_rate, policy_lag, static_cast<double>(transitions),
+                             static_cast<double>(skipped_.total())};
+    for (std::size_t i = 0; i < std::size(kCommonMetrics); ++i)
+      stats.metrics.add(kCommonMetrics[i], common[i]);
+    return stats;
+  }
+  LearnerStepStats finish_step(std::span<const double> values, const Transitions& tr) {
+    return finish_step(values, tr.count, tr.policy_lag, true, [] {});
+  }
+
+  /// What computing one batch's (or micro-batch's) gradients gives (learner/pass_result.hpp).
+  using Gradients = PassResult;
+
+  /// A learner that splits batches overrides these: whether it does, and a learner of the same
+  /// agent and spec for another worker (set_workers makes its network read this one's values; a
+  /// learner with more networks aliases those itself).
+  virtual bool splits_batches() const { return false; }
+  virtual std::unique_ptr<LearnerCore> make_replica() { return nullptr; }
+
+  // Backends with a host-memory weighted sum (the CPU backend) combine micro-batches in place.
+  static constexpr bool kFusedGradientSum =
+      requires(float* out, std::span<const float* const> parts, std::span<const float> weights) {
+    B::weighted_sum(out, parts, weights, 1.0f, std::int64_t{0}, std::int64_t{0});
+  };
+
+  /// The gradients of a batch of `count` items (unrolls, sequences) in network().parameters():
+  /// `pass(learner, first, n)` computes those of items [first, first + n) in `learner`'s network
+  /// (this one, or a worker's replica: a Derived made by make_replica) and returns the rest. One
+  /// pass over the whole batch, or micro-batches over the workers (see the top).
+  template <class Derived, class Pass>
+  Gradients gradients(std::int64_t count, Pass pass) {
+    const std::int64_t parts = std::min<std::int64_t>(micro_batches_, count);
+    if (parts <= 1) return pass(static_cast<Derived&>(*this), std::int64_t{0}, count);
+    const std::int64_t steps = steps_.load();
+    for (auto& replica : replicas_) replica->steps_ = steps;  // the policy lag is counted from it
+    const Tensor& grads = network_.parameters().grads();
+    while (part_grads_.size() < static_cast<std::size_t>(parts))
+      part_grads_.emplace_back(B::device);
+    std::vector<Gradients>& results = part_results_;
+    std::vector<Tensor>& sums = part_sums_;
+    results.resize(static_cast<std::size_t>(parts));
+    sums.resize(static_cast<std::size_t>(parts));
+    // CPU: a micro-batch's gradients stay in its worker's own buffer, and are copied out only when
+    // that worker starts another micro-batch (pending: its last one, per worker).
+    part_owner_.assign(static_cast<std::size_t>(parts), 0);
+    part_copied_.assign(static_cast<std::size_t>(parts), 0);
+    worker_pending_.assign(static_cast<std::size_t>(workers()), -1);
+    auto part = [&](std::int64_t i, int worker) {
+      LearnerCore& learner = worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
+      const Tensor& own = learner.network_.parameters().grads();
+      const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
+      if constexpr (kFusedGradientSum) {
+        std::int64_t& pending = worker_pending_[static_cast<std::size_t>(worker)];
+        if (pending >= 0) {
+          part_grads_[static_cast<std::size_t>(pending)].view(grads.shape()).copy_from(own);
+          part_copied_[static_cast<std::size_t>(pending)] = 1;
+        }
+        results[static_cast<std::size_t>(i)] =
+            pass(static_cast<Derived&>(learner), first, last - first);
+        part_owner_[static_cast<std::size_t>(i)] = worker;
+        pending = i;
+      } else {
+        Gradients& r = results[static_cast<std::size_t>(i)];
+        r = pass(static_cast<Derived&>(learner), first, last - first);
+        const Tensor sum = part_grads_[static_cast<std::size_t>(i)].view(grads.shape());
+        sum.copy_from(own);
+        B::scale(sum, static_cast<float>(r.weight));
+        sums[static_cast<std::size_t>(i)] = sum;
+      }
+    };
+    if (team_) {
+      team_->run(parts, part);
+    } else {
+      for (std::int64_t i = 0; i < parts; ++i) part(i, 0);
+    }
+    // Sum in micro-batch order, weighted: the whole batch's mean.
+    Gradients total = PassResult::combine(results);
+    const float scale = total.weight > 0.0 ? static_cast<float>(1.0 / total.weight) : 1.0f;
+    if constexpr (kFusedGradientSum) {
+      std::vector<const float*>& sources = part_sources_;
+      std::vector<float>& weights = part_weights_;
+      sources.resize(static_cast<std::size_t>(parts));
+      weights.resize(static_cast<std::size_t>(parts));
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const int owner = part_owner_[i];
+        LearnerCore& learner = owner == 0 ? *this : *replicas_[static_cast<std::size_t>(owner - 1)];
+        sources[i] = part_copied_[i] ? part_grads_[i].view(grads.shape()).template data<float>()
+                                     : learner.network_.parameters().grads().template data<float>();
+        weights[i] = static_cast<float>(results[i].weight);
+      }
+      // Element-wise, so the workers share it by blocks (fixed, whole vectors: the same bits for
+      // any thread count); `grads` may be one of the sources.
+      constexpr std::int64_t kBlock = 8192;
+      const std::int64_t n = grads.numel();
+      float* out = grads.template data<float>();
+      auto sum_block = [&](std::int64_t b, int /*worker*/) {
+        B::weighted_sum(out, sources, weights, scale, b * kBlock, std::min(n, (b + 1) * kBlock));
+      };
+      const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+      if (team_) {
+        team_->run(blocks, sum_block);
+      } else {
+        for (std::int64_t b = 0; b < blocks; ++b) sum_block(b, 0);
+      }
+    } else {
+      grads.copy_from(sums[0]);
+      for (std::int64_t i = 1; i < parts; ++i) B::add_to(grads, sums[static_cast<std::size_t>(i)]);
+      if (total.weight > 0.0) B::scale(grads, scale);
+    }
+    return total;
+  }
+
+  template <class AfterUpdate>
+  LearnerStepStats finish_step(const Gradients& g, AfterUpdate after_update) {
+    return finish_step(g.values, g.transitions, g.policy_lag, g.finite, after_update);
+  }
+  LearnerStepStats finish_step(const Gradients& g) {
+    return finish_step(g, [] {});
+  }
+
+  /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
+  virtual void save_state(const std::string& /*checkpoint*/) {}
+  /// Called by load_checkpoint under the write lock, after parameters and optimizer state.
+  virtual void load_state(const std::string& /*checkpoint*/) {}
+  /// Called by join_group under the write lock once the group's parameters are in place.
+  virtual void parameters_replaced() {}
+
+ private:
+  static constexpr MetricInfo kCommonMetrics[] = {
+      {"grad_norm"},   {"learning_rate", Reduce::last}, {"policy_lag", Reduce::mean, "lag"},
+      {"transitions"}, {"skipped_steps", Reduce::last},
+  };
+
+  const std::string agent_name_;
+  const ActingSettings evaluation_acting_;
+  const UnrollSpec spec_;
+  const double max_grad_norm_;
+  const nn::LinearDecay learning_rate_;
+  const std::vector<MetricInfo> own_metrics_;
+  nn::Network<B> network_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  SharedParameters shared_;
+  std::atomic<std::int64_t> steps_{0};  // read by reporting threads
+  SkippedSteps skipped_;
+  GradientReducer* reducer_ = nullptr;
+
+  // Micro-batches and workers (set_workers): the other workers' learners, the team, and each
+  // micro-batch's weighted gradient.
+  int micro_batches_ = 1;
+  std::vector<std::unique_ptr<LearnerCore>> replicas_;
+  std::unique_ptr<WorkerTeam> team_;
+  nn::Optimizer::Splitter optimizer_split_;  // over team_, when there is one
+  // How long idle workers poll before they sleep (WorkerTeam): a step's parts follow each other
+  // within microseconds; waking a sleeping thread cost more than a micro-batch gained
+  // (docs/performance.md, learner workers).
+  static constexpr std::chrono::microseconds kWorkerPoll{2000};
+  std::vector<ScratchBuffer> part_grads_;
+  std::vector<Gradients> part_results_;       // per micro-batch, kept between steps
+  std::vector<Tensor> part_sums_;             // GPU: each micro-batch's weighted copy
+  std::vector<int> part_owner_;               // CPU: the worker that computed it
+  std::vector<char> part_copied_;             // CPU: moved out of the worker's buffer
+  std::vector<std::int64_t> worker_pending_;  // CPU: per worker, its last micro-batch
+  std::vector<const float*> part_sources_;    // CPU: where each one's gradients are
+  std::vector<float> part_weights_;
+
+  UnrollBatch batch_;
+  ScratchBuffer resets_, grad_logits_, grad_values_;
+  // The batch goes to the backend's device once (no copies on the CPU backend).
+  StagingBuffer observations_{B::device}, actions_{B::device}, rewards_{B::device},
+      flags_{B::device}, logits_{B::device}, device_grad_logits_{B::device},
+      device_grad_values_{B::device};
+  StateStaging state_{B::device};
+};
+
+// Compiled once, in the library (src/learner/learner_core.cpp).
+extern template class LearnerCore<cpu::Backend>;
+
+}  // namespace seedrl

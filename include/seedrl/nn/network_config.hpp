@@ -1,0 +1,187 @@
+// NetworkConfig: the architecture of a Network (nn/network.hpp) as a value: its torso, core and
+// heads, the text form checkpoints record (describe, parse_description), and what a forward and a
+// backward exchange with the caller (NetworkOutputs, NetworkGrads).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seedrl/core/error.hpp"
+#include "seedrl/core/shape.hpp"
+#include "seedrl/core/tensor.hpp"
+#include "seedrl/nn/layer_options.hpp"
+#include "seedrl/nn/lstm_state.hpp"
+
+namespace seedrl::nn {
+
+enum class Torso {
+  mlp,      ///< observation [D] f32: Linear+activation per entry of mlp_hidden
+  minatar,  ///< observation [10, 10, C] (channels-last, as MinAtar emits it), f32 or u8
+  nature,   ///< observation [C, 84, 84] u8 (stacked frames first), scaled by 1/255
+};
+
+struct NetworkConfig {
+  Torso torso = Torso::mlp;
+  Shape observation_shape;  ///< one frame, see Torso
+  std::vector<std::int64_t> mlp_hidden{64, 64};
+  Activation mlp_activation = Activation::relu;  ///< the MLP torso's hidden layers: relu or tanh
+  /// The value head gets a torso of its own (feed-forward networks with policy and value heads).
+  bool separate_value_torso = false;
+  std::int64_t lstm_size = 0;    ///< 0: no LSTM core
+  std::int64_t num_actions = 0;  ///< discrete actions (logits, Q-values); 0 with action_dims
+  std::int64_t action_dims = 0;  ///< > 0: a Gaussian policy over a box of this many reals
+  bool state_dependent_log_std = false;  ///< Gaussian: log std from the features, not free
+  float initial_log_std = 0.0f;          ///< Gaussian: the free log std's initial value
+  bool policy_value_heads = true;  ///< policy (logits, or Gaussian mean and log std) and value
+  bool q_head = false;             ///< action values
+  bool dueling = false;            ///< the Q head is a value and an advantage stream (R2D2)
+  std::uint64_t seed = 0;          ///< parameter initialisation
+
+  static NetworkConfig mlp(std::int64_t observation_size, std::int64_t num_actions,
+                           std::vector<std::int64_t> hidden = {64, 64}) {
+    NetworkConfig c;
+    c.torso = Torso::mlp;
+    c.observation_shape = {observation_size};
+    c.mlp_hidden = std::move(hidden);
+    c.num_actions = num_actions;
+    return c;
+  }
+  static NetworkConfig minatar(std::int64_t channels, std::int64_t num_actions) {
+    NetworkConfig c;
+    c.torso = Torso::minatar;
+    c.observation_shape = {10, 10, channels};
+    c.num_actions = num_actions;
+    return c;
+  }
+  static NetworkConfig nature(std::int64_t num_actions, std::int64_t stacked_frames = 4) {
+    NetworkConfig c;
+    c.torso = Torso::nature;
+    c.observation_shape = {stacked_frames, 84, 84};
+    c.num_actions = num_actions;
+    return c;
+  }
+
+  /// A Gaussian policy over `dims` real values (mean and log std) and a value head.
+  NetworkConfig& gaussian(std::int64_t dims) {
+    num_actions = 0;
+    action_dims = dims;
+    return *this;
+  }
+  bool box_actions() const { return action_dims > 0; }
+
+  void validate() const {
+    SEEDRL_REQUIRE(action_dims >= 0, "NetworkConfig.action_dims must be >= 0, got ", action_dims);
+    if (action_dims > 0) {
+      SEEDRL_REQUIRE(num_actions == 0,
+                     "NetworkConfig: num_actions and action_dims are exclusive (discrete "
+                     "actions or a box), got ",
+                     num_actions, " and ", action_dims);
+      SEEDRL_REQUIRE(policy_value_heads && !q_head,
+                     "NetworkConfig: box actions (action_dims) need the policy and value heads "
+                     "and no Q head");
+      SEEDRL_REQUIRE(std::isfinite(initial_log_std),
+                     "NetworkConfig.initial_log_std must be finite, got ", initial_log_std);
+    } else {
+      SEEDRL_REQUIRE(num_actions > 0, "NetworkConfig.num_actions must be positive, got ",
+                     num_actions);
+    }
+    SEEDRL_REQUIRE(lstm_size >= 0, "NetworkConfig.lstm_size must be >= 0, got ", lstm_size);
+    SEEDRL_REQUIRE(policy_value_heads || q_head,
+                   "NetworkConfig: no head enabled (policy_value_heads or q_head)");
+    SEEDRL_REQUIRE(!dueling || q_head, "NetworkConfig.dueling needs q_head");
+    SEEDRL_REQUIRE(mlp_activation == Activation::relu ||
+                       (mlp_activation == Activation::tanh && torso == Torso::mlp),
+                   "NetworkConfig.mlp_activation must be relu, or tanh with the mlp torso; got ",
+                   activation_name(mlp_activation));
+    SEEDRL_REQUIRE(!separate_value_torso || (policy_value_heads && lstm_size == 0),
+                   "NetworkConfig.separate_value_torso needs the policy and value heads and no "
+                   "LSTM core (lstm_size 0), got lstm_size ",
+                   lstm_size);
+    switch (torso) {
+      case Torso::mlp:
+        SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0,
+                       "NetworkConfig.observation_shape for the mlp torso must be [D], got ",
+                       observation_shape);
+        for (std::int64_t h : mlp_hidden) {
+          SEEDRL_REQUIRE(h > 0, "NetworkConfig.mlp_hidden sizes must be positive, got ", h);
+        }
+        break;
+      case Torso::minatar:
+        SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape[0] >= 3 &&
+                           observation_shape[1] >= 3 && observation_shape[2] > 0,
+                       "NetworkConfig.observation_shape for the minatar torso must be [H, W, C] "
+                       "(MinAtar: [10, 10, C]), got ",
+                       observation_shape);
+        break;
+      case Torso::nature:
+        SEEDRL_REQUIRE(
+            observation_shape.rank() == 3 && observation_shape[0] > 0 &&
+                observation_shape[1] >= 36 && observation_shape[2] >= 36,
+            "NetworkConfig.observation_shape for the nature torso must be [C, H, W] with "
+            "H, W >= 36 (Atari: [4, 84, 84]), got ",
+            observation_shape);
+        break;
+    }
+  }
+};
+
+/// The architecture in words ("minatar observation [10, 10, 4] actions 6 lstm 64 dueling"):
+/// checkpoints record it, and a learner refuses a checkpoint of another architecture.
+inline std::string describe(const NetworkConfig& n) {
+  const char* torso = n.torso == Torso::mlp       ? "mlp"
+                      : n.torso == Torso::minatar ? "minatar"
+                                                  : "nature";
+  std::ostringstream s;
+  s << torso << " observation " << n.observation_shape;
+  if (n.box_actions()) {
+    s << " box " << n.action_dims;
+  } else {
+    s << " actions " << n.num_actions;
+  }
+  s << " lstm " << n.lstm_size;
+  if (n.torso == Torso::mlp) {
+    s << " hidden [";
+    for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
+    s << "]";
+    if (n.mlp_activation == Activation::tanh) s << " tanh";
+  }
+  if (n.separate_value_torso) s << " value_torso";
+  if (n.dueling) s << " dueling";
+  if (n.box_actions() && n.state_dependent_log_std) s << " log_std_head";
+  return s.str();
+}
+
+/// The inverse of describe(): the torso, observation shape, actions, LSTM size, MLP widths and
+/// activation, the separate value torso and the dueling flag. describe() names the heads only by
+/// "dueling" (a dueling Q head alone); otherwise the result has the policy and value heads, and a
+/// caller that knows better (Policy, from a checkpoint's parameter names) sets them. Throws naming
+/// `source` and the text where it is not describe()'s format.
+NetworkConfig parse_description(std::string_view text, std::string_view source);
+
+/// What forward() computed; tensors are views of buffers the network owns, valid until the next
+/// forward(). Undefined when the head is disabled.
+struct NetworkOutputs {
+  Tensor logits;          ///< [T, B, A]
+  Tensor mean;            ///< [T, B, D] (box actions)
+  Tensor log_std;         ///< [T, B, D] (box actions)
+  Tensor values;          ///< [T, B]
+  Tensor q;               ///< [T, B, A]
+  LstmState final_state;  ///< [B, H] each, when there is an LSTM core
+};
+
+/// Gradients of a loss w.r.t. the outputs of the last forward(); undefined ones count as zero.
+struct NetworkGrads {
+  Tensor logits{};
+  Tensor mean{};
+  Tensor log_std{};
+  Tensor values{};
+  Tensor q{};
+  LstmState final_state{};
+};
+
+}  // namespace seedrl::nn

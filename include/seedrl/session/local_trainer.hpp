@@ -1,0 +1,110 @@
+// train_locally: the whole SEED architecture in one process, wired and run to a frame budget.
+//
+//   actor threads (num_actors x envs_per_actor envs, LocalClient) ──▶ TrainingSession
+//   (InferenceServer, Learner, progress, metrics, checkpoints; see training_session.hpp)
+//
+// With a logdir holding checkpoint.safetensors the run resumes from it: parameters, optimizer
+// state, learner steps and the frame and episode counters continue. A checkpoint is also written
+// at the end. Errors in any thread stop the run and are rethrown here.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "seedrl/acting/actor.hpp"
+#include "seedrl/acting/inference_client.hpp"
+#include "seedrl/core/thread_name.hpp"
+#include "seedrl/env/environment.hpp"
+#include "seedrl/session/training_session.hpp"
+
+namespace seedrl {
+
+/// The session's settings plus the in-process actors.
+struct LocalTrainerOptions : TrainingSessionOptions {
+  std::int32_t num_actors = 4;
+  std::int32_t envs_per_actor = 8;
+  std::int32_t evaluation_actors = 0;  ///< extra actors that act greedily and do not train
+
+  LocalTrainerOptions() {
+    server.max_batch = 0;  // all environments in one batch
+  }
+
+  /// max_batch <= 0 in `server` means all environments in one batch.
+  void validate() const {
+    SEEDRL_REQUIRE(num_actors >= 1, "LocalTrainerOptions.num_actors must be >= 1, got ",
+                   num_actors);
+    SEEDRL_REQUIRE(envs_per_actor >= 1, "LocalTrainerOptions.envs_per_actor must be >= 1, got ",
+                   envs_per_actor);
+    SEEDRL_REQUIRE(evaluation_actors >= 0,
+                   "LocalTrainerOptions.evaluation_actors must be >= 0, got ", evaluation_actors);
+    session().validate();
+  }
+
+  /// The session's part, with max_batch and max_slots sized for the actors.
+  TrainingSessionOptions session() const {
+    TrainingSessionOptions s = *this;
+    const std::int32_t envs = (num_actors + evaluation_actors) * envs_per_actor;
+    if (s.server.max_batch <= 0) s.server.max_batch = envs;
+    s.server.max_slots = std::max(s.server.max_slots, envs);
+    return s;
+  }
+};
+
+/// Trains `agent` on environments from `make_env(actor, env_index)` until total_frames. The run
+/// prints nothing unless options.messages says where its lines go (io::console_sink()).
+template <Agent A, nn::Backend B, class MakeEnv>
+TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTrainerOptions& options) {
+  using Env = std::invoke_result_t<MakeEnv, std::int32_t, std::int32_t>;
+  static_assert(Environment<Env>, "make_env must return an Environment");
+  options.validate();
+  const Env probe = make_env(0, 0);
+  TrainingSession<A, B> session(agent, probe.observation_spec(), probe.action_spec(),
+                                options.session());
+
+  std::vector<std::unique_ptr<Actor<Env, LocalClient>>> actors;
+  const std::int32_t total_actors = options.num_actors + options.evaluation_actors;
+  for (std::int32_t a = 0; a < total_actors; ++a) {
+    std::vector<Env> envs;
+    for (std::int32_t e = 0; e < options.envs_per_actor; ++e) envs.push_back(make_env(a, e));
+    ActorOptions actor_options;
+    actor_options.evaluation = a >= options.num_actors;
+    actor_options.first_slot = a * options.envs_per_actor;
+    actors.push_back(std::make_unique<Actor<Env, LocalClient>>(
+        std::move(envs), LocalClient(session.server()), actor_options));
+  }
+
+  std::vector<std::thread> threads;
+  auto stop_actors = [&](bool) {
+    for (auto& actor : actors) actor->stop();
+  };
+  auto join_actors = [&] {
+    for (std::thread& t : threads)
+      if (t.joinable()) t.join();
+  };
+  try {
+    // Actors start before the session runs the server: their first steps wait for it.
+    for (std::size_t i = 0; i < actors.size(); ++i) {
+      threads.emplace_back([&session, a = actors[i].get(), i] {
+        set_thread_name("seedrl-actor");
+        try {
+          // An actor that stops on its own (the server refused it, say) ends the run with why.
+          if (const Status status = a->run(); !status.is_ok())
+            throw Error(str_cat("actor ", i, " stopped: ", status.to_string()));
+        } catch (...) {
+          session.report_error(std::current_exception());
+        }
+      });
+    }
+    return session.run({stop_actors, join_actors, {}});
+  } catch (...) {
+    // Never leave threads running (or std::terminate on their destruction).
+    stop_actors(false);
+    session.server().stop();
+    join_actors();
+    throw;
+  }
+}
+
+}  // namespace seedrl

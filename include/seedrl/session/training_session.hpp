@@ -1,0 +1,484 @@
+// TrainingSession: the learner side of a SEED run, whoever the actors are.
+//
+//   actors (threads in this process, or other processes through a SocketServer)
+//        │ observations                      ▲ actions
+//        ▼                                   │
+//   InferenceServer (one thread) ──unrolls──▶ UnrollQueue ──▶ learner thread
+//        ▲ reads parameters in place (SharedParameters)          │ writes them
+//        └───────────────────────────────────────────────────────┘
+//   run()'s thread: reports (options.messages, metrics.csv + TensorBoard), checkpoints
+//
+// The session owns the unroll queue, the Learner and the InferenceServer. Its owner connects
+// actors to server() (LocalClient, or a SocketServer in front of it), then calls run(), which
+// trains until the frame budget, an interrupt flag or an error, and then shuts down in order:
+//
+//   hooks.stop_sources(finished)  stop what produces steps (actors, socket servers)
+//   server().stop()               answers what is still in flight, closes the unroll queue
+//   learner thread joins          after it has drained the queue
+//   hooks.join_sources()          join actor threads
+//   final report, metrics flushed, final checkpoint, ONNX export (options.export_onnx)
+//
+// With a logdir holding checkpoints the session resumes (at construction) from the newest that
+// verifies and loads (io/checkpoint.hpp: checksums, finite values, the same agent and network;
+// the last keep_checkpoints are kept): parameters, optimizer state, learner steps, the frame and
+// episode counters and the window of recent episodes continue. Errors from any thread
+// (report_error) end the run and are rethrown by run(); the final checkpoint is then not
+// written, the last periodic one stays. So does a learner that has skipped max_skipped_steps
+// steps in a row (something is not finite; the error says what and since which learner step).
+// The session writes nothing to the console itself: its lines go to options.messages.
+//
+// Groups (options.group, e.g. seedrl::mpi::LearnerGroup): the session is one member of N that
+// train one set of parameters, each with its own actors, server and learner. At construction
+// rank 0 alone resumes from its logdir's checkpoint, and its parameters, optimizer state and
+// step count become every member's (LearnerCore::join_group). Every learner step averages the
+// members' gradients and then sums their frame and episode counters and a stop vote (the
+// interrupt flag), so that every member stops after the same step: once the group's frames reach
+// total_frames, or any member is interrupted. There is no draining of the queue then (a member
+// that trained one more batch than the others would wait for them forever). Rank 0 alone writes
+// reports, metrics, run_info.json, checkpoints (with the group's counters) and the ONNX export,
+// and says the run's lines; every group_check_steps steps all members check that they hold
+// identical parameters. An error on any member aborts the whole group (TrainingGroup::abort)
+// with the error on stderr. Environment seeds are the owner's business: give each member its own.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seedrl/agent/agent.hpp"
+#include "seedrl/core/float_mode.hpp"
+#include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/core/thread_name.hpp"
+#include "seedrl/inference/inference_server.hpp"
+#include "seedrl/io/checkpoint.hpp"
+#include "seedrl/io/messages.hpp"
+#include "seedrl/io/metrics_logger.hpp"
+#include "seedrl/io/onnx.hpp"
+#include "seedrl/learner/learner.hpp"
+#include "seedrl/learner/training_group.hpp"
+#include "seedrl/session/group_counters.hpp"
+#include "seedrl/session/run_report.hpp"
+#include "seedrl/session/session_options.hpp"
+
+namespace seedrl {
+
+template <Agent A, nn::Backend B>
+class TrainingSession {
+  static_assert(LearnerOf<Learner<A, B>, A>,
+                "Learner<Agent, Backend> is not a learner: include the agent's header, which "
+                "brings its learner (learner/learner.hpp says what a learner provides)");
+
+ public:
+  /// Builds the learner and the inference server for environments of these specs and resumes
+  /// from `options.logdir`'s checkpoint if there is one (an error names the file and the problem).
+  /// With options.group, every member constructs its session at the same point (collective).
+  TrainingSession(const A& agent, const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const TrainingSessionOptions& options)
+      : options_((options.validate(), for_member(options))),
+        unrolls_(options.unroll_queue_capacity > 0
+                     ? options.unroll_queue_capacity
+                     : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
+        learner_(agent, make_unroll_spec(agent, observation_spec, action_spec, options.server),
+                 unrolls_),
+        server_(agent, learner_.parameters(), unrolls_, observation_spec, action_spec,
+                options_.server),
+        group_step_(*this),
+        learner_metrics_(learner_.metric_schema()) {
+    const int micro_batches = options_.effective_micro_batches();
+    if constexpr (requires { learner_.set_workers(1, 1); }) {
+      learner_.set_workers(options_.learner_workers, micro_batches);
+    } else {
+      SEEDRL_REQUIRE(options_.learner_workers == 1 && micro_batches == 1,
+                     "TrainingSessionOptions: this learner has no workers or micro-batches; "
+                     "learner_workers and micro_batches must be 1");
+    }
+    if (options_.group) {
+      join_group(*options_.group);
+      return;
+    }
+    if (options_.logdir.empty()) return;
+    std::filesystem::create_directories(options_.logdir);
+    if (!resume()) return;
+    resumed_ = true;
+    frames_at_start_ = resume_.counters->frames;
+    server_.set_training_frames(resume_.counters->frames);
+    server_.episodes().set_counts(resume_.counters->episodes, 0);
+    server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
+    server_.restore_normalization(resume_.counters->normalization, resume_.path);
+  }
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  /// The endpoint actors connect to (LocalClient, SocketServer).
+  InferenceServer<A, B>& server() { return server_; }
+  Learner<A, B>& learner() { return learner_; }
+  bool resumed() const { return resumed_; }
+  /// The frames of the resumed run (with a group: the group's).
+  std::int64_t frames_at_start() const { return frames_at_start_; }
+
+  /// Records an error from any thread; it ends run(), which rethrows the first one.
+  void report_error(std::exception_ptr error) SEEDRL_EXCLUDES(error_mutex_) {
+    MutexLock lock(error_mutex_);
+    if (!error_) error_ = std::move(error);
+    failed_ = true;
+  }
+
+  /// Starts the server and the learner, trains until the frame budget, the interrupt flag or an
+  /// error, and shuts down as described at the top. Call once.
+  TrainingResult run(const TrainingHooks& hooks = {}) {
+    start_ = std::chrono::steady_clock::now();
+    io::MetricsLogger files(is_root() ? options_.logdir : std::string(), options_.metrics);
+    io::RunInfo info = options_.run_info;
+    info.insert(info.begin(), {"agent", std::string(A::kName)});
+    files.write_run_info(info);
+    say(io::MessageKind::info, run_line(info));
+    for (const std::string& note : resume_.notes) say(io::MessageKind::info, note);
+    if (resume_.counters) say(io::MessageKind::info, resume_line(resume_.path, *resume_.counters));
+    if (options_.group) {
+      say(io::MessageKind::info,
+          str_cat("learner group of ", options_.group->size(),
+                  " members: frames, fps and episodes below are the group's"));
+    } else if (const int processes = launched_processes(); processes > 1) {
+      say(io::MessageKind::info,
+          str_cat("warning: an MPI launcher started ", processes,
+                  " copies of this program, but this session trains alone (no "
+                  "TrainingSessionOptions::group): they are independent runs"));
+    }
+    server_.start();
+    std::thread learner_thread([this] { learn(); });
+
+    last_checkpoint_ = start_;
+    report_.start(start_, frames_at_start(), learner_.steps());
+    const auto period = std::chrono::duration<double>(options_.report_seconds);
+    while (!failed_ && !stopping()) {
+      std::this_thread::sleep_for(std::min(period, std::chrono::duration<double>(0.05)));
+      const auto now = std::chrono::steady_clock::now();
+      if (now - report_.last() >= period) report(files, hooks, io::MessageKind::progress);
+      if (options_.checkpoint_seconds > 0.0 &&
+          std::chrono::duration<double>(now - last_checkpoint_).count() >=
+              options_.checkpoint_seconds) {
+        try {
+          save();
+        } catch (...) {
+          report_error(std::current_exception());  // ends the run; the learner thread joins
+        }
+      }
+    }
+    // A member's error ends the group here: the others cannot finish without it.
+    if (options_.group && failed_) options_.group->abort(describe(first_error()));
+    const bool interrupted_early = options_.group
+                                       ? group_totals().frames < options_.total_frames
+                                       : interrupted() && totals().frames < options_.total_frames;
+    const bool finished = !failed_ && !interrupted_early;
+
+    // Whatever a hook throws must not leave the learner thread running.
+    std::exception_ptr shutdown_error;
+    try {
+      if (hooks.stop_sources) hooks.stop_sources(finished);
+    } catch (...) {
+      shutdown_error = std::current_exception();
+    }
+    server_.stop();  // wakes the actors, closes the unroll queue: the learner drains it and ends
+    learner_thread.join();
+    try {
+      if (hooks.join_sources) hooks.join_sources();
+    } catch (...) {
+      if (!shutdown_error) shutdown_error = std::current_exception();
+    }
+    if (shutdown_error) report_error(shutdown_error);
+    if (std::exception_ptr error = first_error()) {
+      files.flush();
+      if (options_.group) options_.group->abort(describe(error));
+      std::rethrow_exception(error);
+    }
+    if (options_.group) exchange_totals(false);  // every member's last counts (collective)
+    report(files, hooks, io::MessageKind::done);
+    files.flush();
+    save();
+    if (!options_.export_onnx.empty() && is_root()) {
+      io::OnnxExportOptions onnx;  // with the observation statistics the run normalised with
+      const ObservationNormalization normalization =
+          ObservationNormalization::parse(server_.normalization_text(), "the run");
+      onnx.observation_moments = normalization.moments;
+      onnx.observation_clip = normalization.clip;
+      io::export_onnx(learner_.network(), options_.export_onnx, onnx);
+      say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
+    }
+
+    const Totals final_totals = totals();
+    const EpisodeSummary& episodes = final_totals.episodes;
+    TrainingResult result;
+    result.seconds = elapsed();
+    result.frames = final_totals.frames;
+    result.frames_this_run = result.frames - frames_at_start();
+    result.fps = static_cast<double>(result.frames_this_run) / std::max(result.seconds, 1e-9);
+    result.episodes = episodes.episodes;
+    result.mean_return = episodes.mean_return;
+    result.evaluation_mean_return = episodes.evaluation_mean_return;
+    result.learner_steps = learner_.steps();
+    result.resumed = resumed();
+    result.interrupted = interrupted_early;
+    if (options_.group) {
+      result.ranks = options_.group->size();
+      result.rank = options_.group->rank();
+    }
+    return result;
+  }
+
+ private:
+  using Totals = RunTotals;  // this session's counters, or the group's as of the last exchange
+
+  // The learner's reducer in a group: the group's mean gradient, then the counters and the stop
+  // vote (one small sum), then now and then the check that the members have not diverged.
+  class GroupStep final : public GradientReducer {
+   public:
+    explicit GroupStep(TrainingSession& session) : session_(session) {}
+    void all_reduce(const Tensor& gradients, bool finite) override {
+      TrainingGroup& group = *session_.options_.group;
+      group.all_reduce(gradients, finite);
+      session_.exchange_totals(session_.interrupted());
+      ++reductions_;
+      const std::int64_t every = session_.options_.group_check_steps;
+      if (every > 0 && reductions_ % every == 0) {
+        // The parameters before this step's update: identical wherever the group is healthy.
+        group.check_identical(
+            session_.learner_.network().parameters().values(),
+            str_cat("the parameters (checked at learner step ", session_.learner_.steps(), ")"));
+      }
+    }
+
+   private:
+    TrainingSession& session_;
+    std::int64_t reductions_ = 0;
+  };
+
+  static TrainingSessionOptions for_member(const TrainingSessionOptions& options) {
+    TrainingSessionOptions o = options;
+    // Members sample actions from streams of their own.
+    if (o.group && o.group->rank() > 0)
+      o.server.seed += 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(o.group->rank());
+    return o;
+  }
+
+  bool is_root() const { return options_.group == nullptr || options_.group->rank() == 0; }
+
+  // Whether the run loop should end: the group has decided to stop, or (alone) the frame budget
+  // or the interrupt flag.
+  bool stopping() const {
+    if (options_.group) return group_stopped_.load();
+    return server_.training_frames() >= options_.total_frames || interrupted();
+  }
+
+  Totals totals() SEEDRL_EXCLUDES(totals_mutex_) {
+    if (options_.group) return group_totals();
+    return {server_.training_frames(), server_.episodes().summary()};
+  }
+  Totals group_totals() SEEDRL_EXCLUDES(totals_mutex_) {
+    MutexLock lock(totals_mutex_);
+    return group_totals_;
+  }
+
+  // Collective: sums every member's counters into group_totals_, with `stop_vote` as this
+  // member's vote to stop; the group stops once its frames reach the budget or anyone voted.
+  void exchange_totals(bool stop_vote) SEEDRL_EXCLUDES(totals_mutex_) {
+    GroupCounters counters =
+        GroupCounters::of(server_.training_frames(), server_.episodes().summary(), stop_vote);
+    options_.group->sum(counters.values());
+    const Totals t = counters.totals();
+    {
+      MutexLock lock(totals_mutex_);
+      group_totals_ = t;
+    }
+    if (counters.stop_voted() || t.frames >= options_.total_frames) group_stopped_ = true;
+  }
+
+  // Collective, at construction: rank 0 resumes from its checkpoint (if any) and the group takes
+  // its state. Rank 0's frames and episodes carry the resumed counts (the group's totals are
+  // sums); every member takes its observation statistics.
+  void join_group(TrainingGroup& group) {
+    const bool root = group.rank() == 0;
+    const std::string path = options_.logdir.empty() ? "" : checkpoint_path(options_.logdir);
+    std::exception_ptr error;
+    double state[2] = {0.0, 0.0};  // resumed, failed
+    if (root && !path.empty()) {
+      try {
+        std::filesystem::create_directories(options_.logdir);
+        if (resume()) state[0] = 1.0;
+      } catch (...) {
+        error = std::current_exception();
+        state[1] = 1.0;
+      }
+    }
+    group.sum(state);  // every member learns whether rank 0 resumed, or failed to
+    if (error) std::rethrow_exception(error);
+    SEEDRL_REQUIRE(state[1] == 0.0,
+                   "the learner group's rank 0 could not resume from its checkpoint (its error "
+                   "says why)");
+    resumed_ = state[0] > 0.0;
+    frames_at_start_ = group.broadcast_count(resume_.counters ? resume_.counters->frames : 0);
+    if (resumed_) {
+      std::string normalization =
+          resume_.counters ? resume_.counters->normalization : std::string();
+      group.broadcast(normalization);
+      if (root) {
+        server_.set_training_frames(resume_.counters->frames);
+        server_.episodes().set_counts(resume_.counters->episodes, 0);
+        server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
+      }
+      server_.restore_normalization(normalization, root ? resume_.path : "rank 0's checkpoint");
+    }
+    learner_.join_group(group);
+    learner_.set_gradient_reducer(&group_step_);
+    {
+      MutexLock lock(totals_mutex_);
+      group_totals_.frames = frames_at_start_;
+    }
+  }
+
+  // Loads the newest generation of the logdir's checkpoint that verifies (resume_); false when
+  // there is none. Throws listing every generation's fault when none loads.
+  bool resume() {
+    resume_ = io::load_newest_generation(
+        checkpoint_path(options_.logdir),
+        [&](const std::string& file) { return learner_.load_checkpoint(file); });
+    return resume_.counters.has_value();
+  }
+
+  static std::string describe(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "an unknown exception";
+    }
+  }
+
+  std::exception_ptr first_error() SEEDRL_EXCLUDES(error_mutex_) {
+    MutexLock lock(error_mutex_);
+    return error_;
+  }
+
+  static std::int64_t queued_batches() {
+    if constexpr (requires { A::kQueuedBatches; }) {
+      return A::kQueuedBatches;
+    } else {
+      return 2;
+    }
+  }
+
+  bool interrupted() const { return options_.interrupt && options_.interrupt->load(); }
+
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  // Only rank 0 of a group speaks.
+  void say(io::MessageKind kind, std::string_view line) const {
+    if (options_.messages && is_root()) options_.messages(kind, line);
+  }
+
+  // The learner thread adds every step's metrics to the accumulator that report() empties.
+  void learn() SEEDRL_EXCLUDES(metrics_mutex_) {
+    try {
+      set_thread_name("seedrl-learner");
+      if (options_.flush_denormals) set_flush_denormals(true);
+      if constexpr (requires { B::set_num_threads(1); })
+        B::set_num_threads(options_.learner_threads);
+      // In a group the stop comes from the group (every member after the same step) and nothing
+      // is drained; alone, the learner drains the queue the server closes.
+      while (!group_stopped_) {
+        std::optional<LearnerStepStats> s = learner_.step();
+        if (!s) break;
+        if (s->skipped && options_.max_skipped_steps > 0 &&
+            s->skip.steps >= options_.max_skipped_steps) {
+          fail("learning has stopped: the learner skipped ", s->skip.steps,
+               " steps in a row since learner step ", s->skip.since_step, "; at the first, ",
+               s->skip.cause,
+               ". No checkpoint is written over the good ones "
+               "(TrainingSessionOptions::max_skipped_steps, --max-skipped-steps)");
+        }
+        MutexLock lock(metrics_mutex_);
+        learner_metrics_.add(s->metrics);
+      }
+    } catch (...) {
+      report_error(std::current_exception());
+    }
+  }
+
+  void save() {
+    if (options_.logdir.empty() || !is_root()) return;
+    io::CheckpointCounters counters;
+    const Totals now = totals();
+    counters.frames = now.frames;
+    counters.episodes = now.episodes.episodes;
+    counters.episode_window = server_.episodes().window_text();
+    counters.normalization = server_.normalization_text();
+    // The action spec, for Policy: a box's bounds are in no other part of the checkpoint.
+    const io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
+    learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
+                             options_.keep_checkpoints);
+    last_checkpoint_ = std::chrono::steady_clock::now();
+  }
+
+  void report(io::MetricsLogger& files, const TrainingHooks& hooks, io::MessageKind kind)
+      SEEDRL_EXCLUDES(metrics_mutex_) {
+    std::vector<Metric> learner;
+    {
+      MutexLock lock(metrics_mutex_);
+      learner = learner_metrics_.take();
+    }
+    if constexpr (requires { learner_.gauges(); }) {
+      for (const Metric& m : learner_.gauges()) learner.push_back(m);
+    }
+    // Seconds the learner (writer) and inference (reader) have waited for the parameters' lock.
+    const SharedParameters::LockWaits waits = learner_.parameters().lock_waits();
+    learner.push_back({{"learner_lock_wait_s", Reduce::last}, waits.writer_seconds});
+    learner.push_back({{"inference_lock_wait_s", Reduce::last}, waits.reader_seconds});
+    if (!is_root()) return;  // a group's reports are rank 0's
+    const Totals now = totals();
+    const RunReport::Row row =
+        report_.row(std::chrono::steady_clock::now(), now.frames, now.episodes, learner_.steps(),
+                    learner, server_.stats().mean_batch_size());
+    files.log(row.frames, row.scalars);
+    if (options_.on_report) options_.on_report(row);
+    std::string line = report_.progress_line(row, options_.total_frames, learner);
+    if (hooks.progress_suffix) line += hooks.progress_suffix();
+    say(kind, line);
+  }
+
+  TrainingSessionOptions options_;
+  UnrollQueue unrolls_;
+  Learner<A, B> learner_;
+  InferenceServer<A, B> server_;
+  io::LoadedGeneration resume_;
+  bool resumed_ = false;
+  std::int64_t frames_at_start_ = 0;
+
+  GroupStep group_step_;
+  std::atomic<bool> group_stopped_{false};
+  Mutex totals_mutex_;
+  Totals group_totals_ SEEDRL_GUARDED_BY(totals_mutex_);
+
+  Mutex error_mutex_;
+  std::exception_ptr error_ SEEDRL_GUARDED_BY(error_mutex_);
+  std::atomic<bool> failed_{false};
+
+  Mutex metrics_mutex_;
+  MetricsAccumulator learner_metrics_ SEEDRL_GUARDED_BY(metrics_mutex_);
+  RunReport report_;
+
+  std::chrono::steady_clock::time_point start_, last_checkpoint_;
+};
+
+}  // namespace seedrl
+
+// The built-in agents' sessions are compiled once, in the library.
+#include "seedrl/session/builtin_agents.hpp"  // IWYU pragma: export

@@ -1,0 +1,112 @@
+#include "seedrl/policy/policy.hpp"
+
+#include "seedrl/io/safetensors.hpp"
+#include "seedrl/math/categorical.hpp"
+
+namespace seedrl {
+namespace {
+
+std::int32_t argmax(const float* row, std::int64_t n) {
+  std::int64_t best = 0;
+  for (std::int64_t a = 1; a < n; ++a)
+    if (row[a] > row[best]) best = a;
+  return static_cast<std::int32_t>(best);
+}
+
+}  // namespace
+
+PolicyDescription describe_checkpoint(const std::string& checkpoint) {
+  return describe_checkpoint(io::SafetensorsFile::read(checkpoint));
+}
+
+PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
+  const std::string& checkpoint = file.source();
+  const io::Metadata& meta = file.metadata();
+  auto find = [&](const char* key) -> const std::string* {
+    const auto it = meta.find(key);
+    return it == meta.end() ? nullptr : &it->second;
+  };
+  PolicyDescription d;
+  d.counters = io::checkpoint_counters(file);  // also checks the format
+  const std::string* network = find("network");
+  SEEDRL_REQUIRE(network != nullptr, checkpoint,
+                 ": the checkpoint does not name its network (metadata 'network'); it was not "
+                 "written by a seedrl learner");
+  d.network = nn::parse_description(*network, checkpoint);
+  if (d.network.box_actions()) {
+    const std::string* spec = find("action_spec");
+    SEEDRL_REQUIRE(
+        spec != nullptr, checkpoint, ": network '", *network,
+        "' acts on a box of real values but the checkpoint records no bounds (metadata "
+        "'action_spec'; written by an older seedrl: train or resume to write a new one)");
+    d.action_spec = ActionSpec::parse(*spec, checkpoint);
+    SEEDRL_REQUIRE(d.action_spec.is_box() && d.action_spec.dims() == d.network.action_dims,
+                   checkpoint, ": the network acts on a box of ", d.network.action_dims,
+                   " values but the checkpoint records ", d.action_spec.to_string());
+  } else {
+    d.action_spec = ActionSpec::discrete(static_cast<std::int32_t>(d.network.num_actions));
+    if (const std::string* spec = find("action_spec"))
+      SEEDRL_REQUIRE(ActionSpec::parse(*spec, checkpoint) == d.action_spec, checkpoint,
+                     ": the network has ", d.network.num_actions,
+                     " discrete actions but the checkpoint records '", *spec, "'");
+  }
+  if (const std::string* text = find("normalization")) {
+    d.normalization = ObservationNormalization::parse(*text, checkpoint);
+    SEEDRL_REQUIRE(!d.normalization.active() ||
+                       d.normalization.moments->size() == d.network.observation_shape.numel(),
+                   checkpoint, ": observation statistics of ",
+                   d.normalization.active() ? d.normalization.moments->size() : 0,
+                   " values for observations ", d.network.observation_shape);
+  }
+  // The heads, from the parameters the file holds.
+  const bool policy =
+      file.find("policy.weight") != nullptr || file.find("policy_mean.weight") != nullptr;
+  const bool q = file.find("q.weight") != nullptr;
+  const bool dueling = file.find("q_value.weight") != nullptr;
+  SEEDRL_REQUIRE(policy || q || dueling, checkpoint,
+                 ": holds no policy head ('policy.weight') and no Q head ('q.weight' or "
+                 "'q_value.weight')");
+  SEEDRL_REQUIRE(dueling == d.network.dueling, checkpoint, ": network '", *network, "' ",
+                 d.network.dueling ? "is" : "is not", " dueling but the file ",
+                 dueling ? "holds" : "lacks", " 'q_value.weight'");
+  d.network.policy_value_heads = policy;
+  d.network.q_head = q || dueling;
+  if (const std::string* agent = find("agent")) d.agent = *agent;
+  if (const std::string* acting = find("acting")) {
+    d.acting = ActingSettings::parse(*acting, checkpoint);
+  }
+  return d;
+}
+
+void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+                    std::span<std::int32_t> actions) {
+  SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
+                     scores.dim(0) == static_cast<std::int64_t>(actions.size()),
+                 "select_actions: scores must be f32 [", actions.size(), ", A], got ",
+                 scores.shape());
+  const std::int64_t n = scores.dim(0), a = scores.dim(1);
+  const float* data = scores.data<float>();
+  switch (acting.mode) {
+    case ActionMode::greedy:
+      for (std::int64_t i = 0; i < n; ++i)
+        actions[static_cast<std::size_t>(i)] = argmax(data + i * a, a);
+      break;
+    case ActionMode::sample: {
+      const std::vector<std::uint8_t> greedy(static_cast<std::size_t>(n), 0);
+      math::sample_categorical(scores.matrix<float>(), greedy, actions, rng);
+      break;
+    }
+    case ActionMode::epsilon_greedy:
+      for (std::int64_t i = 0; i < n; ++i) {
+        actions[static_cast<std::size_t>(i)] =
+            rng.uniform() < acting.epsilon
+                ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(a)))
+                : argmax(data + i * a, a);
+      }
+      break;
+  }
+}
+
+template class Policy<cpu::Backend>;
+
+}  // namespace seedrl
