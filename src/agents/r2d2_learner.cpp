@@ -4,6 +4,7 @@
 namespace seedrl {
 
 template class ReplayBuffer<Unroll>;
+template class ReplayTable<Unroll>;
 template class Learner<R2D2Agent, cpu::Backend>;
 
 }  // namespace seedrl

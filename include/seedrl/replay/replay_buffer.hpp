@@ -1,9 +1,15 @@
-// ReplayBuffer<Item>: prioritized experience replay (Schaul et al. 2016) over any item type.
+// ReplayBuffer<Item>: experience replay over any item type: a ring of slots (FIFO eviction) and a
+// sampler (ReplayOptions::sampler), as reverb's tables have.
 //
 //   insert(item, p) --> slot (index mod capacity, FIFO) --> SumTree leaf weight p^alpha
-//   sample(k)       --> k independent draws with P(i) = p_i^alpha / sum_j p_j^alpha, O(log N) each
-//                       weights w_i = (N P(i))^-beta / max over the batch (as seed_rl normalises)
+//   sample(k), prioritized (Schaul et al. 2016; the default):
+//                   k independent draws with P(i) = p_i^alpha / sum_j p_j^alpha, O(log N) each,
+//                   weights w_i = (N P(i))^-beta / max over the batch (as seed_rl normalises)
+//   sample(k), uniform: k independent draws among the live items, O(1) each, weights 1
+//   sample(k), fifo:    the k oldest items not sampled yet, each once, weights 1
 //   update_priorities(indices, p) --> only where the slot still holds that index
+//
+// ReplayTable (replay/replay_table.hpp) adds a rate limiter and the waiting around it.
 //
 // An index is the item's insertion number, unique for the buffer's whole life (it continues
 // across save/load): an update for an item that was evicted since it was sampled finds another
@@ -35,9 +41,29 @@
 
 namespace seedrl {
 
+/// How a replay chooses the items it hands out.
+enum class SamplerKind : std::uint8_t {
+  prioritized,  ///< proportional to priority^alpha, with importance weights
+  uniform,      ///< uniformly among the live items (priorities are kept, not used)
+  fifo,         ///< oldest first, each item once (a queue that keeps what it handed out)
+};
+
+inline const char* name(SamplerKind kind) {
+  switch (kind) {
+    case SamplerKind::prioritized:
+      return "prioritized";
+    case SamplerKind::uniform:
+      return "uniform";
+    case SamplerKind::fifo:
+      return "fifo";
+  }
+  return "unknown";
+}
+
 struct ReplayOptions {
-  double priority_exponent = 0.9;             ///< alpha; 0 samples uniformly (R2D2: 0.9)
-  double importance_sampling_exponent = 0.6;  ///< beta (R2D2: 0.6)
+  double priority_exponent = 0.9;             ///< alpha (prioritized); 0 samples uniformly
+  double importance_sampling_exponent = 0.6;  ///< beta (prioritized)
+  SamplerKind sampler = SamplerKind::prioritized;
 
   void validate() const {
     SEEDRL_REQUIRE(priority_exponent >= 0.0 && std::isfinite(priority_exponent),
@@ -96,10 +122,17 @@ class ReplayBuffer {
     return index;
   }
 
-  /// Draws `batch_size` items independently with probability proportional to priority^alpha.
-  /// Throws if the buffer is empty.
+  /// Whether sample(n) can hand out `n` items now: any live item (prioritized, uniform), or `n`
+  /// not sampled yet (fifo).
+  bool can_sample(std::size_t n) const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return sampleable(n);
+  }
+
+  /// Draws `batch_size` items as the sampler says (see the top). Throws if can_sample() is false.
   Sample sample(std::size_t batch_size) SEEDRL_EXCLUDES(mutex_) {
     SEEDRL_REQUIRE(batch_size > 0, "ReplayBuffer::sample: batch_size must be positive");
+    if (options_.sampler != SamplerKind::prioritized) return sample_unweighted(batch_size);
     Sample out;
     out.indices.reserve(batch_size);
     out.weights.reserve(batch_size);
@@ -167,20 +200,22 @@ class ReplayBuffer {
 
   // ---- Saving and restoring ----
   //
-  // The state: capacity, the next index, the generator, and (when include_items) every live
-  // item with its index and priority, oldest first; CRC-32C protected. Restoring without items
-  // leaves the buffer empty but keeps the index counter and the generator, so indices stay
-  // unique and sampling continues the same random stream. The exponents are this buffer's
+  // The state: capacity, the sampler, the next index, the fifo sampler's next index, the
+  // generator, and (when include_items) every live item with its index and priority, oldest
+  // first; CRC-32C protected. Version 1 files (before samplers) read as prioritized. Restoring
+  // without items leaves the buffer empty but keeps the index counter and the generator, so indices
+  // stay unique and sampling continues the same random stream. The exponents are this buffer's
   // options, not the file's.
 
   /// The serialised state (see above).
   std::string save(bool include_items) const requires ReplaySerializable<Item> {
     std::vector<Slot> live;
-    std::uint64_t next_index = 0;
+    std::uint64_t next_index = 0, fifo_next = 0;
     Rng::State rng_state;
     {
       MutexLock lock(mutex_);
       next_index = next_index_;
+      fifo_next = fifo_next_;
       rng_state = rng_.state();
       if (include_items) {
         live.reserve(size_);
@@ -195,9 +230,11 @@ class ReplayBuffer {
     w.put<std::uint32_t>(kVersion);
     w.put<std::uint32_t>(include_items ? 1u : 0u);
     w.put<std::uint64_t>(capacity_);
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(options_.sampler));
     w.put<double>(options_.priority_exponent);
     w.put<double>(options_.importance_sampling_exponent);
     w.put<std::uint64_t>(next_index);
+    w.put<std::uint64_t>(fifo_next);
     for (std::uint64_t word : rng_state.words) w.put<std::uint64_t>(word);
     w.put<double>(rng_state.spare);
     w.put<std::uint8_t>(rng_state.has_spare ? 1 : 0);
@@ -224,15 +261,22 @@ class ReplayBuffer {
     char magic[8];
     r.bytes(magic, sizeof magic);
     const auto version = r.get<std::uint32_t>();
-    SEEDRL_REQUIRE(version == kVersion, source, ": replay state version ", version,
-                   ", this build reads ", kVersion);
+    SEEDRL_REQUIRE(version == 1 || version == kVersion, source, ": replay state version ", version,
+                   ", this build reads 1 and ", kVersion);
     const bool has_items = (r.get<std::uint32_t>() & 1u) != 0;
     const auto capacity = r.get<std::uint64_t>();
     SEEDRL_REQUIRE(capacity == capacity_, source, ": holds a replay buffer of capacity ", capacity,
                    ", this buffer has capacity ", capacity_);
+    if (version >= 2) {
+      const auto sampler = r.get<std::uint8_t>();
+      SEEDRL_REQUIRE(sampler == static_cast<std::uint8_t>(options_.sampler), source,
+                     ": holds a replay with another sampler (", int(sampler), ") than this one's ",
+                     name(options_.sampler));
+    }
     r.get<double>();  // the saving buffer's exponents: informational
     r.get<double>();
     const auto next_index = r.get<std::uint64_t>();
+    const std::uint64_t fifo_next = version >= 2 ? r.get<std::uint64_t>() : 0;
     Rng::State rng_state;
     for (std::uint64_t& word : rng_state.words) word = r.get<std::uint64_t>();
     rng_state.spare = r.get<double>();
@@ -266,6 +310,7 @@ class ReplayBuffer {
     tree_ = std::move(tree);
     size_ = static_cast<std::size_t>(count);
     next_index_ = next_index;
+    fifo_next_ = fifo_next;
     rng_.set_state(rng_state);
   }
 
@@ -280,13 +325,51 @@ class ReplayBuffer {
 
  private:
   static constexpr std::string_view kMagic = "SEEDRLRB";
-  static constexpr std::uint32_t kVersion = 1;
+  static constexpr std::uint32_t kVersion = 2;
 
   struct Slot {
     std::uint64_t index = 0;
     double priority = 0.0;
     std::shared_ptr<const Item> item;
   };
+
+  // The live items are the last size_ indices (FIFO eviction).
+  std::uint64_t oldest_index() const SEEDRL_REQUIRES(mutex_) { return next_index_ - size_; }
+  bool sampleable(std::size_t n) const SEEDRL_REQUIRES(mutex_) {
+    if (options_.sampler != SamplerKind::fifo) return size_ > 0;
+    return next_index_ - std::max(fifo_next_, oldest_index()) >= n;
+  }
+
+  // Uniform and FIFO draws: weights 1.
+  Sample sample_unweighted(std::size_t batch_size) SEEDRL_EXCLUDES(mutex_) {
+    Sample out;
+    out.weights.assign(batch_size, 1.0f);
+    MutexLock lock(mutex_);
+    SEEDRL_REQUIRE(sampleable(batch_size), "ReplayBuffer::sample: ", batch_size,
+                   " items asked of a ", name(options_.sampler), " replay that has ",
+                   options_.sampler == SamplerKind::fifo
+                       ? next_index_ - std::max(fifo_next_, oldest_index())
+                       : std::uint64_t{size_},
+                   " to give");
+    const std::uint64_t oldest = oldest_index();
+    if (options_.sampler == SamplerKind::fifo) fifo_next_ = std::max(fifo_next_, oldest);
+    for (std::size_t k = 0; k < batch_size; ++k) {
+      std::uint64_t index;
+      if (options_.sampler == SamplerKind::fifo) {
+        index = fifo_next_++;
+        out.probabilities.push_back(1.0);
+      } else {
+        const auto offset = std::min<std::uint64_t>(
+            static_cast<std::uint64_t>(rng_.uniform() * static_cast<double>(size_)), size_ - 1);
+        index = oldest + offset;
+        out.probabilities.push_back(1.0 / static_cast<double>(size_));
+      }
+      const Slot& s = slots_[static_cast<std::size_t>(index % capacity_)];
+      out.indices.push_back(s.index);
+      out.items.push_back(s.item);
+    }
+    return out;
+  }
 
   static void check_priority(double priority, const char* what) {
     SEEDRL_REQUIRE(priority > 0.0 && std::isfinite(priority), "ReplayBuffer::", what,
@@ -304,6 +387,8 @@ class ReplayBuffer {
   std::vector<Slot> slots_ SEEDRL_GUARDED_BY(mutex_);
   std::size_t size_ SEEDRL_GUARDED_BY(mutex_) = 0;
   std::uint64_t next_index_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t fifo_next_ SEEDRL_GUARDED_BY(mutex_) =
+      0;  // the next index a fifo sampler hands out
   Rng rng_ SEEDRL_GUARDED_BY(mutex_);
 };
 

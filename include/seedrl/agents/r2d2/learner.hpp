@@ -3,8 +3,8 @@
 //
 //   unroll queue ──▶ priorities of the new sequences (online + target forward, no gradient; or,
 //                    with actor_priorities, from the Q-values recorded while acting)
-//                ──▶ ReplayBuffer<Unroll> (prioritized, FIFO eviction)
-//   when the RateLimiter allows (min_replay_size sequences, replay_ratio not exceeded):
+//                ──▶ ReplayTable<Unroll> (prioritized, FIFO eviction; replay/replay_table.hpp)
+//   when its RateLimiter allows (min_replay_size sequences, replay_ratio not exceeded):
 //     sample B sequences (importance weights w) ──▶ online net: burn-in steps (no gradient: the
 //     LSTM state after them enters the trained window as a constant), then the T + 1 trained steps
 //     ──▶ target net on all steps ──▶ r2d2_loss (algo/r2d2_loss.hpp) ──▶ backward
@@ -17,13 +17,14 @@
 // counted; a sampled step whose loss or priorities are not finite is skipped (its priorities
 // stay as they were).
 //
-// With R2D2AgentOptions::concurrent_insertion (the default), step() starts an inserter thread
-// ("seedrl-insert") at its first call: it pops new sequences, computes their priorities with a
-// second learner's networks (copies of the online and target networks, refreshed under the read
-// lock before every batch, so at most one update old) and inserts them, never more than two
-// batches ahead of what the replay ratio allows; step() waits for the limiter and trains. An
-// error in the inserter comes out of the next step(). The destructor stops the inserter (closing
-// the unroll queue if it is still open: the queue feeds this learner only).
+// With R2D2AgentOptions::concurrent_insertion (the default), step() starts a TableFeeder thread
+// ("seedrl-insert", replay/table_feeder.hpp) at its first call: it pops new sequences, computes
+// their priorities with a second learner's networks (copies of the online and target networks,
+// refreshed under the read lock before every batch, so at most one update old) and inserts them,
+// never more than two batches ahead of what the replay ratio allows (the table's limiter waits);
+// step() waits for the table and trains. An error in the feeder comes out of the next step().
+// The destructor stops the feeder (closing the unroll queue if it is still open: the queue feeds
+// this learner only).
 //
 // Thread-safety: one thread calls step(); inference reads the parameters concurrently;
 // save_checkpoint may run on another thread (the replay buffer is thread-safe).
@@ -48,8 +49,8 @@
 #include "seedrl/experience/unroll_codec.hpp"
 #include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/learner_core.hpp"
-#include "seedrl/replay/rate_limiter.hpp"
-#include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/replay/replay_table.hpp"
+#include "seedrl/replay/table_feeder.hpp"
 
 namespace seedrl {
 
@@ -58,7 +59,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   using Core = LearnerCore<B>;
 
  public:
-  using Replay = ReplayBuffer<Unroll>;
+  using Replay = ReplayTable<Unroll>;
   /// Priorities are floored here: the buffer needs them > 0 and a sequence the network already
   /// fits exactly should still be seen now and then.
   static constexpr double kMinPriority = 1e-6;
@@ -68,9 +69,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
         agent_(agent),
         unrolls_(unrolls),
         target_(agent.network_config()),
-        replay_(agent.options().replay_capacity, agent.options().replay,
-                agent.network_config().seed ^ 0x9e3779b97f4a7c15ULL),
-        limiter_(agent.options().min_replay_size, agent.options().replay_ratio) {
+        replay_(table_options(agent.options(), agent.network_config().seed)) {
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
                    "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
                    spec.overlap, " leave no transition to train on");
@@ -80,7 +79,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     target_.parameters().copy_values_from(this->network().parameters());
   }
 
-  ~Learner() override { stop_inserter(); }
+  ~Learner() override {
+    if (feeder_) feeder_->stop();
+  }
 
   nn::Network<B>& target_network() { return target_; }
   Replay& replay() { return replay_; }
@@ -88,8 +89,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   /// Leading steps of a sequence that only warm up the LSTM state.
   std::int64_t burn_in() const { return this->spec().overlap - 1; }
   /// Sequences inserted into and sampled from the replay by this learner (since construction).
-  std::int64_t inserted() const { return limiter_.inserts(); }
-  std::int64_t sampled() const { return limiter_.samples(); }
+  std::int64_t inserted() const { return replay_.inserted(); }
+  std::int64_t sampled() const { return replay_.sampled(); }
   /// Sequences not inserted because their priority was not finite.
   std::int64_t dropped() const { return dropped_.load(); }
 
@@ -100,7 +101,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   std::optional<LearnerStepStats> step() {
     const std::int64_t batch = agent_.options().batch_size;
     if (!agent_.options().concurrent_insertion) {
-      while (!limiter_.can_sample(replay_.size(), batch)) {
+      while (!replay_.can_sample(batch)) {
         if (!unrolls_.pop_available(static_cast<std::size_t>(batch), incoming_))
           return std::nullopt;
         insert(incoming_);
@@ -108,19 +109,10 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
       return train_on_sample();
     }
     start_inserter();
-    {
-      MutexLock lock(inserter_mutex_);
-      while (!limiter_.can_sample(replay_.size(), batch) && !inserter_done_)
-        inserter_changed_.wait(lock);
-      if (inserter_error_) std::rethrow_exception(inserter_error_);
-      if (!limiter_.can_sample(replay_.size(), batch)) return std::nullopt;  // drained
-    }
-    LearnerStepStats stats = train_on_sample();
-    {
-      MutexLock lock(inserter_mutex_);  // the inserter may be waiting for the samples to move
-      inserter_changed_.notify_all();
-    }
-    return stats;
+    const bool due = replay_.wait_to_sample(batch);
+    feeder_->rethrow_error();
+    if (!due) return std::nullopt;  // the queue is closed and drained
+    return train_on_sample();
   }
 
   /// Computes the new sequences' priorities with the current networks and adds them to the
@@ -137,7 +129,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const Eigen::ArrayXf priorities = agent_.options().actor_priorities
                                           ? evaluator.actor_priorities_of(sequences)
                                           : evaluator.sequence_priorities_of(sequences);
-    std::int64_t inserted = 0;
     for (std::size_t j = 0; j < sequences.size(); ++j) {
       const double priority = priorities(static_cast<Eigen::Index>(j));
       if (!std::isfinite(priority)) {
@@ -145,9 +136,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
         continue;
       }
       replay_.insert(std::move(*sequences[j]), std::max(priority, kMinPriority));
-      ++inserted;
     }
-    limiter_.inserted(inserted);
     sequences.clear();
   }
 
@@ -160,68 +149,41 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     copy.target_.parameters().copy_values_from(target_.parameters());
   }
 
-  // Whether the inserter is far enough ahead of the samples: beyond the warm-up, it stops two
-  // batches past what the learner's next sample needs. Whenever it stops, the learner can sample
-  // (inserts >= (samples + B) / ratio): the two never wait for each other.
-  bool inserter_ahead() const {
-    const R2D2AgentOptions& o = agent_.options();
-    if (replay_.size() < o.min_replay_size) return false;
-    const double batch = static_cast<double>(o.batch_size);
-    const double needed = (static_cast<double>(limiter_.samples()) + batch) / o.replay_ratio;
-    return static_cast<double>(limiter_.inserts()) >= needed + 2.0 * batch;
+  // The replay: its sampler, and its limiter's two rules (see replay/rate_limiter.hpp): sample
+  // once min_replay_size sequences are in and replay_ratio allows; the inserter stops two batches
+  // past what the next sample needs, so that the two never wait for each other.
+  static ReplayTableOptions table_options(const R2D2AgentOptions& o, std::uint64_t seed) {
+    ReplayTableOptions t;
+    t.capacity = o.replay_capacity;
+    t.replay = o.replay;
+    t.limiter = {o.replay_ratio, o.min_replay_size, o.batch_size, 2 * o.batch_size};
+    t.seed = seed ^ 0x9e3779b97f4a7c15ULL;
+    return t;
   }
 
   void start_inserter() {
-    if (inserter_.joinable()) return;
+    if (feeder_) return;
     R2D2AgentOptions copy_options = agent_.options();
     copy_options.concurrent_insertion = false;
     // The copy only evaluates: its replay stays empty.
     copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
     copy_options.min_replay_size = copy_options.replay_capacity;
     evaluator_ = std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
-    // The inserter computes in the stepping thread's float mode (the session flushes denormals).
-    inserter_ = std::thread([this, flush = flush_denormals_enabled()] {
-      set_flush_denormals(flush);
-      insert_concurrently();
-    });
+    feeder_ = std::make_unique<TableFeeder<Replay>>(
+        replay_, [this] { return feed(); }, [this] { unrolls_.close(); }, "seedrl-insert",
+        [] {
+          if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
+        });
+    feeder_->start();
   }
 
-  void insert_concurrently() {
-    set_thread_name("seedrl-insert");
-    try {
-      if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
-      std::vector<std::unique_ptr<Unroll>> sequences;
-      const auto batch = static_cast<std::size_t>(agent_.options().batch_size);
-      while (true) {
-        {
-          MutexLock lock(inserter_mutex_);
-          while (inserter_ahead() && !stopping_) inserter_changed_.wait(lock);
-          if (stopping_) break;
-        }
-        if (!unrolls_.pop_available(batch, sequences)) break;          // closed and drained
-        if (!agent_.options().actor_priorities) refresh(*evaluator_);  // else no network runs
-        insert_with(*evaluator_, sequences);
-        MutexLock lock(inserter_mutex_);
-        inserter_changed_.notify_all();
-      }
-    } catch (...) {
-      MutexLock lock(inserter_mutex_);
-      inserter_error_ = std::current_exception();
-    }
-    MutexLock lock(inserter_mutex_);
-    inserter_done_ = true;
-    inserter_changed_.notify_all();
-  }
-
-  void stop_inserter() {
-    if (!inserter_.joinable()) return;
-    {
-      MutexLock lock(inserter_mutex_);
-      stopping_ = true;
-      inserter_changed_.notify_all();
-    }
-    unrolls_.close();  // wakes an inserter waiting for sequences; the queue feeds only us
-    inserter_.join();
+  // The feeder's batch: new sequences from the queue, their priorities, into the replay.
+  bool feed() {
+    if (!unrolls_.pop_available(static_cast<std::size_t>(agent_.options().batch_size), feeding_))
+      return false;                                                // closed and drained
+    if (!agent_.options().actor_priorities) refresh(*evaluator_);  // else no network runs
+    insert_with(*evaluator_, feeding_);
+    return true;
   }
 
  public:
@@ -265,7 +227,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   /// micro-batches of sequences over the learner's workers when set_workers asked for them.
   LearnerStepStats train_on_sample() {
     const R2D2AgentOptions& o = agent_.options();
-    const Replay::Sample sample = replay_.sample(static_cast<std::size_t>(o.batch_size));
+    const Replay::Sample sample = replay_.sample(o.batch_size);
     const auto count = static_cast<std::int64_t>(sample.items.size());
     sample_priorities_.resize(sample.items.size());
     const typename Core::Gradients result = this->template gradients<Learner>(
@@ -289,7 +251,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
               .policy_lag = learner.policy_lag_,
               .finite = r.priorities.allFinite()};
         });
-    limiter_.sampled(o.batch_size);
     const LearnerStepStats stats = this->finish_step(result, [&] {
       if (this->steps() % o.target_update_period == 0)
         target_.parameters().copy_values_from(this->network().parameters());
@@ -305,9 +266,10 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   /// The replay, read at every report (thread-safe).
   std::vector<Metric> gauges() const {
-    return {{{"replay_size", Reduce::last, "replay"}, static_cast<double>(replay_.size())},
-            {{"replay_inserted", Reduce::last}, static_cast<double>(inserted())},
-            {{"replay_sampled", Reduce::last}, static_cast<double>(sampled())},
+    const Replay::Counters c = replay_.counters();
+    return {{{"replay_size", Reduce::last, "replay"}, static_cast<double>(c.size)},
+            {{"replay_inserted", Reduce::last}, static_cast<double>(c.inserted)},
+            {{"replay_sampled", Reduce::last}, static_cast<double>(c.sampled)},
             {{"dropped_sequences", Reduce::last}, static_cast<double>(dropped())}};
   }
 
@@ -344,7 +306,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const std::string replay_path = replay_state_path(path);
     if (!agent_.options().checkpoint_replay || !std::filesystem::exists(replay_path)) return;
     const std::string data = read_file(replay_path);
-    Replay loaded(replay_.capacity(), replay_.options());
+    Replay loaded(replay_.options());
     loaded.load(data, replay_path);
     SEEDRL_REQUIRE(loaded.all_items([&](const Unroll& u) { return matches(u, this->spec()); }),
                    replay_path, ": holds sequences of another layout than this learner's");
@@ -463,7 +425,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   UnrollQueue& unrolls_;
   nn::Network<B> target_;
   Replay replay_;
-  RateLimiter limiter_;
   std::atomic<std::int64_t> dropped_{0};
   double policy_lag_ = 0.0;               // of the last evaluated batch
   std::vector<float> sample_priorities_;  // the sampled batch's new priorities, in order
@@ -475,22 +436,18 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
       device_priority_buffer_{B::device};
   HostOutputs host_target_{B::device}, host_online_{B::device};
 
-  // Concurrent insertion (see the top): the inserter thread, its copy of this learner, and what
-  // step() and the inserter wait for from each other.
+  // Concurrent insertion (see the top): the feeder thread and its copy of this learner.
   std::unique_ptr<Learner> evaluator_;
-  UnrollQueue evaluator_queue_{1};  // the copy's own, never used
-  std::thread inserter_;
-  Mutex inserter_mutex_;
-  CondVar inserter_changed_;
-  bool inserter_done_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
-  bool stopping_ SEEDRL_GUARDED_BY(inserter_mutex_) = false;
-  std::exception_ptr inserter_error_ SEEDRL_GUARDED_BY(inserter_mutex_);
+  UnrollQueue evaluator_queue_{1};                // the copy's own, never used
+  std::vector<std::unique_ptr<Unroll>> feeding_;  // the feeder thread's batch
+  std::unique_ptr<TableFeeder<Replay>> feeder_;   // last: stopped before the members it uses go
 };
 
 // The R2D2 runtime on the CPU backend is compiled once, in the library
 // (src/agents/r2d2_learner.cpp): programs that train R2D2Agent on the CPU do not instantiate it
 // again.
 extern template class ReplayBuffer<Unroll>;
+extern template class ReplayTable<Unroll>;
 extern template class Learner<R2D2Agent, cpu::Backend>;
 
 }  // namespace seedrl
