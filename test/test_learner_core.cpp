@@ -1,5 +1,6 @@
-// What every learner shares (learner/learner_core.hpp): the transitions it trains on, the
-// metrics it reports, and steps that are skipped, not applied, when something is not finite.
+// What every learner shares (learner/learner_core.hpp): steps that are skipped, not applied, when
+// something is not finite, and the gradient reducer of a learner group. (The transitions and the
+// metrics: test_transitions.cpp, test_learner_metrics.cpp.)
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,8 +21,7 @@ using namespace seedrl::test;
 
 namespace {
 
-constexpr std::uint8_t F = step_flags::kFirst, T = step_flags::kTerminated,
-                       U = step_flags::kTruncated;
+constexpr std::uint8_t F = step_flags::kFirst;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // What to put into step `step` of every unroll.
@@ -68,77 +68,6 @@ std::vector<float> values_of(nn::ParameterStore& store) {
 }
 
 }  // namespace
-
-TEST_CASE("make_transitions: rewards of the next step, terminations, boundaries and the lag") {
-  // Column 0 runs on; column 1 terminates at step 2 (x_2 is terminal); column 2 is truncated at
-  // step 2. Step t's reward arrives at t + 1; versions lag `version` by t + b.
-  const std::vector<std::vector<std::uint8_t>> columns{{F, 0, 0, 0}, {F, 0, T, F}, {F, 0, U, F}};
-  UnrollBatch batch;
-  batch.flags = Tensor::zeros({4, 3}, DType::u8);
-  batch.rewards = Tensor::zeros({4, 3});
-  batch.actions = Tensor::zeros({4, 3}, DType::i32);
-  batch.policy_versions = Tensor::zeros({4, 3}, DType::i32);
-  for (std::int64_t t = 0; t < 4; ++t)
-    for (std::int64_t b = 0; b < 3; ++b) {
-      batch.flags.data<std::uint8_t>()[t * 3 + b] =
-          columns[static_cast<std::size_t>(b)][static_cast<std::size_t>(t)];
-      batch.rewards.data<float>()[t * 3 + b] = static_cast<float>(10 * t + b);
-      batch.actions.data<std::int32_t>()[t * 3 + b] = static_cast<std::int32_t>((t + b) % 3);
-      batch.policy_versions.data<std::int32_t>()[t * 3 + b] = static_cast<std::int32_t>(10 - t - b);
-    }
-  const Transitions tr = make_transitions(batch, 0, 3, 15.0f, 10);
-  CHECK(tr.rewards(0, 0) == 10.0f);
-  CHECK(tr.rewards(1, 1) == 15.0f);  // 21 clipped to 15
-  CHECK(tr.actions(1, 2) == 0);
-  CHECK(tr.dones(0, 0) == 0.0f);
-  CHECK(tr.dones(1, 1) == 1.0f);  // arrives in the terminal x_2
-  CHECK(tr.dones(1, 2) == 0.0f);  // arrives in a truncated (non-terminal) x_2
-  for (int b : {1, 2}) {          // step 2 is a boundary (x_2 ended its episode)
-    CHECK(tr.mask(2, b) == 0.0f);
-    CHECK(tr.dones(2, b) == 1.0f);
-    CHECK(tr.rewards(2, b) == 0.0f);
-  }
-  CHECK(tr.count == 9 - 2);
-  // Lag t + b over the 7 transitions: column 0 (0 + 1 + 2), columns 1 and 2 (1 + 2) and (2 + 3).
-  CHECK(tr.policy_lag == doctest::Approx((3.0 + 3.0 + 5.0) / 7.0));
-
-  const Transitions window = make_transitions(batch, 1, 2, 0.0f, 10);  // a burn-in of 1
-  CHECK(window.rewards(0, 0) == 20.0f);
-  CHECK(window.mask(1, 1) == 0.0f);
-  CHECK_THROWS_WITH_AS(make_transitions(batch, 1, 3, 0.0f, 10),
-                       doctest::Contains("steps [1, 4) need 5 of the batch's 4"), Error);
-}
-
-TEST_CASE("MetricsAccumulator: means, latest values, and nothing measured is NaN") {
-  static constexpr MetricInfo loss{"loss", Reduce::mean, "loss"}, rate{"rate", Reduce::last};
-  MetricsAccumulator acc({loss, rate});
-  MetricList step;
-  step.add(loss, 2.0);
-  step.add(rate, 0.1);
-  acc.add(step);
-  MetricList skipped;  // a skipped step: its loss is not finite and does not count
-  skipped.add(loss, kNaN);
-  skipped.add(rate, 0.05);
-  acc.add(skipped);
-  MetricList third;
-  third.add(loss, 4.0);
-  third.add(rate, kNaN);
-  acc.add(third);
-  std::vector<Metric> summary = acc.take();
-  REQUIRE(summary.size() == 2);
-  CHECK(summary[0].info.name == "loss");
-  CHECK(summary[0].value == 3.0);
-  CHECK(summary[1].value == 0.05);
-  summary = acc.take();  // nothing since: the mean is unmeasured, the latest stays
-  CHECK(std::isnan(summary[0].value));
-  CHECK(summary[1].value == 0.05);
-
-  MetricList other;
-  other.add({"other"}, 1.0);
-  other.add(rate, 1.0);
-  CHECK_THROWS_WITH_AS(acc.add(other), doctest::Contains("metric 0 is 'other'"), Error);
-  CHECK_THROWS_WITH_AS(step["missing"], doctest::Contains("no metric named 'missing'"), Error);
-}
 
 TEST_CASE("V-trace learner: a batch that makes the loss or the gradient non-finite is skipped") {
   const VTraceAgent agent = tiny_agent();

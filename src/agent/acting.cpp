@@ -3,8 +3,10 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "seedrl/core/error.hpp"
+#include "seedrl/math/categorical.hpp"
 
 namespace seedrl {
 
@@ -56,6 +58,48 @@ ActingSettings ActingSettings::parse(std::string_view text, std::string_view sou
                      std::isfinite(s.epsilon) && s.epsilon >= 0.0 && s.epsilon <= 1.0,
                  source, ": acting '", text, "': epsilon must be a number in [0, 1]");
   return s;
+}
+
+std::int32_t greedy_action(std::span<const float> scores) {
+  std::size_t best = 0;
+  for (std::size_t a = 1; a < scores.size(); ++a)
+    if (scores[a] > scores[best]) best = a;
+  return static_cast<std::int32_t>(best);
+}
+
+std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon, Rng& rng) {
+  if (rng.uniform() < epsilon)
+    return static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(scores.size())));
+  return greedy_action(scores);
+}
+
+void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+                    std::span<std::int32_t> actions) {
+  SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
+                     scores.device() == Device::cpu &&
+                     scores.dim(0) == static_cast<std::int64_t>(actions.size()),
+                 "select_actions: scores must be f32 [", actions.size(), ", A] on the CPU, got ",
+                 scores.shape());
+  const std::int64_t n = scores.dim(0);
+  const auto width = static_cast<std::size_t>(scores.dim(1));
+  auto row = [&](std::int64_t i) {
+    return std::span<const float>(scores.data<float>() + static_cast<std::size_t>(i) * width,
+                                  width);
+  };
+  switch (acting.mode) {
+    case ActionMode::greedy:
+      for (std::int64_t i = 0; i < n; ++i) actions[static_cast<std::size_t>(i)] = greedy_action(row(i));
+      break;
+    case ActionMode::sample: {
+      const std::vector<std::uint8_t> greedy(static_cast<std::size_t>(n), 0);
+      math::sample_categorical(scores.matrix<float>(), greedy, actions, rng);
+      break;
+    }
+    case ActionMode::epsilon_greedy:
+      for (std::int64_t i = 0; i < n; ++i)
+        actions[static_cast<std::size_t>(i)] = epsilon_greedy_action(row(i), acting.epsilon, rng);
+      break;
+  }
 }
 
 }  // namespace seedrl

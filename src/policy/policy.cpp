@@ -4,16 +4,6 @@
 #include "seedrl/math/categorical.hpp"
 
 namespace seedrl {
-namespace {
-
-std::int32_t argmax(const float* row, std::int64_t n) {
-  std::int64_t best = 0;
-  for (std::int64_t a = 1; a < n; ++a)
-    if (row[a] > row[best]) best = a;
-  return static_cast<std::int32_t>(best);
-}
-
-}  // namespace
 
 PolicyDescription describe_checkpoint(const std::string& checkpoint) {
   return describe_checkpoint(io::SafetensorsFile::read(checkpoint));
@@ -76,35 +66,6 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
     d.acting = ActingSettings::parse(*acting, checkpoint);
   }
   return d;
-}
-
-void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
-                    std::span<std::int32_t> actions) {
-  SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
-                     scores.dim(0) == static_cast<std::int64_t>(actions.size()),
-                 "select_actions: scores must be f32 [", actions.size(), ", A], got ",
-                 scores.shape());
-  const std::int64_t n = scores.dim(0), a = scores.dim(1);
-  const float* data = scores.data<float>();
-  switch (acting.mode) {
-    case ActionMode::greedy:
-      for (std::int64_t i = 0; i < n; ++i)
-        actions[static_cast<std::size_t>(i)] = argmax(data + i * a, a);
-      break;
-    case ActionMode::sample: {
-      const std::vector<std::uint8_t> greedy(static_cast<std::size_t>(n), 0);
-      math::sample_categorical(scores.matrix<float>(), greedy, actions, rng);
-      break;
-    }
-    case ActionMode::epsilon_greedy:
-      for (std::int64_t i = 0; i < n; ++i) {
-        actions[static_cast<std::size_t>(i)] =
-            rng.uniform() < acting.epsilon
-                ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(a)))
-                : argmax(data + i * a, a);
-      }
-      break;
-  }
 }
 
 template class Policy<cpu::Backend>;

@@ -43,7 +43,6 @@ const char* name(ErrorCode code) {
 
 using namespace wire;  // the codec's primitives (src/transport/wire_format.hpp)
 
-
 // ---- Headers ----
 
 void encode_header(std::string& out, FrameType type, std::uint32_t sequence,

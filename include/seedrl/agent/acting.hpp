@@ -1,11 +1,18 @@
-// How a trained agent picks its actions when it is only acting (evaluation, or a host program
-// running it through Policy, policy/policy.hpp): the mode and, for epsilon-greedy, the rate.
-// Checkpoints record the agent's evaluation setting under the metadata key "acting" (text form
-// below), so that a policy made from a checkpoint acts as the run's evaluation actors did.
+// How an agent picks its actions from its network's scores (logits or Q-values): the mode and,
+// for epsilon-greedy, the rate (ActingSettings), and the choice itself, written once for the
+// agents' inference (R2D2's epsilon-greedy, the policy-gradient agents' sampling) and for Policy
+// (policy/policy.hpp). Checkpoints record an agent's evaluation setting under the metadata key
+// "acting" (text form below), so that a policy made from a checkpoint acts as the run's
+// evaluation actors did.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+
+#include "seedrl/core/random.hpp"
+#include "seedrl/core/tensor.hpp"
 
 namespace seedrl {
 
@@ -29,5 +36,18 @@ struct ActingSettings {
   /// The inverse of to_text(); errors name `source` (e.g. the checkpoint) and the text.
   static ActingSettings parse(std::string_view text, std::string_view source);
 };
+
+/// The greedy action of one row of scores: the highest, the lowest index among ties.
+std::int32_t greedy_action(std::span<const float> scores);
+
+/// Uniformly random with probability `epsilon`, else greedy_action: one draw from `rng` for the
+/// choice, and one more for a random action.
+std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon, Rng& rng);
+
+/// One action per row of `scores` (f32 [N, A] on the CPU) as `acting` says: greedy, a draw from
+/// softmax(row) (math::sample_categorical), or epsilon-greedy. Throws naming the shapes when
+/// `actions` does not have N entries.
+void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+                    std::span<std::int32_t> actions);
 
 }  // namespace seedrl

@@ -4,8 +4,8 @@
 // costs tens to hundreds of cycles per operation. Training makes them routinely: Adam's and
 // RMSProp's moment estimates decay geometrically toward zero for every parameter whose gradient
 // is zero (the weights of a ReLU unit that never fires), and small activations and gradients
-// underflow. Measured on this project's 2-core AVX-512 machine: MinAtar Breakout with V-trace and
-// Adam trained at 10,800 frames/s with IEEE denormals and 32,500 frames/s with them flushed.
+// underflow; flushing them made MinAtar V-trace with Adam three times faster (docs/performance.md,
+// "MinAtar: V-trace and R2D2").
 // The values involved are 2^-126 or smaller, far below anything that changes a parameter.
 //
 // The mode is a property of each thread (x86: the MXCSR FTZ and DAZ bits; AArch64: FPCR.FZ).

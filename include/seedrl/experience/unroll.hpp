@@ -97,7 +97,7 @@ struct Unroll {
 /// thread's UnrollStore takes one per unroll it starts, and the learner gives each batch back when
 /// it pops the next (UnrollQueue::pop_many), so a run in its steady state allocates no unroll
 /// memory. (Allocating tens of kilobytes per unroll on the inference thread and freeing it on the
-/// learner's kept glibc's malloc consolidating its heap: about 5% of the inference thread.)
+/// learner's kept glibc's malloc consolidating its heap: docs/performance.md, issue 19.)
 ///
 /// Thread-safe. Keeps at most `capacity` unrolls; an unroll that does not fit the spec asked for,
 /// or one whose buffers another tensor still views, is freed rather than reused.

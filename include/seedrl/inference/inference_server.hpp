@@ -8,7 +8,7 @@
 //            forward  the network on the learner's newest values: on the CPU a private copy,
 //                     refreshed under SharedParameters' read lock (one memcpy) whenever the
 //                     learner's parameters moved, so the forward holds no lock and never reads
-//                     memory the learner is writing (sharing it cost the MinAtar pipeline 14%,
+//                     memory the learner is writing (sharing it cost the MinAtar pipeline:
 //                     docs/performance.md); on a GPU the learner's values in place, under the lock
 //            select   Agent::select_actions (box actions: Agent::select_box_actions, then
 //                     clipped to the environment's bounds)

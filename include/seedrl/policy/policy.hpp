@@ -70,11 +70,6 @@ struct PolicyDescription {
 PolicyDescription describe_checkpoint(const std::string& checkpoint);
 PolicyDescription describe_checkpoint(const io::SafetensorsFile& checkpoint);
 
-/// For each row i of `scores` [N, A] (a host tensor of logits or Q-values): the action `acting`
-/// picks. `sample` treats the scores as logits.
-void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
-                    std::span<std::int32_t> actions);
-
 template <nn::Backend B = cpu::Backend>
 class Policy {
  public:

@@ -110,9 +110,9 @@ struct Conv2dKernels<Device::cpu> : Conv2dState {
   // oneDNN's kernel for convolutions with few input channels (a network's first layer) reads a
   // planar NCHW input and writes channel blocks of 16 (AVX-512) or 8 (AVX2). With exactly one
   // block of output channels, that blocked output is NHWC byte for byte, so the layer can run it
-  // on a transposed copy of its input and hand on the output as it is: measured 2x faster than
-  // the NHWC kernel for MinAtar's 3x3 convolution from 4 channels to 16 (batch 168: 198 us
-  // against 95 + 13 for the transpose). Taken only when it is not oneDNN's reference kernel.
+  // on a transposed copy of its input and hand on the output as it is: faster than the NHWC
+  // kernel for MinAtar's first convolution, the transpose included (docs/performance.md, issue
+  // 19). Taken only when it is not oneDNN's reference kernel.
   std::optional<convolution_forward::primitive_desc> planar_forward(
       const memory::desc& src, const memory::desc& dst, const memory::desc& bias_md,
       const dnnl::primitive_attr& attr, std::optional<memory::desc>& planar_src,

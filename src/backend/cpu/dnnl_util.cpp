@@ -32,7 +32,7 @@ void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, st
 void relu_backward(const float* output, const float* grad, float* result, std::int64_t n) {
   // Both loads are unconditional so that the select compiles to a vector blend: with `grad[i]`
   // read only where the output is positive, GCC kept a scalar loop with a branch per element that
-  // mispredicted on about half of a ReLU's outputs (13% of the MinAtar learner step).
+  // mispredicted on about half of a ReLU's outputs (docs/performance.md, issue 19).
   for_each_index(n, kElementParallelThreshold, [output, grad, result](std::int64_t i) {
     const float g = grad[i];
     result[i] = output[i] > 0.0f ? g : 0.0f;

@@ -20,7 +20,7 @@ struct LinearKernels<Device::cpu> : LinearState {
     memory::desc src, weights, bias, dst;
     inner_product_forward::primitive_desc forward_pd;
     inner_product_forward forward;
-    PackedWeights forward_weights;  // oneDNN's layout (brgemm): ~1.5x faster at small batches
+    PackedWeights forward_weights;  // oneDNN's layout (brgemm): faster (docs/performance.md)
     std::optional<inner_product_backward_data::primitive_desc> backward_data_pd;
     std::optional<inner_product_backward_data> backward_data;
     std::optional<inner_product_backward_weights::primitive_desc> backward_weights_pd;

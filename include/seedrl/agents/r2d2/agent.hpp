@@ -138,17 +138,13 @@ class R2D2Agent {
   void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
                       Rng& rng) const {
-    const auto q = outputs.q.reshape({outputs.q.dim(1), outputs.q.dim(2)}).matrix<float>();
-    const auto num_actions = static_cast<std::uint64_t>(q.cols());
-    for (Eigen::Index i = 0; i < q.rows(); ++i) {
+    const std::int64_t n = outputs.q.dim(1);
+    const auto width = static_cast<std::size_t>(outputs.q.dim(2));
+    const float* q = outputs.q.data<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      if (rng.uniform() < epsilon(slots[k], evaluation[k] != 0)) {
-        actions[k] = static_cast<std::int32_t>(rng.below(num_actions));
-        continue;
-      }
-      Eigen::Index best = 0;
-      q.row(i).maxCoeff(&best);
-      actions[k] = static_cast<std::int32_t>(best);
+      actions[k] = epsilon_greedy_action(std::span<const float>(q + k * width, width),
+                                         epsilon(slots[k], evaluation[k] != 0), rng);
     }
   }
 
