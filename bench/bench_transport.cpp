@@ -7,14 +7,19 @@
 //   inproc  LocalClient: the in-process path (no socket at all)
 //   unix    RemoteClient -> SocketServer over a Unix-domain socket
 //   tcp     RemoteClient -> SocketServer over TCP on 127.0.0.1
+//   tls     the same over TLS 1.3 (EC P-256 certificates made at start; no client certificates)
 //   grpc    a gRPC bidirectional stream per actor (seed_rl's transport), when built with gRPC
 //
-//   bench_transport [--transports inproc,unix,tcp,grpc] [--clients 1,16] [--obs-bytes 16,28224]
-//                   [--seconds 3] [--io-threads 1]
+//   bench_transport [--transports inproc,unix,tcp,tls,grpc] [--clients 1,16]
+//                   [--obs-bytes 16,28224] [--seconds 3] [--io-threads 1] [--flood-threads 0]
+//
+// --flood-threads K: K more threads connect over and over during the measurement (TLS: a full
+// handshake each time) with a wrong token, as a flood of strangers would: the figures then say
+// what it costs the actors.
 //
 // One JSON line per (transport, clients, obs_bytes): steps_per_s, p50_us, p99_us (latency of
 // one step as the actor sees it), mean inference batch. The last line is a JSON summary with the
-// ratios the docs quote (tcp/grpc at 16 clients and 28224 bytes, inproc/tcp at 16 bytes).
+// ratios the docs quote (tcp/grpc at 16 clients and 28224 bytes, inproc/tcp at 16 bytes, tls/tcp).
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -23,6 +28,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,6 +38,7 @@
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "support/bench_util.hpp"
+#include "support/tls_certificates.hpp"
 #include "support/trivial_endpoint.hpp"
 #ifdef SEEDRL_BENCH_GRPC
 #include "grpc_baseline.hpp"
@@ -49,6 +56,7 @@ struct Measurement {
   double p50_us = 0.0;
   double p99_us = 0.0;
   double mean_batch = 0.0;
+  std::int64_t flood_attempts = 0;  ///< strangers' connection attempts during the run
 };
 
 TensorSpec spec_for(std::int64_t bytes) {
@@ -138,8 +146,45 @@ struct ClientStepper {
   }
 };
 
+// Throwaway certificates for the tls transport, made once per run.
+const test::TlsFiles& tls_files() {
+  static const test::TlsFiles files = test::make_tls_files(
+      std::filesystem::temp_directory_path() / ("seedrl_bench_tls_" + std::to_string(::getpid())));
+  return files;
+}
+
+// Strangers that connect over and over with a wrong token (with TLS: a full handshake each time)
+// while `flooding` holds.
+struct Flood {
+  std::atomic<bool> flooding{true};
+  std::atomic<std::int64_t> attempts{0};
+  std::vector<std::thread> threads;
+  Flood(int count, RemoteClientOptions options, const TensorSpec& spec) {
+    options.token = "not the token";
+    options.connect_timeout = std::chrono::seconds(2);
+    for (int i = 0; i < count; ++i) {
+      threads.emplace_back([this, options, spec] {
+        RemoteClient stranger(options);
+        ConnectRequest request;
+        request.num_envs = 1;
+        request.observation_spec = spec;
+        request.action_spec = {kActions};
+        while (flooding) {
+          request.run_id = new_run_id();
+          (void)stranger.connect(request);
+          ++attempts;
+        }
+      });
+    }
+  }
+  ~Flood() {
+    flooding = false;
+    for (std::thread& t : threads) t.join();
+  }
+};
+
 Measurement run_transport(const std::string& transport, int clients, std::int64_t obs_bytes,
-                          double warmup, double seconds, int io_threads) {
+                          double warmup, double seconds, int io_threads, int flood_threads) {
   const TensorSpec spec = spec_for(obs_bytes);
   // A batch is served once every connected actor is waiting (or after 1 ms), as in the runtime.
   TrivialEndpoint endpoint(spec, kActions, std::max(clients, 1), std::chrono::microseconds(1000));
@@ -148,20 +193,30 @@ Measurement run_transport(const std::string& transport, int clients, std::int64_
     m = measure(clients, warmup, seconds, [&](int) {
       return std::make_shared<ClientStepper<LocalClient>>(LocalClient(endpoint), spec);
     });
-  } else if (transport == "tcp" || transport == "unix") {
+  } else if (transport == "tcp" || transport == "unix" || transport == "tls") {
     SocketServerOptions options;
     const std::string path = std::filesystem::temp_directory_path().string() +
                              "/seedrl_bench_transport_" + std::to_string(::getpid()) + ".sock";
-    options.listen = transport == "tcp" ? "127.0.0.1:0" : "unix:" + path;
+    options.listen = transport == "unix" ? "unix:" + path : "127.0.0.1:0";
     options.io_threads = io_threads;
+    if (transport == "tls") {
+      options.tls.certificate = tls_files().server_certificate;
+      options.tls.private_key = tls_files().server_key;
+    }
     SocketServer server(endpoint, options);
     server.start();
-    const std::string address = server.address().to_string();
+    RemoteClientOptions client;
+    client.address = server.address().to_string();
+    if (transport == "tls") client.tls.ca = tls_files().ca;
+    std::optional<Flood> flood;
+    if (flood_threads > 0) flood.emplace(flood_threads, client, spec);
     m = measure(clients, warmup, seconds, [&](int) {
-      RemoteClientOptions o;
-      o.address = address;
-      return std::make_shared<ClientStepper<RemoteClient>>(RemoteClient(o), spec);
+      return std::make_shared<ClientStepper<RemoteClient>>(RemoteClient(client), spec);
     });
+    if (flood) {
+      m.flood_attempts = flood->attempts.load();
+      flood.reset();
+    }
     server.stop();
 #ifdef SEEDRL_BENCH_GRPC
   } else if (transport == "grpc") {
@@ -195,7 +250,7 @@ Measurement run_transport(const std::string& transport, int clients, std::int64_
 
 int main(int argc, char** argv) {
   CLI::App app{"seedrl transport benchmark: lock-step actor steps per second and latency"};
-  std::vector<std::string> transports{"inproc", "unix", "tcp"};
+  std::vector<std::string> transports{"inproc", "unix", "tcp", "tls"};
 #ifdef SEEDRL_BENCH_GRPC
   transports.push_back("grpc");
 #endif
@@ -203,7 +258,11 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> obs_bytes{16, 28224};
   double seconds = 3.0, warmup = 0.5;
   int io_threads = 1;
-  app.add_option("--transports", transports, "inproc, unix, tcp, grpc")->delimiter(',');
+  app.add_option("--transports", transports, "inproc, unix, tcp, tls, grpc")->delimiter(',');
+  int flood_threads = 0;
+  app.add_option("--flood-threads", flood_threads,
+                 "threads of strangers connecting over and over (tcp, unix, tls)")
+      ->check(CLI::Range(0, 256));
   app.add_option("--clients", clients, "actor threads (one environment each)")
       ->delimiter(',')
       ->check(CLI::Range(1, 4096));
@@ -222,7 +281,8 @@ int main(int argc, char** argv) {
     for (const std::int64_t bytes : obs_bytes) {
       for (const int k : clients) {
         for (const std::string& transport : transports) {
-          const Measurement m = run_transport(transport, k, bytes, warmup, seconds, io_threads);
+          const Measurement m =
+              run_transport(transport, k, bytes, warmup, seconds, io_threads, flood_threads);
           const std::string key = transport + "/" + std::to_string(k) + "/" + std::to_string(bytes);
           rate[key] = m.steps_per_s;
           p99[key] = m.p99_us;
@@ -236,6 +296,9 @@ int main(int argc, char** argv) {
               .add("p50_us", m.p50_us)
               .add("p99_us", m.p99_us)
               .add("mean_batch", m.mean_batch)
+              .add("flood_threads", flood_threads)
+              .add("flood_attempts_per_s",
+                   static_cast<double>(m.flood_attempts) / (warmup + seconds))
               .add("cores", static_cast<int>(std::thread::hardware_concurrency()))
               .print();
         }
@@ -252,6 +315,9 @@ int main(int argc, char** argv) {
     ratio("grpc_over_tcp_p99_16c_28224b", "grpc/16/28224", "tcp/16/28224", p99);
     ratio("inproc_over_tcp_steps_16c_16b", "inproc/16/16", "tcp/16/16", rate);
     ratio("inproc_over_tcp_steps_1c_16b", "inproc/1/16", "tcp/1/16", rate);
+    ratio("tls_over_tcp_steps_16c_28224b", "tls/16/28224", "tcp/16/28224", rate);
+    ratio("tls_over_tcp_p99_16c_28224b", "tls/16/28224", "tcp/16/28224", p99);
+    ratio("tls_over_tcp_steps_16c_16b", "tls/16/16", "tcp/16/16", rate);
     summary.print();
     return 0;
   } catch (const std::exception& e) {

@@ -2,10 +2,15 @@
 // distributed_learner that may run on another machine.
 //
 //   distributed_actor [--connect 127.0.0.1:8686] [--token SECRET]
+//                     [--tls-ca FILE [--tls-server-name NAME]
+//                      [--tls-client-cert FILE --tls-client-key FILE]]
 //                     [--env cartpole|catch|pendulum]
 //                     [--envs 8] [--actors 1] [--seed S] [--eval]
 //
-// The token can also come from the SEEDRL_TOKEN environment variable. Each actor thread opens
+// The token can also come from the SEEDRL_TOKEN environment variable. With --tls-ca the connection
+// is TLS: the learner's certificate must verify against that CA and name the --connect host (or
+// --tls-server-name); --tls-client-cert and --tls-client-key present this actor's certificate
+// where the learner requires one (mutual TLS). Each actor thread opens
 // its own connection with --envs environments. A lost connection or a learner that restarts is
 // retried with capped exponential back-off (and a new run id), for as long as it takes.
 // Progress goes to stderr.
@@ -46,6 +51,16 @@ int main(int argc, char** argv) {
   app.add_option("--connect", client.address,
                  "learner address (host:port, [v6]:port or unix:/path)");
   app.add_option("--token", client.token, "the learner's shared secret (or SEEDRL_TOKEN)");
+  std::string tls_version = "1.3";
+  app.add_option("--tls-ca", client.tls.ca, "PEM CA to verify the learner's certificate (TLS)");
+  app.add_option("--tls-server-name", client.tls.server_name,
+                 "name the learner's certificate must hold (default: the --connect host)");
+  app.add_option("--tls-client-cert", client.tls.certificate,
+                 "PEM certificate of this actor (mutual TLS)");
+  app.add_option("--tls-client-key", client.tls.private_key,
+                 "PEM private key of --tls-client-cert");
+  app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
+      ->check(CLI::IsMember({"1.2", "1.3"}));
   app.add_option("--envs", envs, "environments per actor thread")->check(CLI::Range(1, 65535));
   app.add_option("--actors", threads, "actor threads, one connection each")
       ->check(CLI::Range(1, 1024));
@@ -60,6 +75,7 @@ int main(int argc, char** argv) {
     if (client.token.empty()) {
       if (const char* from_env = std::getenv("SEEDRL_TOKEN")) client.token = from_env;
     }
+    client.tls.min_version = parse_tls_version(tls_version, "--tls-version");
     client.validate();
     if (seed == 0) seed = std::random_device{}() | 1u;
     const std::atomic<bool>& interrupted = *examples::stop_on_signals();

@@ -3,15 +3,19 @@
 // listens for actors on TCP and/or Unix-domain sockets.
 //
 //   distributed_learner [--listen 127.0.0.1:8686]... [--token SECRET]
+//                       [--tls-cert FILE --tls-key FILE [--tls-ca FILE [--require-client-cert]]
+//                        [--tls-version 1.3]]
 //                       [--env cartpole|catch|pendulum]
 //                       [--frames 500000] [--logdir DIR] [--max-batch 256] [agent options...]
 //
 // The token can also come from the SEEDRL_TOKEN environment variable (safer than the command
-// line, which other users of the machine can read). Prints "listening on ADDRESS" on stderr for
-// every address once it accepts actors, progress lines on stderr, and at the end the same JSON
-// line on stdout as cartpole_vtrace. With --env pendulum the learner serves a Gaussian policy
-// and its actors receive box actions (protocol version 2), with pendulum_ppo --agent vtrace's
-// settings for every option the command line does not set.
+// line, which other users of the machine can read). With --tls-cert and --tls-key every TCP
+// address speaks TLS (docs/distributed.md, "TLS"); --tls-ca names the CA of actors' certificates
+// (mutual TLS), which --require-client-cert makes mandatory. Prints "listening on ADDRESS (MODE)"
+// on stderr for every address once it accepts actors (the mode says plain or TLS), progress lines
+// on stderr, and at the end the same JSON line on stdout as cartpole_vtrace. With --env pendulum
+// the learner serves a Gaussian policy and its actors receive box actions (protocol version 2),
+// with pendulum_ppo --agent vtrace's settings for every option the command line does not set.
 //
 // At the frame budget, actors are told that training is over and exit. On SIGINT or SIGTERM the
 // learner tells its actors it is going away (they keep retrying), writes a checkpoint when it has
@@ -81,6 +85,15 @@ int main(int argc, char** argv) {
                  "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
                  "default 127.0.0.1:8686");
   app.add_option("--token", token, "shared secret actors must present (or SEEDRL_TOKEN)");
+  std::string tls_version = "1.3";
+  app.add_option("--tls-cert", socket.tls.certificate,
+                 "PEM certificate: TCP addresses speak TLS with it");
+  app.add_option("--tls-key", socket.tls.private_key, "PEM private key of --tls-cert");
+  app.add_option("--tls-ca", socket.tls.client_ca, "PEM CA of actors' certificates (mutual TLS)");
+  app.add_flag("--require-client-cert", socket.tls.require_client_certificate,
+               "refuse actors without a certificate from --tls-ca");
+  app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
+      ->check(CLI::IsMember({"1.2", "1.3"}));
   app.add_option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--max-slots", run.server.max_slots, "environments that can be connected at once")
@@ -102,6 +115,7 @@ int main(int argc, char** argv) {
       if (const char* from_env = std::getenv("SEEDRL_TOKEN")) token = from_env;
     }
     socket.token = token;
+    socket.tls.min_version = parse_tls_version(tls_version, "--tls-version");
     socket.idle_timeout =
         std::chrono::milliseconds(static_cast<std::int64_t>(idle_timeout_s * 1e3));
     std::mutex log_mutex;
@@ -127,6 +141,7 @@ int main(int argc, char** argv) {
       for (const std::string& address : listen) {
         SocketServerOptions o = socket;
         o.listen = member_address(address, examples::group_rank());
+        if (SocketAddress::parse(o.listen).is_unix()) o.tls = {};  // a Unix socket stays local
         servers.push_back(std::make_unique<SocketServer>(session.server(), o));
         servers.back()->start();
       }

@@ -30,6 +30,7 @@ packages=(
   build-essential cmake ninja-build git
   libeigen3-dev libdnnl-dev ocl-icd-opencl-dev libboost-dev
   doctest-dev libcli11-dev nlohmann-json3-dev libgif-dev
+  libssl-dev openssl  # TLS on the TCP transport; the openssl command makes test certificates
   libmujoco-dev  # the MuJoCo locomotion tasks (seedrl::mujoco)
   libopenmpi-dev openmpi-bin  # data-parallel learners over MPI (seedrl::mpi)
   # bench_transport's gRPC baseline (seed_rl's transport, for comparison); Debian's gRPC CMake

@@ -11,6 +11,7 @@
 #include "io/json.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tls_certificates.hpp"
 
 using namespace seedrl;
 using seedrl::testing::ChildProcess;
@@ -33,12 +34,25 @@ std::unique_ptr<ChildProcess> start_learner(const TempDir& dir, const std::strin
 
 std::unique_ptr<ChildProcess> start_actor(const TempDir& dir, const std::string& name,
                                           const std::string& address, int seed,
-                                          const std::string& env = "cartpole") {
-  return std::make_unique<ChildProcess>(
-      std::vector<std::string>{kActor, "--connect", address, "--env", env, "--envs", "8", "--seed",
-                               std::to_string(seed), "--report-seconds", "0.2", "--max-backoff",
-                               "0.5"},
-      dir / (name + ".out"), dir / (name + ".err"));
+                                          const std::string& env = "cartpole",
+                                          std::vector<std::string> more = {},
+                                          const std::string& envs = "8") {
+  std::vector<std::string> args{kActor,
+                                "--connect",
+                                address,
+                                "--env",
+                                env,
+                                "--envs",
+                                envs,
+                                "--seed",
+                                std::to_string(seed),
+                                "--report-seconds",
+                                "0.2",
+                                "--max-backoff",
+                                "0.5"};
+  args.insert(args.end(), more.begin(), more.end());
+  return std::make_unique<ChildProcess>(std::move(args), dir / (name + ".out"),
+                                        dir / (name + ".err"));
 }
 
 /// The address a learner prints once it listens ("listening on ADDRESS"), or "" after 20 s.
@@ -52,6 +66,7 @@ std::string listening_address(ChildProcess& learner) {
         const auto end = err.find('\n', at);
         if (end == std::string::npos) return false;
         address = err.substr(at + 13, end - at - 13);
+        address = address.substr(0, address.find(" ("));  // the listener's mode follows
         return true;
       },
       20s);
@@ -109,6 +124,36 @@ TEST_CASE("distributed: CartPole's mean return rises with actors in three proces
     CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
     CHECK(actor->err().find("the learner finished training") != std::string::npos);
   }
+}
+
+TEST_CASE("distributed: CartPole reaches 475 with two actor processes over mutual TLS") {
+  TempDir dir("tls");
+  const test::TlsFiles tls = test::make_tls_files(dir / "certificates");
+  auto learner = start_learner(
+      dir, "learner",
+      {"--listen", "127.0.0.1:0", "--frames", "500000", "--tls-cert", tls.server_certificate,
+       "--tls-key", tls.server_key, "--tls-ca", tls.ca, "--require-client-cert"});
+  const std::string address = listening_address(*learner);
+  REQUIRE_MESSAGE(!address.empty(), learner->err());
+  CHECK(learner->err().find("(TLS 1.3, client certificates required)") != std::string::npos);
+  std::vector<std::unique_ptr<ChildProcess>> actors;
+  for (int i = 0; i < 2; ++i) {
+    actors.push_back(start_actor(dir, "actor" + std::to_string(i), address, i + 1, "cartpole",
+                                 {"--tls-ca", tls.ca, "--tls-client-cert", tls.client_certificate,
+                                  "--tls-client-key", tls.client_key},
+                                 "16"));
+  }
+  // An actor without a certificate is refused for good and exits with 2, naming why.
+  auto anonymous = start_actor(dir, "anonymous", address, 9, "cartpole", {"--tls-ca", tls.ca});
+  CHECK_MESSAGE(anonymous->wait(30s) == 2, anonymous->err());
+  CHECK(anonymous->err().find("certificate required") != std::string::npos);
+
+  REQUIRE_MESSAGE(learner->wait(180s) == 0, learner->err());
+  const json::Value result = result_of(*learner);
+  MESSAGE(learner->out());
+  CHECK(number(result, "frames") >= 500000);
+  CHECK(number(result, "mean_return") >= 475.0);
+  for (auto& actor : actors) CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
 }
 
 TEST_CASE("distributed: Pendulum's box actions over TCP (protocol version 2): V-trace learns") {

@@ -60,8 +60,13 @@ TEST_CASE("RemoteClient: refusals that retrying cannot fix, and ones it can") {
   ClientBuffers buffers(1);
   CHECK(buffers.step(nobody, 0.0f).is_unavailable());  // not connected
 
-  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"no-port", "", 1s, 1s}), Error);
-  CHECK_THROWS_AS(RemoteClient(RemoteClientOptions{"127.0.0.1:1", "", 0ms, 1s}), Error);
+  RemoteClientOptions no_port;
+  no_port.address = "no-port";
+  CHECK_THROWS_AS(RemoteClient{no_port}, Error);
+  RemoteClientOptions no_time;
+  no_time.address = "127.0.0.1:1";
+  no_time.connect_timeout = 0ms;
+  CHECK_THROWS_AS(RemoteClient{no_time}, Error);
 }
 
 TEST_CASE("RemoteClient: interrupt() ends a step the server holds, and later connects") {

@@ -24,6 +24,7 @@
 #include "asio.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/transport/socket_server.hpp"
+#include "tls.hpp"
 
 namespace seedrl {
 
@@ -51,6 +52,8 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   InferenceEndpoint& endpoint;
   const SocketServerOptions options;
   const ActionSpec action_spec;  // the endpoint's, read once
+  // The TLS context of a TLS listener (options.tls), built once; read by the accept loop.
+  std::optional<boost::asio::ssl::context> tls;
   SocketAddress address;
   boost::asio::io_context io;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;

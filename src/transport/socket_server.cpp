@@ -48,6 +48,20 @@ void SocketServerOptions::validate() const {
   SEEDRL_REQUIRE(shutdown_grace.count() >= 0, "SocketServerOptions: shutdown_grace must be >= 0");
   SEEDRL_REQUIRE(io_threads >= 1 && io_threads <= 256,
                  "SocketServerOptions: io_threads must be 1 to 256, got ", io_threads);
+  tls.validate("SocketServerOptions");
+  SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(listen).is_unix(),
+                 "SocketServerOptions: TLS is for TCP listeners; '", listen,
+                 "' is a Unix socket, which never leaves this machine");
+}
+
+std::string SocketServerOptions::mode() const {
+  if (!tls.enabled())
+    return SocketAddress::parse(listen).is_unix() ? "plain (Unix socket)"
+                                                  : "plain TCP, no encryption";
+  return str_cat("TLS ", name(tls.min_version), tls.min_version == TlsVersion::tls12 ? "+" : "",
+                 tls.client_ca.empty()            ? ", no client certificates"
+                 : tls.require_client_certificate ? ", client certificates required"
+                                                  : ", client certificates verified when sent");
 }
 
 namespace {
@@ -67,45 +81,50 @@ std::string peer_name(const asio::local::stream_protocol::socket&, std::uint64_t
 template <class Protocol>
 void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
   auto strand = asio::make_strand(io);
-  acceptor.async_accept(strand, [this, &acceptor, strand](const error_code& ec,
-                                                          typename Protocol::socket socket) {
-    if (ec == asio::error::operation_aborted || stopping) return;
-    if (ec) {  // e.g. out of file descriptors: say so, keep accepting
-      log(str_cat("accept failed: ", ec.message()));
-      accept<Protocol>(acceptor);
-      return;
-    }
-    if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
-      error_code ignored;
-      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-    }
-    bool over_limit = false;
-    std::uint64_t id = 0;
-    {
-      MutexLock lock(sessions_mutex);
-      over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
-      id = ++next_session;
-    }
-    ++accepted;
-    std::string peer = peer_name(socket, id);
-    // One session type for TCP and Unix connections: Asio's generic stream socket.
-    auto session = std::make_shared<SocketSession>(
-        shared_from_this(), strand, SocketSession::Socket(std::move(socket)), id, std::move(peer));
-    bool registered = false;
-    {
-      // Checked under the lock that stop() takes to list the sessions: a connection accepted
-      // while stop() runs is either in its list or closed here, never left open (its pending
-      // read would keep the I/O threads from returning).
-      MutexLock lock(sessions_mutex);
-      if (!stopping) registered = sessions.emplace(id, session).second;
-    }
-    if (!registered) {
-      session->force_close();
-      return;
-    }
-    asio::post(strand, [session, over_limit] { session->start(over_limit); });
-    accept<Protocol>(acceptor);
-  });
+  acceptor.async_accept(
+      strand, [this, &acceptor, strand](const error_code& ec, typename Protocol::socket socket) {
+        if (ec == asio::error::operation_aborted || stopping) return;
+        if (ec) {  // e.g. out of file descriptors: say so, keep accepting
+          log(str_cat("accept failed: ", ec.message()));
+          accept<Protocol>(acceptor);
+          return;
+        }
+        if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+          error_code ignored;
+          socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+        }
+        bool over_limit = false;
+        std::uint64_t id = 0;
+        {
+          MutexLock lock(sessions_mutex);
+          over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
+          id = ++next_session;
+        }
+        ++accepted;
+        std::string peer = peer_name(socket, id);
+        // One session type for TCP and Unix connections (Asio's generic stream socket), plain or
+        // TLS.
+        SocketSession::Socket generic(std::move(socket));
+        auto session = std::make_shared<SocketSession>(
+            shared_from_this(), strand,
+            tls ? transport_detail::SessionStream(std::move(generic), *tls)
+                : transport_detail::SessionStream(std::move(generic)),
+            id, std::move(peer));
+        bool registered = false;
+        {
+          // Checked under the lock that stop() takes to list the sessions: a connection accepted
+          // while stop() runs is either in its list or closed here, never left open (its pending
+          // read would keep the I/O threads from returning).
+          MutexLock lock(sessions_mutex);
+          if (!stopping) registered = sessions.emplace(id, session).second;
+        }
+        if (!registered) {
+          session->force_close();
+          return;
+        }
+        asio::post(strand, [session, over_limit] { session->start(over_limit); });
+        accept<Protocol>(acceptor);
+      });
 }
 
 // ---- SocketServer ----
@@ -136,6 +155,8 @@ SocketServer::SocketServer(InferenceEndpoint& endpoint, SocketServerOptions opti
                  " dimensions");
   shared_ = std::make_shared<Shared>(endpoint, std::move(options));
   shared_->address = SocketAddress::parse(shared_->options.listen);
+  if (shared_->options.tls.enabled())
+    shared_->tls.emplace(transport_detail::make_server_context(shared_->options.tls));
 }
 
 SocketServer::~SocketServer() {
@@ -214,7 +235,7 @@ void SocketServer::start() {
       s.io.run();
     });
   }
-  s.log(str_cat("listening on ", s.address.to_string()));
+  s.log(str_cat("listening on ", s.address.to_string(), " (", s.options.mode(), ")"));
 }
 
 void SocketServer::stop(ErrorCode reason) {

@@ -39,14 +39,22 @@ ErrorFrame shutdown_error(ErrorCode reason) {
 }  // namespace
 
 SocketSession::SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand,
-                             Socket socket, std::uint64_t id, std::string peer)
+                             SessionStream stream, std::uint64_t id, std::string peer)
     : shared_(std::move(shared)),
       strand_(std::move(strand)),
-      socket_(std::move(socket)),
+      stream_(std::move(stream)),
       id_(id),
       peer_(std::move(peer)) {}
 
 void SocketSession::start(bool over_limit) {
+  if (stream_.tls()) {
+    over_limit_ = over_limit;
+    return await_tls();
+  }
+  begin(over_limit);
+}
+
+void SocketSession::begin(bool over_limit) {
   if (over_limit) {
     fail({ErrorCode::unavailable, str_cat("connection limit of ", shared_->options.max_connections,
                                           " reached; retry later")});
@@ -55,8 +63,58 @@ void SocketSession::start(bool over_limit) {
   read_header();
 }
 
+// ---- TLS ----
+
+void SocketSession::await_tls() {
+  phase_ = Phase::tls_handshake;
+  deadline_ns_ = now_ns() + nanoseconds(shared_->options.handshake_timeout);
+  read_pending_ = true;
+  stream_.socket().async_wait(Socket::wait_read,
+                              [self = self()](const error_code& ec) { self->on_first_bytes(ec); });
+}
+
+// A TLS client starts with a handshake record: content type 22, then version 3.1 to 3.4. A HELLO
+// frame cannot start so: its length (4 KiB at most before the handshake) has a third byte of 0.
+void SocketSession::on_first_bytes(const error_code& ec) {
+  read_pending_ = false;
+  if (phase_ != Phase::tls_handshake) return;  // closed meanwhile (timeout, stop)
+  std::array<std::uint8_t, 3> first{};
+  error_code peek;
+  const std::size_t n =
+      ec ? 0 : stream_.socket().receive(asio::buffer(first), Socket::message_peek, peek);
+  if (ec || peek || n == 0) {
+    shared_->log(str_cat(peer_, ": closed before the TLS handshake"));
+    return close_now();
+  }
+  const bool tls =
+      first[0] == 22 && (n < 2 || first[1] == 3) && (n < 3 || (first[2] >= 1 && first[2] <= 4));
+  if (!tls) {
+    stream_.make_plain();
+    phase_ = Phase::awaiting_hello;  // the ERROR goes out in plain frames
+    return fail({ErrorCode::unauthorized,
+                 "this server speaks TLS: give the actor the CA that signed the learner's "
+                 "certificate (RemoteClientOptions::tls.ca, --tls-ca)"});
+  }
+  read_pending_ = true;
+  stream_.async_handshake([self = self()](const error_code& e) { self->on_tls_handshake(e); });
+}
+
+void SocketSession::on_tls_handshake(const error_code& ec) {
+  read_pending_ = false;
+  if (phase_ != Phase::tls_handshake) return;  // closed meanwhile (timeout, stop)
+  if (ec) {
+    ++shared_->refused;
+    shared_->log(str_cat(peer_, ": TLS handshake refused: ", tls_failure(ec, stream_.ssl())));
+    return close_now();
+  }
+  phase_ = Phase::awaiting_hello;
+  begin(over_limit_);
+}
+
 void SocketSession::shutdown(ErrorCode reason) {
   switch (phase_) {
+    case Phase::tls_handshake:
+      return close_now();
     case Phase::awaiting_hello:
     case Phase::ready:
       return fail(shutdown_error(reason));
@@ -75,6 +133,12 @@ void SocketSession::shutdown(ErrorCode reason) {
 void SocketSession::sweep(std::int64_t now) {
   if (now <= deadline_ns_) return;
   if (closing_phase()) return close_now();
+  if (phase_ == Phase::tls_handshake) {
+    ++shared_->refused;
+    shared_->log(str_cat(peer_, ": refused: no TLS handshake within ",
+                         seconds(shared_->options.handshake_timeout), " s of connecting"));
+    return close_now();
+  }
   if (!reading_phase()) return;  // stepping: the endpoint decides how long a step takes
   const bool handshake = phase_ == Phase::awaiting_hello;
   const std::chrono::milliseconds limit =
@@ -88,9 +152,9 @@ void SocketSession::sweep(std::int64_t now) {
 
 void SocketSession::read_header() {
   start_frame_read();
-  asio::async_read(
-      socket_, asio::buffer(header_),
-      [self = self()](const error_code& ec, std::size_t n) { self->on_header(ec, n); });
+  stream_.async_read(asio::buffer(header_), [self = self()](const error_code& ec, std::size_t n) {
+    self->on_header(ec, n);
+  });
 }
 
 void SocketSession::start_frame_read() {
@@ -167,8 +231,8 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
   if (buffer_.bytes() < payload)
     buffer_ = Tensor::empty({static_cast<std::int64_t>(payload)}, DType::u8);
   start_frame_read();
-  asio::async_read(
-      socket_, asio::buffer(buffer_.raw_data(), payload),
+  stream_.async_read(
+      asio::buffer(buffer_.raw_data(), payload),
       [self = self()](const error_code& e, std::size_t got) { self->on_payload(e, got); });
 }
 
@@ -201,15 +265,15 @@ void SocketSession::on_payload(const error_code& ec, std::size_t n) {
 // The peer closed or the connection broke after `got` of a frame's `wanted` bytes. Mid-frame, a
 // peer that only shut down its sending side can still read why its frame was refused.
 void SocketSession::lost(const error_code& ec, std::size_t got, std::size_t wanted) {
-  if (ec == asio::error::eof && got > 0 && got < wanted) {
+  const bool ended = end_of_stream(ec);
+  if (ended && got > 0 && got < wanted) {
     fail({ErrorCode::malformed,
           str_cat("truncated frame: the connection closed after ", got, " of ", wanted, " bytes")});
     return;
   }
   if (ec != asio::error::operation_aborted) {
-    shared_->log(str_cat(peer_, ": connection lost",
-                         ec == asio::error::eof ? " (closed without GOODBYE)" : "",
-                         ec == asio::error::eof ? "" : str_cat(": ", ec.message())));
+    shared_->log(str_cat(peer_, ": connection lost", ended ? " (closed without GOODBYE)" : "",
+                         ended ? "" : str_cat(": ", ec.message())));
   }
   close_now();
 }
@@ -338,7 +402,8 @@ void SocketSession::on_step_done(const Status& status) {
       return;
     case Phase::shutdown_after_step:
       return fail(shutdown_error(shutdown_reason_));
-    case Phase::awaiting_hello:  // not reached: a step is only submitted from ready
+    case Phase::tls_handshake:  // not reached: a step is only submitted from ready
+    case Phase::awaiting_hello:
     case Phase::ready:
     case Phase::sending_error:
     case Phase::draining:
@@ -354,8 +419,8 @@ void SocketSession::flush() {
   std::swap(writing_buffer_, next_write_);
   next_write_.clear();
   write_pending_ = true;
-  asio::async_write(
-      socket_, asio::buffer(writing_buffer_),
+  stream_.async_write(
+      asio::buffer(writing_buffer_),
       [self = self()](const error_code& ec, std::size_t n) { self->on_written(ec, n); });
 }
 
@@ -388,15 +453,14 @@ void SocketSession::fail(const ErrorFrame& error) {
 }
 
 void SocketSession::finish_sending() {
-  error_code ignored;
-  socket_.shutdown(Socket::shutdown_send, ignored);
+  stream_.shutdown_send();
   phase_ = Phase::draining;
   if (!read_pending_) drain();
 }
 
 void SocketSession::drain() {
   read_pending_ = true;
-  socket_.async_read_some(asio::buffer(drain_buffer_),
+  stream_.async_read_some(asio::buffer(drain_buffer_),
                           [self = self()](const error_code& ec, std::size_t n) {
                             self->shared_->bytes_received += static_cast<std::int64_t>(n);
                             self->finish_read(ec);
@@ -406,8 +470,7 @@ void SocketSession::drain() {
 void SocketSession::close_now() {
   if (phase_ == Phase::closed) return;
   phase_ = Phase::closed;
-  error_code ignored;
-  socket_.close(ignored);
+  stream_.close();
   release_slots();
   shared_->forget(id_);
 }

@@ -1,8 +1,11 @@
 // SocketSession: one actor's connection to a SocketServer, turning its frames into
-// InferenceEndpoint calls. TCP and Unix-domain connections alike (Asio's generic stream socket).
+// InferenceEndpoint calls. TCP and Unix-domain connections alike (Asio's generic stream socket),
+// and TLS over TCP (SessionStream).
 //
 // Phases (Phase below; every handler runs on the session's strand and acts by phase):
 //
+//   tls_handshake    (TLS listeners) the peer's first bytes, then the TLS handshake, are awaited
+//                    (handshake_timeout covers both and the HELLO after them)
 //   awaiting_hello   a HELLO is being read (handshake_timeout; frames of at most 4 KiB)
 //   ready            connected, the actor's slots reserved; the next frame is being read
 //                    (idle_timeout)
@@ -16,6 +19,11 @@
 //
 // Transitions. "ERROR" is: queue an ERROR frame, free the slots, start the drain clock. Any
 // other event leaves the phase as it is.
+//
+//   tls_handshake:
+//     first bytes are not a TLS record (a plain client)   ERROR (unauthorized), plain ->
+//     sending_error handshake done (over the connection limit: ERROR)    read the HELLO          ->
+//     awaiting_hello handshake fails, timeout (sweep), stop(), peer gone  log, close -> closed
 //
 //   awaiting_hello, ready:
 //     timeout (sweep), stop()                     ERROR                    -> sending_error
@@ -67,6 +75,7 @@
 
 #include "seedrl/core/tensor.hpp"
 #include "server_shared.hpp"
+#include "session_stream.hpp"
 
 namespace seedrl::transport_detail {
 
@@ -75,12 +84,13 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   using Socket = boost::asio::generic::stream_protocol::socket;
   using Strand = SocketServer::Shared::Strand;
 
-  SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand, Socket socket,
+  SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand, SessionStream stream,
                 std::uint64_t id, std::string peer);
 
   const Strand& strand() const { return strand_; }
 
-  /// Starts reading the HELLO, or refuses the connection (unavailable) when over the limit.
+  /// Starts reading the HELLO (after the TLS handshake on a TLS listener), or refuses the
+  /// connection (unavailable) when over the limit.
   void start(bool over_limit);
   /// Tells the peer why the server stops and closes; a step with the endpoint is answered first.
   void shutdown(protocol::ErrorCode reason);
@@ -91,6 +101,7 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
 
  private:
   enum class Phase {
+    tls_handshake,
     awaiting_hello,
     ready,
     stepping,
@@ -106,6 +117,12 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   bool reading_phase() const { return phase_ == Phase::awaiting_hello || phase_ == Phase::ready; }
   // An ERROR is going out: the drain time applies.
   bool closing_phase() const { return phase_ == Phase::sending_error || phase_ == Phase::draining; }
+
+  // TLS (tls_handshake), then the HELLO or the refusal of a connection over the limit.
+  void await_tls();
+  void on_first_bytes(const boost::system::error_code& ec);
+  void on_tls_handshake(const boost::system::error_code& ec);
+  void begin(bool over_limit);
 
   // Reading (awaiting_hello, ready).
   void read_header();
@@ -136,11 +153,12 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   // Declared first, so destroyed last: the strand and the socket belong to shared_->io.
   std::shared_ptr<SocketServer::Shared> shared_;
   Strand strand_;
-  Socket socket_;
+  SessionStream stream_;
   const std::uint64_t id_;
   const std::string peer_;
 
   Phase phase_ = Phase::awaiting_hello;
+  bool over_limit_ = false;  // refuse once the TLS handshake lets an ERROR through
   StepRequestState step_state_ = StepRequestState::idle;
   bool read_pending_ = false;   // the read side: a read (frame or drain) is outstanding
   bool write_pending_ = false;  // the write side: writing_buffer_ is being written

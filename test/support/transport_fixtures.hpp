@@ -208,6 +208,7 @@ class RawConnection {
     return true;
   }
   void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+  int fd() const { return fd_; }
 
   struct Frame {
     protocol::FrameHeader header;

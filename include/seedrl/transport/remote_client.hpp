@@ -27,6 +27,7 @@
 #include <string>
 
 #include "seedrl/acting/inference_client.hpp"
+#include "seedrl/transport/tls_options.hpp"
 
 namespace seedrl {
 
@@ -37,8 +38,12 @@ struct RemoteClientOptions {
   /// A step unanswered this long counts as a lost connection. Generous: a learner under
   /// back-pressure holds steps back on purpose.
   std::chrono::milliseconds step_timeout{120'000};
+  /// TLS to the learner (transport/tls_options.hpp); off while tls.ca is empty. A certificate
+  /// that does not verify, or a learner that refuses this actor's, is invalid_argument (the
+  /// actor stops: retrying cannot help); a lost connection is unavailable, as without TLS.
+  TlsClientOptions tls;
 
-  /// Throws seedrl::Error naming the first bad setting.
+  /// Throws seedrl::Error naming the first bad setting (TLS: the file and what is wrong).
   void validate() const;
 };
 

@@ -28,6 +28,7 @@
 #include "seedrl/acting/inference_endpoint.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "seedrl/transport/socket_address.hpp"
+#include "seedrl/transport/tls_options.hpp"
 
 namespace seedrl {
 
@@ -50,9 +51,14 @@ struct SocketServerOptions {
   /// Receives one line per connection event (accepted, refused and why, closed). Called from the
   /// server's threads; must be thread-safe. Empty: silent.
   std::function<void(const std::string&)> log;
+  /// TLS on a TCP listener (transport/tls_options.hpp); off while tls.certificate is empty.
+  TlsServerOptions tls;
 
-  /// Throws seedrl::Error naming the first bad setting.
+  /// Throws seedrl::Error naming the first bad setting (TLS: the file and what is wrong with it).
   void validate() const;
+  /// How this listener talks, for a learner's first lines: "TLS 1.3, client certificates
+  /// required", "plain TCP, no encryption", "plain (Unix socket)".
+  std::string mode() const;
 };
 
 struct SocketServerStats {
