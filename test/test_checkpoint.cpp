@@ -164,9 +164,11 @@ TEST_CASE("checkpoint: corrupted data, and parameters that are not finite, are r
   CHECK_FALSE(std::filesystem::exists(path));
   const io::NamedTensor poisoned[] = {{"layer.weight", a.store.parameters()[0].value},
                                       {"layer.bias", b.store.parameters()[1].value}};
-  const std::string encoded = io::encode_safetensors(
-      poisoned, {{"format", "seedrl.checkpoint"}, {"format_version", "1"}, {"frames", "1"},
-                 {"learner_steps", "1"}, {"episodes", "1"}});
+  const std::string encoded = io::encode_safetensors(poisoned, {{"format", "seedrl.checkpoint"},
+                                                                {"format_version", "1"},
+                                                                {"frames", "1"},
+                                                                {"learner_steps", "1"},
+                                                                {"episodes", "1"}});
   write_file_atomically(path, encoded);
   Model c(3);
   CHECK_THROWS_WITH_AS(io::load_checkpoint(path, c.store, nullptr),
@@ -261,7 +263,8 @@ TEST_CASE("checkpoint: a file written before checksums loads, with a note saying
       if (i > 0) header += ",";
       header += std::to_string(e.shape[i]);
     }
-    header += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]},";
+    header +=
+        "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]},";
   }
   header += "\"__metadata__\":{";
   for (const auto& [k, v] : file.metadata())
@@ -277,9 +280,8 @@ TEST_CASE("checkpoint: a file written before checksums loads, with a note saying
   old.bytes(bytes.data() + bytes.size() - data_bytes, data_bytes);
   write_file_atomically(path, old.data());
   Model b(2);
-  const io::LoadedGeneration loaded = io::load_newest_generation(path, [&](const std::string& f) {
-    return io::load_checkpoint(f, b.store, nullptr);
-  });
+  const io::LoadedGeneration loaded = io::load_newest_generation(
+      path, [&](const std::string& f) { return io::load_checkpoint(f, b.store, nullptr); });
   REQUIRE(loaded.counters.has_value());
   CHECK_FALSE(loaded.counters->checksummed);
   CHECK(loaded.counters->frames == 7);

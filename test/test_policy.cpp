@@ -265,8 +265,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   CHECK_THROWS_WITH_AS(Policy<>(dir.file("missing.safetensors")),
                        doctest::Contains("missing.safetensors"), Error);
 
-  // A corrupt checkpoint: Policy, describe_checkpoint (and so play and its ONNX conversion) all
-  // verify the checksums first.
+  // A corrupt checkpoint: Policy and describe_checkpoint (so play and its ONNX export) refuse it.
   const std::string corrupt = dir.file("corrupt.safetensors");
   VTraceCheckpoint saved(corrupt);
   std::string bytes = read_file(corrupt);

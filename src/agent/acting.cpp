@@ -88,7 +88,8 @@ void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng
   };
   switch (acting.mode) {
     case ActionMode::greedy:
-      for (std::int64_t i = 0; i < n; ++i) actions[static_cast<std::size_t>(i)] = greedy_action(row(i));
+      for (std::int64_t i = 0; i < n; ++i)
+        actions[static_cast<std::size_t>(i)] = greedy_action(row(i));
       break;
     case ActionMode::sample: {
       const std::vector<std::uint8_t> greedy(static_cast<std::size_t>(n), 0);

@@ -47,7 +47,7 @@ std::uint32_t crc32c_table(const unsigned char* p, std::size_t n, std::uint32_t 
 
 #if defined(__x86_64__)
 [[gnu::target("sse4.2")]] std::uint32_t crc32c_sse42(const unsigned char* p, std::size_t n,
-                                                    std::uint32_t c) {
+                                                     std::uint32_t c) {
   std::uint64_t c64 = c;
   while (n >= 8) {
     std::uint64_t word;

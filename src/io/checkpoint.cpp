@@ -41,8 +41,8 @@ std::int64_t first_non_finite(const Tensor& t) {
 
 void require_finite(const Tensor& t, const std::string& path, const std::string& name) {
   const std::int64_t bad = first_non_finite(t);
-  SEEDRL_REQUIRE(bad < 0, path, ": not written: tensor '", name, "' holds ",
-                 t.data<float>()[bad], " at element ", bad,
+  SEEDRL_REQUIRE(bad < 0, path, ": not written: tensor '", name, "' holds ", t.data<float>()[bad],
+                 " at element ", bad,
                  "; a checkpoint never records parameters or optimizer state that are not finite");
 }
 
@@ -60,8 +60,8 @@ std::vector<std::pair<int, std::string>> existing_generations(const std::string&
     if (!name.starts_with(stem) || !name.ends_with(extension) ||
         name.size() <= stem.size() + extension.size())
       continue;
-    const std::string_view digits = std::string_view(name).substr(
-        stem.size(), name.size() - stem.size() - extension.size());
+    const std::string_view digits =
+        std::string_view(name).substr(stem.size(), name.size() - stem.size() - extension.size());
     int n = 0;
     const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
     if (status != std::errc() || end != digits.data() + digits.size() || n < 1 ||
@@ -94,8 +94,8 @@ void make_room_for_generation(const std::string& path, int generations) {
   // Every target is distinct and each file keeps its place in the order, so a move whose target
   // is free always exists until all are done: never overwrite a generation still to move.
   while (!moves.empty()) {
-    const auto ready = std::find_if(moves.begin(), moves.end(),
-                                    [](const Move& m) { return !fs::exists(m.to); });
+    const auto ready =
+        std::find_if(moves.begin(), moves.end(), [](const Move& m) { return !fs::exists(m.to); });
     SEEDRL_REQUIRE(ready != moves.end(), path, ": cannot move its older checkpoints back (",
                    moves.front().to, " is in the way)");
     fs::rename(ready->from, ready->to);
@@ -119,8 +119,8 @@ std::vector<std::string> checkpoint_generations(const std::string& path) {
   return paths;
 }
 
-LoadedGeneration load_newest_generation(const std::string& path,
-                          const std::function<CheckpointCounters(const std::string&)>& load) {
+LoadedGeneration load_newest_generation(
+    const std::string& path, const std::function<CheckpointCounters(const std::string&)>& load) {
   LoadedGeneration point;
   std::vector<std::string> faults;
   for (const std::string& generation : checkpoint_generations(path)) {
@@ -234,8 +234,9 @@ CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterSto
                    seedrl::name(e->dtype), e->shape, " in the file but f32", p.shape,
                    " in this model");
     const std::int64_t bad = file.first_non_finite(name);
-    SEEDRL_REQUIRE(bad < 0, path, ": tensor '", name, "' holds a value that is not finite (element ",
-                   bad, "); parameters and optimizer state must be finite");
+    SEEDRL_REQUIRE(bad < 0, path, ": tensor '", name,
+                   "' holds a value that is not finite (element ", bad,
+                   "); parameters and optimizer state must be finite");
   };
   for (const nn::Parameter& p : parameters.parameters()) check(p.name, p);
   std::int64_t optimizer_steps = 0;

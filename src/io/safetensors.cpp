@@ -107,7 +107,8 @@ std::string encode_safetensors(std::span<const NamedTensor> tensors, const Metad
     members[t.name] = {{"dtype", std::string(safetensors_dtype(t.tensor.dtype()))},
                        {"shape", std::move(shape)},
                        {"data_offsets", {offset, offset + t.tensor.bytes()}}};
-    entries.push_back({t.name, t.tensor.dtype(), t.tensor.shape(), offset, offset + t.tensor.bytes()});
+    entries.push_back(
+        {t.name, t.tensor.dtype(), t.tensor.shape(), offset, offset + t.tensor.bytes()});
     meta[tensor_checksum_key(t.name)] =
         hex32(crc32c(t.tensor.bytes() > 0 ? t.tensor.raw_data() : nullptr, t.tensor.bytes()));
     offset += t.tensor.bytes();
@@ -222,7 +223,8 @@ void SafetensorsFile::verify_checksums() {
   const std::string header_crc = hex32(crc32c(checksum_text(entries_, metadata_)));
   SEEDRL_REQUIRE(header == header_crc, src,
                  ": the header (tensor names, shapes, offsets and metadata) fails its checksum "
-                 "(CRC-32C ", header, " recorded, ", header_crc, " computed): the file is corrupt");
+                 "(CRC-32C ",
+                 header, " recorded, ", header_crc, " computed): the file is corrupt");
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
     const std::string& crc = recorded_crcs[i];

@@ -73,17 +73,18 @@ CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterSto
 
 /// Where a run resumes: the newest generation of a checkpoint that loads.
 struct LoadedGeneration {
-  std::string path;                             ///< the generation loaded; empty: none exists
-  std::optional<CheckpointCounters> counters;   ///< what load() returned for it
+  std::string path;                            ///< the generation loaded; empty: none exists
+  std::optional<CheckpointCounters> counters;  ///< what load() returned for it
   /// One line each: a newer generation skipped and why, a file without checksums.
   std::vector<std::string> notes;
 };
 
 /// Tries the generations of `path` newest first with `load` (which restores everything from one
 /// file, or throws and changes nothing) until one loads. No generation at all: an empty
-/// LoadedGeneration. Every generation refused: throws seedrl::Error listing each file and its fault.
-LoadedGeneration load_newest_generation(const std::string& path,
-                          const std::function<CheckpointCounters(const std::string&)>& load);
+/// LoadedGeneration. Every generation refused: throws seedrl::Error listing each file and its
+/// fault.
+LoadedGeneration load_newest_generation(
+    const std::string& path, const std::function<CheckpointCounters(const std::string&)>& load);
 
 /// Checks that `file` is a seedrl checkpoint in a format this build reads and returns its
 /// counters; throws naming the file and what is wrong.

@@ -96,8 +96,9 @@ class SafetensorsFile {
   bool checksummed_ = false;
 };
 
-/// What the header's checksum (metadata "crc32c") is the CRC-32C of: each tensor's name, dtype, shape and data
-/// offsets, then each metadata entry but that key, in name order, every field length-prefixed.
+/// What the header's checksum (metadata "crc32c") is the CRC-32C of: each tensor's name, dtype,
+/// shape and data offsets, then each metadata entry but that key, in name order, every field
+/// length-prefixed.
 std::string checksum_text(const std::vector<SafetensorsFile::Entry>& entries,
                           const Metadata& metadata);
 

@@ -12,8 +12,8 @@
 //
 // Polling (`poll`, off by default): a thread that sleeps on a condition variable takes tens to
 // hundreds of microseconds to run again once woken on a virtual machine (the idle vCPU is halted),
-// which on the learner's millisecond steps cost as much as the second thread gained. With `poll` > 0
-// an idle helper polls for the next job for that long before it sleeps, and the caller polls for
+// which on the learner's millisecond steps cost as much as the second thread gained. With `poll` >
+// 0 an idle helper polls for the next job for that long before it sleeps, and the caller polls for
 // the other threads' last tasks as long (yielding its core between polls) before it sleeps. Meant
 // for helpers at background priority (core/thread_priority.hpp), whose polling only uses cycles
 // no other thread wants.

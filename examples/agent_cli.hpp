@@ -1,0 +1,412 @@
+// The example programs' command-line options: what every run takes (RunCli: the frame budget, the
+// seed, the session's options, the options every agent shares) and each agent's own, with its
+// defaults (VTraceCli, PpoCli, R2D2Cli). cli.hpp builds on them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "environments.hpp"
+#include "program.hpp"
+#include "seedrl/agents/ppo.hpp"
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/io/messages.hpp"
+#include "seedrl/session/local_trainer.hpp"
+#include "seedrl/session/training_session.hpp"
+
+namespace seedrl::examples {
+
+/// What every training program takes: the frame budget, the seed, the session's options and the
+/// options both agents share. Agents' CLIs derive from it with their own defaults.
+struct RunCli {
+  std::string env_name = "cartpole";
+  std::int64_t frames = 500'000;
+  std::uint64_t seed = 1;
+  std::int64_t batch = 8;
+  std::int64_t lstm = 0;
+  float discount = 0.99f, max_abs_reward = 0.0f;
+  double learning_rate = 3e-3, max_grad_norm = 40.0, adam_epsilon = 1e-8;
+  bool decay = true;
+  int batch_timeout_us = 1000;
+
+  /// --frames, --seed, the session's options into `session`, and the shared agent options.
+  void add_run_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.add_option("--frames", frames, "environment frames to train for")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--seed", seed, "seed of parameters, environments and sampling");
+    app.add_option("--unroll", session.server.unroll_length, "transitions per unroll (T)")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--batch", batch, "unrolls per learner step (B)")->check(CLI::Range(1, 4096));
+    app.add_option("--logdir", session.logdir,
+                   "directory for metrics, TensorBoard events and checkpoints");
+    app.add_option("--export-onnx", session.export_onnx,
+                   "at the end, write the trained network here as an ONNX model");
+    app.add_option("--threads", session.learner_threads, "learner compute threads")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--inference-threads", session.server.threads, "inference compute threads")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--learner-workers", session.learner_workers,
+                   "learner threads that each take whole micro-batches of a step")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--micro-batches", session.micro_batches,
+                   "micro-batches per learner step (0: 2 per learner worker, 1 for one worker)")
+        ->check(CLI::Range(0, 4096));
+    app.add_option("--checkpoint-seconds", session.checkpoint_seconds,
+                   "checkpoint period (0: at the end only)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--keep-checkpoints", session.keep_checkpoints,
+                   "checkpoints kept in --logdir (a resume falls back to an older one that "
+                   "verifies)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--max-skipped-steps", session.max_skipped_steps,
+                   "end the run once this many learner steps in a row were not finite (0: never)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--report-seconds", session.report_seconds, "progress and metrics period")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--batch-timeout-us", batch_timeout_us,
+                   "serve a partial inference batch after this long")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--lstm", lstm, "LSTM core size (0: none)")->check(CLI::NonNegativeNumber);
+    app.add_option("--learning-rate", learning_rate, "initial learning rate")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--lr-decay", decay, "decay the learning rate linearly to 0 over --frames");
+    app.add_option("--adam-epsilon", adam_epsilon, "Adam epsilon")->check(CLI::PositiveNumber);
+    app.add_option("--discount", discount, "discount factor gamma")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--max-grad-norm", max_grad_norm, "global gradient-norm clip (0: none)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--max-abs-reward", max_abs_reward, "reward clipping for the loss (0: none)")
+        ->check(CLI::NonNegativeNumber);
+  }
+
+  /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
+  /// group when MPI launched the program); the examples show the run's progress on the console.
+  void finish(TrainingSessionOptions& session) const {
+    session.group = learner_group();
+    session.total_frames = frames;
+    session.server.seed = seed;
+    session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
+    session.messages = io::console_sink();
+  }
+
+  /// What every agent takes from the run's options: `network` (its LSTM size and seed set from
+  /// them), the batch, the discount, the reward and gradient clips, Adam's epsilon.
+  void set_agent_options(AgentOptions& o, nn::NetworkConfig network) const {
+    o.network = std::move(network);
+    o.network.lstm_size = lstm;
+    o.network.seed = seed;
+    o.batch_size = batch;
+    o.discount = discount;
+    o.max_abs_reward = max_abs_reward;
+    o.max_grad_norm = max_grad_norm;
+    o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
+  }
+
+  /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
+  /// take at `frames_per_step` new frames each (per member of a learner group: the group's steps
+  /// take that many from every member).
+  nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
+    const std::int64_t group_frames_per_step = frames_per_step * group_size();
+    return {learning_rate, decay ? (frames + group_frames_per_step - 1) / group_frames_per_step : 0,
+            0.0};
+  }
+};
+
+/// The V-trace agent's command-line options, with the defaults of examples/cartpole_vtrace.
+struct VTraceCli : RunCli {
+  std::vector<std::int64_t> hidden{64, 64};
+  float baseline_cost = 0.5f, entropy_cost = 0.01f, lambda = 1.0f, clip_rho = 1.0f,
+        clip_pg_rho = 1.0f;
+  double rmsprop_epsilon = 1e-5;
+  std::string optimizer = "rmsprop";
+  std::vector<std::string> environments{"cartpole", "catch"};  ///< what --env accepts
+  bool normalize = false;  ///< observation and reward normalisation (set for box actions)
+
+  /// --env, the run's options and the V-trace agent's.
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();  // --help shows each default
+    add_environment_option(app, env_name, environments);
+    add_run_options(app, session);
+    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
+    app.add_option("--optimizer", optimizer, "adam or rmsprop")
+        ->check(CLI::IsMember({"adam", "rmsprop"}));
+    app.add_option("--rmsprop-epsilon", rmsprop_epsilon, "RMSProp epsilon (inside the square root)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--baseline-cost", baseline_cost, "weight of the value loss")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--lambda", lambda, "V-trace lambda")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--clip-rho", clip_rho, "V-trace rho-bar")->check(CLI::PositiveNumber);
+    app.add_option("--clip-pg-rho", clip_pg_rho, "V-trace policy-gradient rho-bar")
+        ->check(CLI::PositiveNumber);
+  }
+
+  /// The agent the parsed options describe, with an MLP for observations of `observation_size`
+  /// floats.
+  VTraceAgent make_agent(std::int64_t observation_size, std::int64_t num_actions,
+                         std::int64_t unroll_length) const {
+    return make_agent(nn::NetworkConfig::mlp(observation_size, num_actions, hidden), unroll_length);
+  }
+
+  /// The agent the parsed options describe, with `network` (its LSTM size and seed set from the
+  /// options).
+  VTraceAgent make_agent(nn::NetworkConfig network, std::int64_t unroll_length) const {
+    VTraceAgentOptions o;
+    set_agent_options(o, std::move(network));
+    o.vtrace = {clip_rho, clip_pg_rho, lambda};
+    o.loss = {baseline_cost, entropy_cost};
+    o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
+    o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
+    o.normalization.observations = normalize;
+    o.normalization.rewards = normalize;
+    o.learning_rate = learning_rate_schedule(batch * unroll_length);
+    return VTraceAgent(o);
+  }
+
+  /// Pendulum (box actions) with V-trace: the settings of `pendulum_ppo --agent vtrace` (Adam
+  /// 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no entropy bonus, gradient norm 0.5,
+  /// observations and rewards normalised) for every option the command line did not set.
+  void use_pendulum_defaults(const CLI::App& app, TrainingSessionOptions& session) {
+    auto unset = [&](const char* flag) { return app.count(flag) == 0; };
+    if (unset("--optimizer")) optimizer = "adam";
+    if (unset("--learning-rate")) learning_rate = 1e-3;
+    if (unset("--adam-epsilon")) adam_epsilon = 1e-5;
+    if (unset("--discount")) discount = 0.9f;
+    if (unset("--unroll")) session.server.unroll_length = 16;
+    if (unset("--batch")) batch = 8;
+    if (unset("--entropy-cost")) entropy_cost = 0.0f;
+    if (unset("--max-grad-norm")) max_grad_norm = 0.5;
+    if (unset("--lambda")) lambda = 0.95f;
+    normalize = true;
+  }
+
+  /// The agent for an in-process run.
+  VTraceAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    return make_agent(std::move(network), run.server.unroll_length);
+  }
+};
+
+/// The PPO agent's command-line options, with CleanRL's MuJoCo defaults (PpoAgentOptions): 2048
+/// transitions per batch, 10 epochs of minibatches of 64, lambda 0.95, clip 0.2, Adam at 3e-4
+/// decayed to 0, gradient norm 0.5, observations normalised and rewards scaled, and CleanRL's
+/// network (separate tanh MLPs for the policy and the value); plus the decoupled objective
+/// (PpoAgentOptions::proximal_policy), which did a little better on MuJoCo.
+struct PpoCli : RunCli {
+  std::vector<std::int64_t> hidden{64, 64};
+  float lambda = 0.95f, clip = 0.2f, value_cost = 0.5f, entropy_cost = 0.0f;
+  float initial_log_std = 0.0f;
+  std::int64_t epochs = 10, minibatch = 64, max_policy_lag = 1000;
+  float max_behaviour_weight = 1.0f;
+  bool clip_value = true, normalize_observations = true, scale_rewards = true,
+       proximal_policy = true, value_torso = true;
+  std::string activation = "tanh";
+
+  PpoCli() {
+    batch = 16;
+    learning_rate = 3e-4;
+    max_grad_norm = 0.5;
+    adam_epsilon = 1e-5;
+  }
+
+  /// The run's options and PPO's (the caller adds --env).
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();
+    add_run_options(app, session);
+    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
+    app.add_option("--activation", activation, "MLP hidden-layer activation")
+        ->check(CLI::IsMember({"relu", "tanh"}));
+    app.add_option("--value-torso", value_torso,
+                   "the value head gets an MLP of its own (false: it shares the policy's)");
+    app.add_option("--lambda", lambda, "GAE lambda (PPO) or V-trace lambda")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--epochs", epochs, "PPO: passes over each batch")->check(CLI::Range(1, 1000));
+    app.add_option("--minibatch", minibatch, "transitions per update")
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--clip", clip, "PPO ratio clip epsilon")->check(CLI::Range(0.001, 0.999));
+    app.add_option("--clip-value", clip_value, "clip the value update around the old values");
+    app.add_option("--value-cost", value_cost, "weight of the value loss")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--initial-log-std", initial_log_std,
+                   "box actions: initial log standard deviation of the policy");
+    app.add_option("--max-policy-lag", max_policy_lag,
+                   "drop unrolls acted by parameters this many updates old (0: keep all)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--proximal-policy", proximal_policy,
+                   "PPO: clip the ratio around the learner's policy at the start of each batch, "
+                   "weighting by the behaviour policy (decoupled PPO); false: around the "
+                   "behaviour policy");
+    app.add_option("--max-behaviour-weight", max_behaviour_weight,
+                   "PPO with --proximal-policy: cap of the weights pi_prox / mu")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--normalize-observations", normalize_observations,
+                   "running mean/variance normalisation of the observations");
+    app.add_option("--scale-rewards", scale_rewards,
+                   "scale rewards by the running std of the discounted return");
+  }
+
+  /// The box examples' run (pendulum_ppo, mujoco_ppo): 2 actor threads of 8 environments,
+  /// unrolls of 128 (16 of them make a batch of 2048 transitions), a checkpoint every 5 minutes.
+  static LocalTrainerOptions default_run() {
+    LocalTrainerOptions run;
+    run.num_actors = 2;
+    run.envs_per_actor = 8;
+    run.checkpoint_seconds = 300;
+    run.server.unroll_length = 128;
+    return run;
+  }
+
+  /// Updates per batch of `transitions`.
+  std::int64_t updates_per_batch(std::int64_t transitions) const {
+    return epochs * ((transitions + minibatch - 1) / minibatch);
+  }
+
+  /// The agent the parsed options describe, with `network` (its seed and, for box actions, the
+  /// initial log std set from the options).
+  PpoAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    PpoAgentOptions o;
+    set_agent_options(o, std::move(network));
+    o.network.initial_log_std = initial_log_std;
+    o.lambda = lambda;
+    o.epochs = epochs;
+    o.minibatch_size = minibatch;
+    o.max_policy_lag = max_policy_lag;
+    o.proximal_policy = proximal_policy;
+    o.max_behaviour_weight = max_behaviour_weight;
+    o.loss.clip = clip;
+    o.loss.clip_value = clip_value;
+    o.loss.value_cost = value_cost;
+    o.loss.entropy_cost = entropy_cost;
+    o.normalization.observations = normalize_observations;
+    o.normalization.rewards = scale_rewards;
+    const std::int64_t transitions = batch * run.server.unroll_length;
+    o.learning_rate = {
+        learning_rate,
+        decay ? (frames + transitions - 1) / transitions * updates_per_batch(transitions) : 0, 0.0};
+    return PpoAgent(o);
+  }
+
+  /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
+  /// PPO: unroll 16 and batch 8 (with `learning_rate`) unless the command line set them.
+  void use_vtrace_defaults(const CLI::App& app, LocalTrainerOptions& run, double rate) {
+    if (app.count("--unroll") == 0) run.server.unroll_length = 16;
+    if (app.count("--batch") == 0) batch = 8;
+    if (app.count("--learning-rate") == 0) learning_rate = rate;
+  }
+
+  /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
+  /// (decayed over the run's learner steps), gradient clip, normalisation, value and entropy
+  /// costs; lambda is V-trace's (the rho clips stay 1).
+  VTraceAgent make_vtrace_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    VTraceAgentOptions o;
+    set_agent_options(o, std::move(network));
+    o.network.initial_log_std = initial_log_std;
+    o.vtrace.lambda = lambda;
+    o.loss = {value_cost, entropy_cost};
+    o.normalization.observations = normalize_observations;
+    o.normalization.rewards = scale_rewards;
+    o.learning_rate = learning_rate_schedule(batch * run.server.unroll_length);
+    return VTraceAgent(o);
+  }
+};
+
+/// The R2D2 agent's command-line options, with defaults for MinAtar (a dueling LSTM Q-network).
+struct R2D2Cli : RunCli {
+  std::int64_t n_step = 5, target_period = 250;
+  std::size_t replay_capacity = 20'000, min_replay = 500;
+  double replay_ratio = 1.0, priority_exponent = 0.9, importance_exponent = 0.6;
+  double epsilon_base = 0.4, epsilon_alpha = 7.0, evaluation_epsilon = 0.001;
+  bool value_rescaling = true, checkpoint_replay = false, concurrent_insertion = true,
+       actor_priorities = false;
+
+  R2D2Cli() {
+    frames = 5'000'000;
+    batch = 32;
+    lstm = 64;
+    learning_rate = 1e-3;
+    adam_epsilon = 1e-6;
+    decay = false;
+    max_grad_norm = 80.0;
+  }
+
+  /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();  // --help shows each default
+    add_run_options(app, session);
+    app.add_option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
+        ->check(CLI::Range(0, 10000));
+    app.add_option("--n-step", n_step, "n of the n-step double-Q targets")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--target-period", target_period, "learner steps between target copies")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-capacity", replay_capacity, "sequences the replay holds")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--min-replay", min_replay, "sequences in the replay before learning starts")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-ratio", replay_ratio, "sequences sampled per sequence inserted")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--priority-exponent", priority_exponent, "replay priority exponent alpha")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--importance-exponent", importance_exponent,
+                   "importance-sampling exponent beta")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--epsilon-base", epsilon_base, "exploration rate of actor 0")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--epsilon-alpha", epsilon_alpha, "exponent spread of the per-actor rates")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--evaluation-epsilon", evaluation_epsilon, "exploration of evaluation actors")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--value-rescaling", value_rescaling, "train on h(target) (R2D2)");
+    app.add_option("--concurrent-insertion", concurrent_insertion,
+                   "compute new sequences' priorities on a thread of their own");
+    app.add_option("--actor-priorities", actor_priorities,
+                   "new sequences' priorities from the Q-values inference acted on");
+    app.add_flag("--checkpoint-replay", checkpoint_replay,
+                 "save the replay contents with every checkpoint (can be large)");
+  }
+
+  /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
+  /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.
+  R2D2Agent make_agent(nn::NetworkConfig network, std::int64_t unroll_length,
+                       std::int64_t exploration_slots) const {
+    R2D2AgentOptions o;
+    o.optimizer = R2D2AgentOptions::default_optimizer();
+    set_agent_options(o, std::move(network));
+    o.network.policy_value_heads = false;
+    o.network.q_head = true;
+    o.network.dueling = true;
+    o.n_step = n_step;
+    o.value_rescaling = value_rescaling;
+    o.target_update_period = target_period;
+    o.replay_capacity = replay_capacity;
+    o.replay = {priority_exponent, importance_exponent};
+    o.replay_ratio = replay_ratio;
+    o.min_replay_size = std::min(min_replay, replay_capacity);
+    o.checkpoint_replay = checkpoint_replay;
+    o.concurrent_insertion = concurrent_insertion;
+    o.actor_priorities = actor_priorities;
+    o.exploration_slots = exploration_slots;
+    o.epsilon_base = epsilon_base;
+    o.epsilon_alpha = epsilon_alpha;
+    o.evaluation_epsilon = evaluation_epsilon;
+    // A learner step samples `batch` sequences; at replay_ratio that is batch / ratio new ones.
+    const auto frames_per_step = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(batch * unroll_length) / replay_ratio));
+    o.learning_rate = learning_rate_schedule(frames_per_step);
+    return R2D2Agent(o);
+  }
+
+  /// The agent for an in-process run: every training environment gets its own exploration rate.
+  R2D2Agent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+    return make_agent(std::move(network), run.server.unroll_length,
+                      static_cast<std::int64_t>(run.num_actors) * run.envs_per_actor);
+  }
+};
+
+}  // namespace seedrl::examples
