@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -44,6 +45,30 @@ void require_finite(const Tensor& t, const std::string& path, const std::string&
   SEEDRL_REQUIRE(bad < 0, path, ": not written: tensor '", name, "' holds ", t.data<float>()[bad],
                  " at element ", bad,
                  "; a checkpoint never records parameters or optimizer state that are not finite");
+}
+
+// A part's tensors are named "<prefix><parameter name>"; its metadata keys "<key>" (the first
+// part) or "<key>/<part>".
+std::string part_prefix(const CheckpointPart& part) {
+  return part.name.empty() ? std::string() : part.name + "/";
+}
+std::string part_key(const char* key, const CheckpointPart& part) {
+  return part.name.empty() ? std::string(key) : std::string(key) + "/" + part.name;
+}
+
+// Only the first part may be nameless, names are distinct and every part has parameters.
+void check_parts(std::span<const CheckpointPart> parts) {
+  SEEDRL_REQUIRE(!parts.empty(), "checkpoint: no network to save or load");
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    SEEDRL_REQUIRE(parts[i].parameters != nullptr, "checkpoint: part ", i, " has no parameters");
+    SEEDRL_REQUIRE(i == 0 || !parts[i].name.empty(), "checkpoint: part ", i,
+                   " needs a name (only the first network's tensors go under their own names)");
+    SEEDRL_REQUIRE(parts[i].name.find('/') == std::string::npos, "checkpoint: part name '",
+                   parts[i].name, "' may not contain '/'");
+    for (std::size_t j = 0; j < i; ++j)
+      SEEDRL_REQUIRE(parts[i].name != parts[j].name, "checkpoint: two parts named '", parts[i].name,
+                     "'");
+  }
 }
 
 // The existing generations of `path` with their numbers, newest (lowest number) first.
@@ -150,14 +175,16 @@ LoadedGeneration load_newest_generation(
 void save_checkpoint(const std::string& path, const nn::ParameterStore& parameters,
                      const nn::Optimizer* optimizer, const CheckpointCounters& counters,
                      const Metadata& metadata, int generations) {
+  const CheckpointPart part{"", const_cast<nn::ParameterStore*>(&parameters),
+                            const_cast<nn::Optimizer*>(optimizer)};
+  save_checkpoint(path, std::span<const CheckpointPart>(&part, 1), counters, metadata, generations);
+}
+
+void save_checkpoint(const std::string& path, std::span<const CheckpointPart> parts,
+                     const CheckpointCounters& counters, const Metadata& metadata,
+                     int generations) {
   SEEDRL_REQUIRE(generations >= 1, "save_checkpoint: generations must be >= 1, got ", generations);
-  // Device tensors are brought to the host first.
-  const Tensor values = parameters.values().device() == Device::cpu
-                            ? parameters.values()
-                            : parameters.values().clone(Device::cpu);
-  std::vector<NamedTensor> tensors;
-  for (const nn::Parameter& p : parameters.parameters())
-    tensors.push_back({p.name, slot_view(values, p)});
+  check_parts(parts);
   Metadata meta = metadata;
   meta["format"] = kFormat;
   meta["format_version"] = kFormatVersion;
@@ -167,15 +194,23 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
   meta["episodes"] = std::to_string(counters.episodes);
   if (!counters.episode_window.empty()) meta["episode_window"] = counters.episode_window;
   if (!counters.normalization.empty()) meta["normalization"] = counters.normalization;
-  if (optimizer) {
-    meta["optimizer"] = optimizer->name();
-    meta["optimizer_steps"] = std::to_string(optimizer->steps());
-    for (const nn::OptimizerSlot& slot : optimizer->slots()) {
-      const Tensor host =
-          slot.value.device() == Device::cpu ? slot.value : slot.value.clone(Device::cpu);
-      for (const nn::Parameter& p : parameters.parameters()) {
-        tensors.push_back({"optimizer/" + slot.name + "/" + p.name, slot_view(host, p)});
-      }
+  std::vector<NamedTensor> tensors;
+  std::deque<Tensor> host_copies;  // device tensors are brought to the host first
+  auto on_host = [&](const Tensor& t) -> const Tensor& {
+    return t.device() == Device::cpu ? t : host_copies.emplace_back(t.clone(Device::cpu));
+  };
+  for (const CheckpointPart& part : parts) {
+    const std::string prefix = part_prefix(part);
+    const Tensor values = on_host(part.parameters->values());
+    for (const nn::Parameter& p : part.parameters->parameters())
+      tensors.push_back({prefix + p.name, slot_view(values, p)});
+    if (!part.optimizer) continue;
+    meta[part_key("optimizer", part)] = part.optimizer->name();
+    meta[part_key("optimizer_steps", part)] = std::to_string(part.optimizer->steps());
+    for (const nn::OptimizerSlot& slot : part.optimizer->slots()) {
+      const Tensor host = on_host(slot.value);
+      for (const nn::Parameter& p : part.parameters->parameters())
+        tensors.push_back({"optimizer/" + slot.name + "/" + prefix + p.name, slot_view(host, p)});
     }
   }
   for (const NamedTensor& t : tensors) require_finite(t.tensor, path, t.name);
@@ -215,6 +250,13 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
 
 CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterStore& parameters,
                                    nn::Optimizer* optimizer, const Metadata& expected) {
+  CheckpointPart part{"", &parameters, optimizer};
+  return load_checkpoint(file, std::span<CheckpointPart>(&part, 1), expected);
+}
+
+CheckpointCounters load_checkpoint(const SafetensorsFile& file, std::span<CheckpointPart> parts,
+                                   const Metadata& expected) {
+  check_parts(parts);
   const std::string& path = file.source();
   const Metadata& meta = file.metadata();
   const CheckpointCounters counters = checkpoint_counters(file);
@@ -238,27 +280,43 @@ CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterSto
                    "' holds a value that is not finite (element ", bad,
                    "); parameters and optimizer state must be finite");
   };
-  for (const nn::Parameter& p : parameters.parameters()) check(p.name, p);
-  std::int64_t optimizer_steps = 0;
-  if (optimizer) {
-    const auto it = meta.find("optimizer");
-    SEEDRL_REQUIRE(it != meta.end(), path, ": has no optimizer state; this run uses ",
-                   optimizer->name());
-    SEEDRL_REQUIRE(it->second == optimizer->name(), path, ": optimizer state is for '", it->second,
-                   "', this run uses '", optimizer->name(), "'");
-    optimizer_steps = parse_count(file, "optimizer_steps");
-    for (const nn::OptimizerSlot& slot : optimizer->slots())
-      for (const nn::Parameter& p : parameters.parameters())
-        check("optimizer/" + slot.name + "/" + p.name, p);
+  std::vector<std::int64_t> optimizer_steps(parts.size(), 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    CheckpointPart& part = parts[i];
+    const std::string prefix = part_prefix(part);
+    const auto& params = part.parameters->parameters();
+    part.loaded = !part.optional || params.empty() ||
+                  std::any_of(params.begin(), params.end(),
+                              [&](const nn::Parameter& p) { return file.find(prefix + p.name); });
+    if (!part.loaded) continue;
+    for (const nn::Parameter& p : params) check(prefix + p.name, p);
+    if (!part.optimizer) continue;
+    const std::string key = part_key("optimizer", part);
+    const auto it = meta.find(key);
+    SEEDRL_REQUIRE(it != meta.end(), path, ": has no optimizer state",
+                   part.name.empty() ? std::string() : " for network '" + part.name + "'",
+                   "; this run uses ", part.optimizer->name());
+    SEEDRL_REQUIRE(it->second == part.optimizer->name(), path, ": optimizer state",
+                   part.name.empty() ? std::string() : " of network '" + part.name + "'",
+                   " is for '", it->second, "', this run uses '", part.optimizer->name(), "'");
+    optimizer_steps[i] = parse_count(file, part_key("optimizer_steps", part));
+    for (const nn::OptimizerSlot& slot : part.optimizer->slots())
+      for (const nn::Parameter& p : params)
+        check("optimizer/" + slot.name + "/" + prefix + p.name, p);
   }
 
-  for (const nn::Parameter& p : parameters.parameters()) file.copy_to(p.name, p.value);
-  parameters.bump_version();
-  if (optimizer) {
-    for (const nn::OptimizerSlot& slot : optimizer->slots())
-      for (const nn::Parameter& p : parameters.parameters())
-        file.copy_to("optimizer/" + slot.name + "/" + p.name, slot_view(slot.value, p));
-    optimizer->set_steps(optimizer_steps);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const CheckpointPart& part = parts[i];
+    if (!part.loaded) continue;
+    const std::string prefix = part_prefix(part);
+    for (const nn::Parameter& p : part.parameters->parameters())
+      file.copy_to(prefix + p.name, p.value);
+    part.parameters->bump_version();
+    if (!part.optimizer) continue;
+    for (const nn::OptimizerSlot& slot : part.optimizer->slots())
+      for (const nn::Parameter& p : part.parameters->parameters())
+        file.copy_to("optimizer/" + slot.name + "/" + prefix + p.name, slot_view(slot.value, p));
+    part.optimizer->set_steps(optimizer_steps[i]);
   }
   return counters;
 }

@@ -7,6 +7,12 @@
 //                 episode_window and normalization (when there are), optimizer, optimizer_steps,
 //                 plus what the caller adds (e.g. the network)
 //
+// A checkpoint of several networks (a learner's NetworkSet, learner/network_set.hpp) holds each as
+// a part: the first part's tensors under their own names as above, every other part's under
+// "<part>/<parameter name>" and "optimizer/<slot>/<part>/<parameter name>", with its optimizer's
+// name and steps as "optimizer/<part>" and "optimizer_steps/<part>". A file with one part is the
+// file of one network, so that Policy reads the first network of any learner's checkpoint.
+//
 // Saving is atomic (temporary file, flush, rename): a crash never leaves a torn checkpoint. Every
 // tensor and the header carry a CRC-32C (io/safetensors.hpp), and parameters or optimizer state
 // that are not finite are never written. Loading verifies the checksums and checks the whole file
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +53,18 @@ struct CheckpointCounters {
   bool checksummed = false;
 };
 
+/// One network of a checkpoint (see the top).
+struct CheckpointPart {
+  std::string name;  ///< "": tensors under their own names (the first part only)
+  nn::ParameterStore* parameters = nullptr;
+  nn::Optimizer* optimizer = nullptr;  ///< null: parameters only
+  /// Loading: a part whose tensors the file lacks altogether is left as it is (and `loaded` stays
+  /// false) instead of refusing the file; e.g. a target network that checkpoints written before
+  /// seedrl saved targets do not hold, re-derived by the caller.
+  bool optional = false;
+  bool loaded = false;  ///< set by load_checkpoint
+};
+
 /// Generation `n` of the checkpoint at `path`: `path` itself for 0, else the same name with ".n"
 /// before the extension ("run/checkpoint.safetensors", 2 -> "run/checkpoint.2.safetensors").
 std::string checkpoint_generation(const std::string& path, int n);
@@ -62,6 +81,11 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
                      const nn::Optimizer* optimizer, const CheckpointCounters& counters,
                      const Metadata& metadata = {}, int generations = 1);
 
+/// save_checkpoint() of several networks, `parts[0]` the first (see the top).
+void save_checkpoint(const std::string& path, std::span<const CheckpointPart> parts,
+                     const CheckpointCounters& counters, const Metadata& metadata = {},
+                     int generations = 1);
+
 /// Restores parameters (and optimizer state, when `optimizer` is given) from `path`; returns the
 /// saved counters. Every key of `expected` must be present in the file's metadata with the same
 /// value. On any error nothing is changed.
@@ -70,6 +94,11 @@ CheckpointCounters load_checkpoint(const std::string& path, nn::ParameterStore& 
 /// load_checkpoint() from a file already read (SafetensorsFile::read).
 CheckpointCounters load_checkpoint(const SafetensorsFile& file, nn::ParameterStore& parameters,
                                    nn::Optimizer* optimizer, const Metadata& expected = {});
+
+/// load_checkpoint() of several networks: every part (but optional ones the file lacks) is
+/// checked before anything changes, then restored; sets each part's `loaded`.
+CheckpointCounters load_checkpoint(const SafetensorsFile& file, std::span<CheckpointPart> parts,
+                                   const Metadata& expected = {});
 
 /// Where a run resumes: the newest generation of a checkpoint that loads.
 struct LoadedGeneration {

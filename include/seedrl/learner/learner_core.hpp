@@ -7,11 +7,12 @@
 //                       the scheduled rate under SharedParameters::write() ──▶ version + 1
 //                       (inference uses the new parameters at once) ──▶ step statistics
 //
-// The core owns the network being trained, the optimizer and its schedule, the shared
-// parameters, the update counter, the count of skipped steps, checkpoints (parameters,
-// optimizer state, counters, how the agent acts in evaluation, plus what a learner adds through
-// save_state/load_state), the policy lag and the common metrics (grad_norm, learning_rate,
-// policy_lag, transitions, skipped_steps).
+// The core owns the networks being trained, each with its optimizer, schedule and clipping, and
+// their target networks (a NetworkSet, learner/network_set.hpp; the first network is the one
+// inference reads), the shared parameters, the update counter, the count of skipped steps,
+// checkpoints (parameters, optimizer state, counters, how the agent acts in evaluation, plus what a
+// learner adds through save_state/load_state), the policy lag and the common metrics (grad_norm,
+// learning_rate, policy_lag, transitions, skipped_steps).
 //
 // A step whose loss, priorities (a learner says so) or gradient norm is not finite changes no
 // parameter: it is skipped and counted, and the run goes on.
@@ -49,6 +50,8 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
+#include "seedrl/learner/micro_batch_sum.hpp"
+#include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/pass_result.hpp"
 #include "seedrl/learner/training_group.hpp"
 #include "seedrl/learner/transitions.hpp"
@@ -66,10 +69,13 @@ class LearnerCore {
   LearnerCore(const LearnerCore&) = delete;
   LearnerCore& operator=(const LearnerCore&) = delete;
 
-  /// The network being trained (its parameters are the ones inference reads).
-  nn::Network<B>& network() { return network_; }
+  /// The network being trained whose parameters inference reads (the first of networks()).
+  nn::Network<B>& network() { return networks_.trained(0).network; }
   SharedParameters& parameters() { return shared_; }
-  nn::Optimizer& optimizer() { return *optimizer_; }
+  /// That network's optimizer.
+  nn::Optimizer& optimizer() { return *networks_.trained(0).optimizer; }
+  /// Every network the learner trains, and the targets that follow them.
+  NetworkSet<B>& networks() { return networks_; }
   /// Updates applied so far; may be read from any thread.
   std::int64_t steps() const { return steps_.load(); }
   /// Steps skipped because something was not finite; may be read from any thread.
@@ -79,11 +85,12 @@ class LearnerCore {
   std::vector<MetricInfo> metric_schema() const {
     std::vector<MetricInfo> schema(own_metrics_.begin(), own_metrics_.end());
     schema.insert(schema.end(), std::begin(kCommonMetrics), std::end(kCommonMetrics));
+    schema.insert(schema.end(), network_metrics_.begin(), network_metrics_.end());
     return schema;
   }
 
-  /// Saves parameters, optimizer state, `counters` (learner_steps is taken from here) and the
-  /// `extra` metadata (e.g. the action spec), keeping `generations` checkpoints
+  /// Saves every network with its optimizer state, the targets, `counters` (learner_steps is taken
+  /// from here) and the `extra` metadata (e.g. the action spec), keeping `generations` checkpoints
   /// (io/checkpoint.hpp), then what the learner adds (save_state).
   void save_checkpoint(const std::string& path, io::CheckpointCounters counters,
                        const io::Metadata& extra = {}, int generations = 1) {
@@ -93,8 +100,7 @@ class LearnerCore {
       io::Metadata metadata = checkpoint_metadata();
       metadata.insert(extra.begin(), extra.end());
       metadata["acting"] = evaluation_acting_.to_text();  // for Policy (policy/policy.hpp)
-      io::save_checkpoint(path, network_.parameters(), optimizer_.get(), counters, metadata,
-                          generations);
+      io::save_checkpoint(path, networks_.checkpoint_parts(), counters, metadata, generations);
     }
     save_state(path);
   }
@@ -102,9 +108,11 @@ class LearnerCore {
   /// Restores a checkpoint written by save_checkpoint for the same agent, network and optimizer
   /// (anything else is refused by name, changing nothing), then the learner's own state.
   io::CheckpointCounters load_checkpoint(const std::string& path) {
+    const io::SafetensorsFile file = io::SafetensorsFile::read(path);
     SharedParameters::WriteGuard guard(shared_);
-    const io::CheckpointCounters counters =
-        io::load_checkpoint(path, network_.parameters(), optimizer_.get(), checkpoint_metadata());
+    std::vector<io::CheckpointPart> parts = networks_.checkpoint_parts();
+    const io::CheckpointCounters counters = io::load_checkpoint(file, parts, checkpoint_metadata());
+    networks_.restore_missing_targets(parts);  // files written before seedrl saved targets
     steps_ = counters.learner_steps;
     shared_.publish(steps_);
     load_state(path);
@@ -119,17 +127,14 @@ class LearnerCore {
   GradientReducer* gradient_reducer() const { return reducer_; }
 
   /// Joins `group` (collective: every member calls it, before its first step): the root's
-  /// parameters, optimizer state and update count become every member's (under the write lock,
-  /// so inference never sees a half-copied set), the learner re-derives what follows from them
-  /// (R2D2: its target network), and every later step's gradients go through the group.
+  /// networks, optimizer states, targets and update count become every member's (under the write
+  /// lock, so inference never sees a half-copied set), the learner re-derives what follows from
+  /// them, and every later step's gradients go through the group.
   void join_group(TrainingGroup& group) {
     {
       SharedParameters::WriteGuard guard(shared_);
-      group.broadcast(network_.parameters().values());
-      for (const nn::OptimizerSlot& slot : optimizer_->slots()) group.broadcast(slot.value);
-      optimizer_->set_steps(group.broadcast_count(optimizer_->steps()));
+      networks_.broadcast(group);
       steps_ = group.broadcast_count(steps_);
-      network_.parameters().bump_version();
       shared_.publish(steps_);
       parameters_replaced();
     }
@@ -155,7 +160,7 @@ class LearnerCore {
     replicas_.clear();
     for (int w = 1; w < workers; ++w) {
       std::unique_ptr<LearnerCore> replica = make_replica();
-      replica->network_.parameters().alias_values(network_.parameters());
+      replica->networks_.alias_values_of(networks_);
       replicas_.push_back(std::move(replica));
     }
     team_.reset();
@@ -187,38 +192,59 @@ class LearnerCore {
 
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
-    return {{"agent", agent_name_}, {"network", nn::describe(network_.config())}};
+    io::Metadata metadata{{"agent", agent_name_},
+                          {"network", nn::describe(networks_.trained(0).network.config())}};
+    for (std::size_t i = 1; i < networks_.trained_count(); ++i)
+      metadata["network/" + networks_.trained(i).options.name] =
+          nn::describe(networks_.trained(i).network.config());
+    return metadata;
   }
 
  protected:
   /// `own_metrics`: the names (with static storage) of the values the learner passes to
   /// finish_step, in that order. `evaluation_acting`: how the agent's evaluation actors act,
   /// recorded in checkpoints (a Policy made from one acts the same way).
-  LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
-              std::span<const MetricInfo> own_metrics, ActingSettings evaluation_acting = {})
+  /// A learner of `networks` (the first one acts: its parameters are the ones inference reads).
+  LearnerCore(std::string_view agent_name, const NetworkSetOptions& networks,
+              const UnrollSpec& spec, std::span<const MetricInfo> own_metrics,
+              ActingSettings evaluation_acting = {})
       : agent_name_(agent_name),
         evaluation_acting_(evaluation_acting),
         spec_(spec),
-        max_grad_norm_(options.max_grad_norm),
-        learning_rate_(options.learning_rate),
         own_metrics_(own_metrics.begin(), own_metrics.end()),
-        network_(options.network),
-        optimizer_(nn::make_optimizer<B>(network_.parameters(), options.optimizer)),
-        shared_(network_.parameters()) {
-    SEEDRL_REQUIRE(spec.observation.shape == options.network.observation_shape, "Learner<",
-                   agent_name, ">: observations ", spec.observation.to_string(),
-                   " do not match the network's observation shape ",
-                   options.network.observation_shape);
-    SEEDRL_REQUIRE(spec.state_size == options.network.lstm_size, "Learner<", agent_name,
+        networks_(networks),
+        shared_(networks_.trained(0).network.parameters()) {
+    const nn::NetworkConfig& acting = networks.trained.front().network;
+    SEEDRL_REQUIRE(spec.observation.shape == acting.observation_shape, "Learner<", agent_name,
+                   ">: observations ", spec.observation.to_string(),
+                   " do not match the network's observation shape ", acting.observation_shape);
+    SEEDRL_REQUIRE(spec.state_size == acting.lstm_size, "Learner<", agent_name,
                    ">: unroll state size ", spec.state_size,
-                   " differs from the network's LSTM size ", options.network.lstm_size);
-    SEEDRL_REQUIRE(spec.num_actions == options.network.num_actions, "Learner<", agent_name,
+                   " differs from the network's LSTM size ", acting.lstm_size);
+    SEEDRL_REQUIRE(spec.num_actions == acting.num_actions, "Learner<", agent_name,
                    ">: unrolls have ", spec.num_actions, " actions, the network ",
-                   options.network.num_actions);
-    SEEDRL_REQUIRE(spec.action_dims == options.network.action_dims, "Learner<", agent_name,
+                   acting.num_actions);
+    SEEDRL_REQUIRE(spec.action_dims == acting.action_dims, "Learner<", agent_name,
                    ">: unrolls have box actions of ", spec.action_dims,
-                   " dimensions, the network's Gaussian head ", options.network.action_dims);
+                   " dimensions, the network's Gaussian head ", acting.action_dims);
+    // Every other trained network's gradient norm and learning rate, by name.
+    for (std::size_t i = 1; i < networks_.trained_count(); ++i) {
+      network_metric_names_.push_back("grad_norm/" + networks_.trained(i).options.name);
+      network_metric_names_.push_back("learning_rate/" + networks_.trained(i).options.name);
+    }
+    for (std::size_t i = 0; i < network_metric_names_.size(); ++i)
+      network_metrics_.push_back(
+          {network_metric_names_[i], i % 2 == 0 ? Reduce::mean : Reduce::last});
   }
+  /// A learner of one network made from the agent's options (named "online"), with `targets`.
+  LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
+              std::span<const MetricInfo> own_metrics, ActingSettings evaluation_acting = {},
+              std::vector<TargetNetworkOptions> targets = {})
+      : LearnerCore(agent_name,
+                    NetworkSetOptions{{{"online", options.network, options.optimizer,
+                                        options.learning_rate, options.max_grad_norm}},
+                                      std::move(targets)},
+                    spec, own_metrics, evaluation_acting) {}
 
   const UnrollSpec& spec() const { return spec_; }
   std::string_view agent_name() const { return agent_name_; }
@@ -275,7 +301,7 @@ class LearnerCore {
     for (std::int64_t t = 0; t < steps; ++t)
       for (std::int64_t b = 0; b < batch; ++b)
         values.data<float>()[t * batch + b] = grad_values(t, b);
-    network_.backward(
+    network().backward(
         {.logits = device_grad_logits_(logits), .values = device_grad_values_(values)});
   }
 
@@ -293,36 +319,60 @@ class LearnerCore {
     const bool own_verdict = finite;
     for (double v : values) finite = finite && std::isfinite(v);
     if (reducer_ != nullptr) {
-      // The group's mean gradient; a step any member could not use is non-finite for all.
-      reducer_->all_reduce(network_.parameters().grads(), finite);
-      finite = true;  // the gradient norm below decides, the same on every member
+      // The group's mean gradients; a step any member could not use is non-finite for all.
+      reducer_->all_reduce_step(networks_.updating_gradients(), finite);
+      finite = true;  // the gradient norms below decide, the same on every member
     }
-    const double grad_norm = !finite ? std::numeric_limits<double>::quiet_NaN()
-                             : max_grad_norm_ > 0.0
-                                 ? nn::clip_by_global_norm<B>(network_.parameters(), max_grad_norm_)
-                                 : nn::global_grad_norm<B>(network_.parameters());
-    const double learning_rate = learning_rate_.at(steps_);
+    // Each network's gradients clipped to its own max_grad_norm (0: only measured); a step in
+    // which any norm is not finite changes nothing.
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    const std::size_t count = networks_.trained_count();
+    grad_norms_.assign(count, kNaN);
+    std::size_t bad = count;
+    for (std::size_t i = 0; i < count; ++i) {
+      typename NetworkSet<B>::Trained& t = networks_.trained(i);
+      if (!t.updating) continue;
+      nn::ParameterStore& store = t.network.parameters();
+      grad_norms_[i] = !finite ? kNaN
+                       : t.options.max_grad_norm > 0.0
+                           ? nn::clip_by_global_norm<B>(store, t.options.max_grad_norm)
+                           : nn::global_grad_norm<B>(store);
+      if (!std::isfinite(grad_norms_[i]) && bad == count) bad = i;
+    }
     LearnerStepStats stats;
-    stats.skipped = !std::isfinite(grad_norm);
+    stats.skipped = bad < count;
     if (stats.skipped) {
       stats.skip = skipped_.skipped(steps_, [&] {
-        return diagnose_non_finite(network_.parameters(), values, own_metrics_, own_verdict,
-                                   grad_norm);
+        return diagnose_non_finite(networks_.trained(bad).network.parameters(), values,
+                                   own_metrics_, own_verdict, grad_norms_[bad]);
       });
     } else {
       skipped_.applied();
       SharedParameters::WriteGuard guard(shared_);
-      optimizer_->step(static_cast<float>(learning_rate), optimizer_split_);
+      for (std::size_t i = 0; i < count; ++i) {
+        typename NetworkSet<B>::Trained& t = networks_.trained(i);
+        if (t.updating)
+          t.optimizer->step(static_cast<float>(t.options.learning_rate.at(steps_)),
+                            optimizer_split_);
+      }
       ++steps_;
+      networks_.update_targets(steps_);
       shared_.publish(steps_);
       after_update();
     }
     stats.step = steps_;
     for (std::size_t i = 0; i < values.size(); ++i) stats.metrics.add(own_metrics_[i], values[i]);
-    const double common[] = {grad_norm, learning_rate, policy_lag, static_cast<double>(transitions),
+    const auto rate = [&](std::size_t i) {
+      return networks_.trained(i).options.learning_rate.at(steps_.load() - (stats.skipped ? 0 : 1));
+    };
+    const double common[] = {grad_norms_[0], rate(0), policy_lag, static_cast<double>(transitions),
                              static_cast<double>(skipped_.total())};
     for (std::size_t i = 0; i < std::size(kCommonMetrics); ++i)
       stats.metrics.add(kCommonMetrics[i], common[i]);
+    for (std::size_t i = 1; i < count; ++i) {
+      stats.metrics.add(network_metrics_[2 * (i - 1)], grad_norms_[i]);
+      stats.metrics.add(network_metrics_[2 * (i - 1) + 1], rate(i));
+    }
     return stats;
   }
   LearnerStepStats finish_step(std::span<const double> values, const Transitions& tr) {
@@ -338,12 +388,6 @@ class LearnerCore {
   virtual bool splits_batches() const { return false; }
   virtual std::unique_ptr<LearnerCore> make_replica() { return nullptr; }
 
-  // Backends with a host-memory weighted sum (the CPU backend) combine micro-batches in place.
-  static constexpr bool kFusedGradientSum =
-      requires(float* out, std::span<const float* const> parts, std::span<const float> weights) {
-    B::weighted_sum(out, parts, weights, 1.0f, std::int64_t{0}, std::int64_t{0});
-  };
-
   /// The gradients of a batch of `count` items (unrolls, sequences) in network().parameters():
   /// `pass(learner, first, n)` computes those of items [first, first + n) in `learner`'s network
   /// (this one, or a worker's replica: a Derived made by make_replica) and returns the rest. One
@@ -354,81 +398,19 @@ class LearnerCore {
     if (parts <= 1) return pass(static_cast<Derived&>(*this), std::int64_t{0}, count);
     const std::int64_t steps = steps_.load();
     for (auto& replica : replicas_) replica->steps_ = steps;  // the policy lag is counted from it
-    const Tensor& grads = network_.parameters().grads();
-    while (part_grads_.size() < static_cast<std::size_t>(parts))
-      part_grads_.emplace_back(B::device);
-    std::vector<Gradients>& results = part_results_;
-    std::vector<Tensor>& sums = part_sums_;
-    results.resize(static_cast<std::size_t>(parts));
-    sums.resize(static_cast<std::size_t>(parts));
-    // CPU: a micro-batch's gradients stay in its worker's own buffer, and are copied out only when
-    // that worker starts another micro-batch (pending: its last one, per worker).
-    part_owner_.assign(static_cast<std::size_t>(parts), 0);
-    part_copied_.assign(static_cast<std::size_t>(parts), 0);
-    worker_pending_.assign(static_cast<std::size_t>(workers()), -1);
-    auto part = [&](std::int64_t i, int worker) {
-      LearnerCore& learner = worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
-      const Tensor& own = learner.network_.parameters().grads();
-      const std::int64_t first = i * count / parts, last = (i + 1) * count / parts;
-      if constexpr (kFusedGradientSum) {
-        std::int64_t& pending = worker_pending_[static_cast<std::size_t>(worker)];
-        if (pending >= 0) {
-          part_grads_[static_cast<std::size_t>(pending)].view(grads.shape()).copy_from(own);
-          part_copied_[static_cast<std::size_t>(pending)] = 1;
-        }
-        results[static_cast<std::size_t>(i)] =
-            pass(static_cast<Derived&>(learner), first, last - first);
-        part_owner_[static_cast<std::size_t>(i)] = worker;
-        pending = i;
-      } else {
-        Gradients& r = results[static_cast<std::size_t>(i)];
-        r = pass(static_cast<Derived&>(learner), first, last - first);
-        const Tensor sum = part_grads_[static_cast<std::size_t>(i)].view(grads.shape());
-        sum.copy_from(own);
-        B::scale(sum, static_cast<float>(r.weight));
-        sums[static_cast<std::size_t>(i)] = sum;
-      }
+    summed_.resize(networks_.trained_count());
+    for (std::size_t k = 0; k < summed_.size(); ++k) summed_[k] = networks_.trained(k).updating;
+    auto learner = [&](int worker) -> LearnerCore& {
+      return worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
     };
-    if (team_) {
-      team_->run(parts, part);
-    } else {
-      for (std::int64_t i = 0; i < parts; ++i) part(i, 0);
-    }
-    // Sum in micro-batch order, weighted: the whole batch's mean.
-    Gradients total = PassResult::combine(results);
-    const float scale = total.weight > 0.0 ? static_cast<float>(1.0 / total.weight) : 1.0f;
-    if constexpr (kFusedGradientSum) {
-      std::vector<const float*>& sources = part_sources_;
-      std::vector<float>& weights = part_weights_;
-      sources.resize(static_cast<std::size_t>(parts));
-      weights.resize(static_cast<std::size_t>(parts));
-      for (std::size_t i = 0; i < sources.size(); ++i) {
-        const int owner = part_owner_[i];
-        LearnerCore& learner = owner == 0 ? *this : *replicas_[static_cast<std::size_t>(owner - 1)];
-        sources[i] = part_copied_[i] ? part_grads_[i].view(grads.shape()).template data<float>()
-                                     : learner.network_.parameters().grads().template data<float>();
-        weights[i] = static_cast<float>(results[i].weight);
-      }
-      // Element-wise, so the workers share it by blocks (fixed, whole vectors: the same bits for
-      // any thread count); `grads` may be one of the sources.
-      constexpr std::int64_t kBlock = 8192;
-      const std::int64_t n = grads.numel();
-      float* out = grads.template data<float>();
-      auto sum_block = [&](std::int64_t b, int /*worker*/) {
-        B::weighted_sum(out, sources, weights, scale, b * kBlock, std::min(n, (b + 1) * kBlock));
-      };
-      const std::int64_t blocks = (n + kBlock - 1) / kBlock;
-      if (team_) {
-        team_->run(blocks, sum_block);
-      } else {
-        for (std::int64_t b = 0; b < blocks; ++b) sum_block(b, 0);
-      }
-    } else {
-      grads.copy_from(sums[0]);
-      for (std::int64_t i = 1; i < parts; ++i) B::add_to(grads, sums[static_cast<std::size_t>(i)]);
-      if (total.weight > 0.0) B::scale(grads, scale);
-    }
-    return total;
+    return micro_batch_sum_.run(
+        count, parts, workers(), team_.get(), summed_,
+        [&](int worker, std::size_t k) -> const Tensor& {
+          return learner(worker).networks_.trained(k).network.parameters().grads();
+        },
+        [&](int worker, std::int64_t first, std::int64_t n) {
+          return pass(static_cast<Derived&>(learner(worker)), first, n);
+        });
   }
 
   template <class AfterUpdate>
@@ -455,12 +437,12 @@ class LearnerCore {
   const std::string agent_name_;
   const ActingSettings evaluation_acting_;
   const UnrollSpec spec_;
-  const double max_grad_norm_;
-  const nn::LinearDecay learning_rate_;
   const std::vector<MetricInfo> own_metrics_;
-  nn::Network<B> network_;
-  std::unique_ptr<nn::Optimizer> optimizer_;
+  std::vector<std::string> network_metric_names_;  // grad_norm/<name>, learning_rate/<name>
+  std::vector<MetricInfo> network_metrics_;        // views of the names above
+  NetworkSet<B> networks_;
   SharedParameters shared_;
+  std::vector<double> grad_norms_;      // of the last step, per trained network
   std::atomic<std::int64_t> steps_{0};  // read by reporting threads
   SkippedSteps skipped_;
   GradientReducer* reducer_ = nullptr;
@@ -475,14 +457,8 @@ class LearnerCore {
   // within microseconds; waking a sleeping thread cost more than a micro-batch gained
   // (docs/performance.md, learner workers).
   static constexpr std::chrono::microseconds kWorkerPoll{2000};
-  std::vector<ScratchBuffer> part_grads_;
-  std::vector<Gradients> part_results_;       // per micro-batch, kept between steps
-  std::vector<Tensor> part_sums_;             // GPU: each micro-batch's weighted copy
-  std::vector<int> part_owner_;               // CPU: the worker that computed it
-  std::vector<char> part_copied_;             // CPU: moved out of the worker's buffer
-  std::vector<std::int64_t> worker_pending_;  // CPU: per worker, its last micro-batch
-  std::vector<const float*> part_sources_;    // CPU: where each one's gradients are
-  std::vector<float> part_weights_;
+  MicroBatchSum<B> micro_batch_sum_;
+  std::vector<char> summed_;  // per trained network: whether its gradients are summed
 
   UnrollBatch batch_;
   ScratchBuffer resets_, grad_logits_, grad_values_;

@@ -32,6 +32,12 @@ class GradientReducer {
   /// found its step unusable (a non-finite loss): the reduced buffer must then be non-finite on
   /// every member, so that all skip the step together.
   virtual void all_reduce(const Tensor& gradients, bool finite) = 0;
+  /// A learner step's gradients, one buffer per network it updates (NetworkSet), in the same
+  /// order on every member; LearnerCore::finish_step calls this once per step. By default each
+  /// buffer goes through all_reduce in turn.
+  virtual void all_reduce_step(std::span<const Tensor> gradients, bool finite) {
+    for (const Tensor& g : gradients) all_reduce(g, finite);
+  }
 };
 
 /// A group of data-parallel learner processes (members 0 .. size() - 1; member 0 is the root:

@@ -241,16 +241,20 @@ class TrainingSession {
    public:
     explicit GroupStep(TrainingSession& session) : session_(session) {}
     void all_reduce(const Tensor& gradients, bool finite) override {
+      all_reduce_step(std::span<const Tensor>(&gradients, 1), finite);
+    }
+    void all_reduce_step(std::span<const Tensor> gradients, bool finite) override {
       TrainingGroup& group = *session_.options_.group;
-      group.all_reduce(gradients, finite);
+      group.all_reduce_step(gradients, finite);
       session_.exchange_totals(session_.interrupted());
       ++reductions_;
       const std::int64_t every = session_.options_.group_check_steps;
       if (every > 0 && reductions_ % every == 0) {
-        // The parameters before this step's update: identical wherever the group is healthy.
-        group.check_identical(
-            session_.learner_.network().parameters().values(),
-            str_cat("the parameters (checked at learner step ", session_.learner_.steps(), ")"));
+        // The networks before this step's update: identical wherever the group is healthy.
+        for (const auto& [name, values] : session_.learner_.networks().values())
+          group.check_identical(
+              values, str_cat("the parameters of network '", name, "' (checked at learner step ",
+                              session_.learner_.steps(), ")"));
       }
     }
 

@@ -65,10 +65,13 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   static constexpr double kMinPriority = 1e-6;
 
   Learner(const R2D2Agent& agent, const UnrollSpec& spec, UnrollQueue& unrolls)
-      : Core(R2D2Agent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
+      : Core(R2D2Agent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting(),
+             {{.name = "target",
+               .source = "online",
+               .copy_period = agent.options().target_update_period}}),
         agent_(agent),
         unrolls_(unrolls),
-        target_(agent.network_config()),
+        target_(this->networks().network("target")),
         replay_(table_options(agent.options(), agent.network_config().seed)) {
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
                    "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
@@ -76,7 +79,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     SEEDRL_REQUIRE(!agent.options().actor_priorities || spec.store_logits,
                    "Learner<R2D2Agent>: actor_priorities needs sequences that record the acting "
                    "Q-values (an UnrollSpec from make_unroll_spec with this agent)");
-    target_.parameters().copy_values_from(this->network().parameters());
   }
 
   ~Learner() override {
@@ -145,8 +147,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // the write lock), so the priorities are those of parameters at most one update old.
   void refresh(Learner& copy) {
     SharedParameters::ReadGuard guard(this->parameters());
-    copy.network().parameters().copy_values_from(this->network().parameters());
-    copy.target_.parameters().copy_values_from(target_.parameters());
+    copy.networks().copy_values_from(this->networks());
   }
 
   // The replay: its sampler, and its limiter's two rules (see replay/rate_limiter.hpp): sample
@@ -251,10 +252,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
               .policy_lag = learner.policy_lag_,
               .finite = r.priorities.allFinite()};
         });
-    const LearnerStepStats stats = this->finish_step(result, [&] {
-      if (this->steps() % o.target_update_period == 0)
-        target_.parameters().copy_values_from(this->network().parameters());
-    });
+    // Every target_update_period updates the target network becomes a copy of the online one
+    // (the core's NetworkSet does it under the same lock).
+    const LearnerStepStats stats = this->finish_step(result);
     if (!stats.skipped) {
       std::vector<double> priorities(sample.indices.size());
       for (std::size_t j = 0; j < priorities.size(); ++j)
@@ -276,17 +276,14 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
  protected:
   // A sampled batch's sequences are independent and its loss a mean over them.
   bool splits_batches() const override { return true; }
-  // A worker's learner: no replay and no inserter of its own; its target network reads this
-  // one's values (set_workers makes its online network read this one's).
+  // A worker's learner: no replay and no inserter of its own (set_workers makes its networks read
+  // this one's values).
   std::unique_ptr<Core> make_replica() override {
     R2D2AgentOptions copy_options = agent_.options();
     copy_options.concurrent_insertion = false;
     copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
     copy_options.min_replay_size = copy_options.replay_capacity;
-    auto replica =
-        std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
-    replica->target_.parameters().alias_values(target_.parameters());
-    return replica;
+    return std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
   }
 
   /// With checkpoint_replay, the replay contents (replay_state_path(path)).
@@ -294,15 +291,10 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
   }
 
-  /// The target network restarts as a copy of the group's online network.
-  void parameters_replaced() override {
-    target_.parameters().copy_values_from(this->network().parameters());
-  }
-
-  /// The target network restarts as a copy of the online one; with checkpoint_replay and a
-  /// replay state next to the checkpoint, the replay contents come back too.
+  /// With checkpoint_replay and a replay state next to the checkpoint, the replay contents come
+  /// back too (the target network is in the checkpoint, or a copy of the online one for files
+  /// written before seedrl saved targets).
   void load_state(const std::string& path) override {
-    target_.parameters().copy_values_from(this->network().parameters());
     const std::string replay_path = replay_state_path(path);
     if (!agent_.options().checkpoint_replay || !std::filesystem::exists(replay_path)) return;
     const std::string data = read_file(replay_path);
@@ -423,7 +415,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   const R2D2Agent agent_;  // a copy: the caller's agent may be a temporary
   UnrollQueue& unrolls_;
-  nn::Network<B> target_;
+  nn::Network<B>& target_;  // the core's "target" network
   Replay replay_;
   std::atomic<std::int64_t> dropped_{0};
   double policy_lag_ = 0.0;               // of the last evaluated batch
