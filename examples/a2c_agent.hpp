@@ -77,12 +77,12 @@ class Learner<a2c::A2CAgent, B> final : public LearnerCore<B> {
     if (!unrolls_.pop_many(static_cast<std::size_t>(o.batch_size), unrolls_in_))
       return std::nullopt;
     // The data path: T + 1 steps of B unrolls through the network (on the backend's device).
-    const auto in = this->stack(unrolls_in_);
+    const auto in = this->pass().stack(unrolls_in_);
     const nn::NetworkOutputs& out =
         host_(this->network().forward(in.observations, in.initial_state, in.resets));
     const std::int64_t steps = this->spec().length - 1, batch = o.batch_size,
                        actions = this->spec().num_actions;
-    const Transitions tr = this->transitions(0, steps, o.max_abs_reward);
+    const Transitions tr = this->pass().transitions(0, steps, o.max_abs_reward);
     const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
 
     // The loss: n-step returns as targets (the boundaries' rewards and discounts come from
@@ -100,7 +100,7 @@ class Learner<a2c::A2CAgent, B> final : public LearnerCore<B> {
     const ActorCriticLoss loss =
         actor_critic_loss(logits, tr.actions, v.values, targets, o.loss, &tr.mask);
 
-    this->backward_policy_value(loss.grad_logits, loss.grad_values);
+    this->pass().backward_policy_value(loss.grad_logits, loss.grad_values);
     const double values[] = {loss.total_loss, loss.mean_entropy};
     return this->finish_step(values, tr);
   }

@@ -1,8 +1,8 @@
 // LearnerCore<Backend>: what every learner shares, so that a learner is its loss and its data
 // path and nothing else.
 //
-//   learner (derived):  unrolls ──stack()──▶ batch on the device ──▶ its network(s) forward
-//                       ──▶ make_transitions() ──▶ its loss ──▶ network().backward()
+//   learner (derived):  unrolls ──pass().stack()──▶ batch on the device ──▶ its network(s)
+//                       forward ──▶ transitions() ──▶ its loss ──▶ backward (a LearnerPass)
 //   core:               finish_step(): non-finite check ──▶ global-norm clip ──▶ optimizer step at
 //                       the scheduled rate under SharedParameters::write() ──▶ version + 1
 //                       (inference uses the new parameters at once) ──▶ step statistics
@@ -19,9 +19,11 @@
 //
 // Micro-batches and learner workers (set_workers; learners whose loss is a mean over the items of
 // their batch): a step's batch is split into micro-batches of whole unrolls or sequences whose
-// gradients a WorkerTeam of replicas (aliasing this learner's values) computes; their weighted sum
-// in micro-batch order is the whole batch's, whichever thread did which, and the same bits for any
-// thread count (docs/runtime.md, "Learner workers and micro-batches").
+// gradients a WorkerTeam computes, each worker with its own LearnerPass (learner/learner_pass.hpp)
+// over a replica of the networks that reads this learner's values; their weighted sum in
+// micro-batch order (learner/micro_batch_sum.hpp) is the whole batch's, whichever thread did
+// which, and the same bits for any thread count (docs/runtime.md, "Learner workers and
+// micro-batches").
 //
 // Thread-safety: one thread trains; inference reads the parameters concurrently under
 // SharedParameters; steps(), skipped_steps() from any thread; save_checkpoint from a thread that
@@ -50,6 +52,7 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
+#include "seedrl/learner/learner_pass.hpp"
 #include "seedrl/learner/micro_batch_sum.hpp"
 #include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/pass_result.hpp"
@@ -157,11 +160,15 @@ class LearnerCore {
     SEEDRL_REQUIRE((workers == 1 && micro_batches == 1) || splits_batches(), "Learner<",
                    agent_name_, ">: this learner trains on whole batches; learner workers (",
                    workers, ") and micro-batches (", micro_batches, ") must be 1");
-    replicas_.clear();
+    // Each worker's pass computes on a replica of the networks that reads this learner's values.
+    pass();
+    passes_.resize(1);
+    replica_sets_.clear();
     for (int w = 1; w < workers; ++w) {
-      std::unique_ptr<LearnerCore> replica = make_replica();
-      replica->networks_.alias_values_of(networks_);
-      replicas_.push_back(std::move(replica));
+      auto replica = std::make_unique<NetworkSet<B>>(networks_.options(), false);
+      replica->alias_values_of(networks_);
+      passes_.push_back(make_pass(*replica));
+      replica_sets_.push_back(std::move(replica));
     }
     team_.reset();
     if (workers > 1)
@@ -187,7 +194,7 @@ class LearnerCore {
     }
     micro_batches_ = micro_batches;
   }
-  int workers() const { return static_cast<int>(replicas_.size()) + 1; }
+  int workers() const { return static_cast<int>(replica_sets_.size()) + 1; }
   int micro_batches() const { return micro_batches_; }
 
   /// What a checkpoint must agree on to be loaded by this learner.
@@ -249,60 +256,18 @@ class LearnerCore {
   const UnrollSpec& spec() const { return spec_; }
   std::string_view agent_name() const { return agent_name_; }
 
-  /// What a batch feeds a network: observations and the stored initial state on the backend's
-  /// device, and the resets [L, B] (1 at the first step of an episode) on the host.
-  struct NetworkInputs {
-    Tensor observations;
-    nn::LstmState initial_state;
-    Tensor resets;
-  };
-  /// The batch's other fields on the backend's device, for losses computed there.
-  struct DeviceFields {
-    Tensor actions, rewards, flags, logits;
-  };
-
-  /// Stacks `unrolls` (pointers to unrolls of spec()) into batch() and stages it for a forward.
-  template <std::ranges::random_access_range Range>
-  NetworkInputs stack(const Range& unrolls) {
-    batch_.stack(unrolls, spec_);
-    const std::int64_t cells = batch_.flags.numel();
-    const Tensor resets = resets_.view(batch_.flags.shape(), DType::u8);
-    const std::uint8_t* flags = batch_.flags.data<std::uint8_t>();
-    for (std::int64_t i = 0; i < cells; ++i)
-      resets.data<std::uint8_t>()[i] = is_first(flags[i]) ? 1 : 0;
-    return {observations_(batch_.observations), state_(batch_.initial_state), resets};
+  /// The pass that computes on this learner's own networks, on the stepping thread (see
+  /// learner/learner_pass.hpp); a learner casts it to its own pass type (make_pass).
+  LearnerPass<B>& pass() {
+    if (passes_.empty()) passes_.push_back(make_pass(networks_));
+    return *passes_.front();
   }
-  const UnrollBatch& batch() const { return batch_; }
-  /// The batch's actions (checked to be in range: device kernels index with them), rewards,
-  /// flags and behaviour logits on the device.
-  DeviceFields device_fields() {
-    check_actions(batch_, spec_.num_actions, agent_name_);
-    return {actions_(batch_.actions), rewards_(batch_.rewards), flags_(batch_.flags),
-            logits_(batch_.logits)};
-  }
-  /// The transitions of steps [first, first + steps) of batch(), at the current version.
-  Transitions transitions(std::int64_t first, std::int64_t steps, float max_abs_reward) const {
-    check_actions(batch_, spec_.num_actions, agent_name_);
-    return make_transitions(batch_, first, steps, max_abs_reward, steps_);
-  }
-
-  /// Backpropagates a policy-value loss over the first T steps of the batch (the last of its
-  /// T + 1 steps only bootstraps, so its gradients are 0): grad_logits [T B, A] (row t B + b),
-  /// grad_values [T, B]. The gradients go to the backend's device once.
-  void backward_policy_value(const RowMatrixXf& grad_logits, const Eigen::ArrayXXf& grad_values) {
-    const std::int64_t steps = grad_values.rows(), batch = grad_values.cols(),
-                       actions = grad_logits.cols();
-    const Tensor logits = grad_logits_.view({steps + 1, batch, actions});
-    const Tensor values = grad_values_.view({steps + 1, batch});
-    logits.fill_zero();
-    values.fill_zero();
-    logits.reshape({(steps + 1) * batch, actions}).template matrix<float>().topRows(steps * batch) =
-        grad_logits;
-    for (std::int64_t t = 0; t < steps; ++t)
-      for (std::int64_t b = 0; b < batch; ++b)
-        values.data<float>()[t * batch + b] = grad_values(t, b);
-    network().backward(
-        {.logits = device_grad_logits_(logits), .values = device_grad_values_(values)});
+  /// What a learner's make_pass gives every pass it makes.
+  LearnerPassContext pass_context() const { return {&spec_, agent_name_, &steps_}; }
+  /// A pass over `networks` (this learner's, a worker's replica, or a copy such as R2D2's
+  /// inserter's): a learner whose loss needs buffers of its own returns its derived pass type.
+  virtual std::unique_ptr<LearnerPass<B>> make_pass(NetworkSet<B>& networks) {
+    return std::make_unique<LearnerPass<B>>(networks, pass_context());
   }
 
   /// The end of every learner step, once the gradients are in network().parameters(): unless
@@ -382,34 +347,31 @@ class LearnerCore {
   /// What computing one batch's (or micro-batch's) gradients gives (learner/pass_result.hpp).
   using Gradients = PassResult;
 
-  /// A learner that splits batches overrides these: whether it does, and a learner of the same
-  /// agent and spec for another worker (set_workers makes its network read this one's values; a
-  /// learner with more networks aliases those itself).
+  /// Whether the learner's loss is a mean over the items of its batch, so that micro-batches
+  /// and workers can split it (set_workers).
   virtual bool splits_batches() const { return false; }
-  virtual std::unique_ptr<LearnerCore> make_replica() { return nullptr; }
 
-  /// The gradients of a batch of `count` items (unrolls, sequences) in network().parameters():
-  /// `pass(learner, first, n)` computes those of items [first, first + n) in `learner`'s network
-  /// (this one, or a worker's replica: a Derived made by make_replica) and returns the rest. One
+  /// The gradients of a batch of `count` items (unrolls, sequences) in the networks' gradients:
+  /// `fn(pass, first, n)` computes those of items [first, first + n) with `pass` (a Pass: this
+  /// learner's pass(), or a worker's over a replica of the networks) and returns the rest. One
   /// pass over the whole batch, or micro-batches over the workers (see the top).
-  template <class Derived, class Pass>
-  Gradients gradients(std::int64_t count, Pass pass) {
+  template <class Pass, class Fn>
+  Gradients gradients(std::int64_t count, Fn fn) {
+    pass();
+    auto pass_of = [&](int worker) -> Pass& {
+      return static_cast<Pass&>(*passes_[static_cast<std::size_t>(worker)]);
+    };
     const std::int64_t parts = std::min<std::int64_t>(micro_batches_, count);
-    if (parts <= 1) return pass(static_cast<Derived&>(*this), std::int64_t{0}, count);
-    const std::int64_t steps = steps_.load();
-    for (auto& replica : replicas_) replica->steps_ = steps;  // the policy lag is counted from it
+    if (parts <= 1) return fn(pass_of(0), std::int64_t{0}, count);
     summed_.resize(networks_.trained_count());
     for (std::size_t k = 0; k < summed_.size(); ++k) summed_[k] = networks_.trained(k).updating;
-    auto learner = [&](int worker) -> LearnerCore& {
-      return worker == 0 ? *this : *replicas_[static_cast<std::size_t>(worker - 1)];
-    };
     return micro_batch_sum_.run(
         count, parts, workers(), team_.get(), summed_,
         [&](int worker, std::size_t k) -> const Tensor& {
-          return learner(worker).networks_.trained(k).network.parameters().grads();
+          return pass_of(worker).networks().trained(k).network.parameters().grads();
         },
         [&](int worker, std::int64_t first, std::int64_t n) {
-          return pass(static_cast<Derived&>(learner(worker)), first, n);
+          return fn(pass_of(worker), first, n);
         });
   }
 
@@ -450,7 +412,7 @@ class LearnerCore {
   // Micro-batches and workers (set_workers): the other workers' learners, the team, and each
   // micro-batch's weighted gradient.
   int micro_batches_ = 1;
-  std::vector<std::unique_ptr<LearnerCore>> replicas_;
+  std::vector<std::unique_ptr<NetworkSet<B>>> replica_sets_;  // workers 1.. (before passes_)
   std::unique_ptr<WorkerTeam> team_;
   nn::Optimizer::Splitter optimizer_split_;  // over team_, when there is one
   // How long idle workers poll before they sleep (WorkerTeam): a step's parts follow each other
@@ -460,13 +422,8 @@ class LearnerCore {
   MicroBatchSum<B> micro_batch_sum_;
   std::vector<char> summed_;  // per trained network: whether its gradients are summed
 
-  UnrollBatch batch_;
-  ScratchBuffer resets_, grad_logits_, grad_values_;
-  // The batch goes to the backend's device once (no copies on the CPU backend).
-  StagingBuffer observations_{B::device}, actions_{B::device}, rewards_{B::device},
-      flags_{B::device}, logits_{B::device}, device_grad_logits_{B::device},
-      device_grad_values_{B::device};
-  StateStaging state_{B::device};
+  // Pass 0 on networks_ (the stepping thread), then one per worker over replica_sets_.
+  std::vector<std::unique_ptr<LearnerPass<B>>> passes_;
 };
 
 // Compiled once, in the library (src/learner/learner_core.cpp).

@@ -114,7 +114,8 @@ class NetworkSet {
 
   /// Builds the networks (targets start as copies of their sources). Without optimizers: a
   /// replica's or an evaluator's set.
-  explicit NetworkSet(const NetworkSetOptions& options, bool with_optimizers = true) {
+  explicit NetworkSet(const NetworkSetOptions& options, bool with_optimizers = true)
+      : options_(options) {
     options.validate("NetworkSet");
     for (const TrainedNetworkOptions& t : options.trained)
       trained_.push_back(std::make_unique<Trained>(t, with_optimizers));
@@ -125,6 +126,8 @@ class NetworkSet {
     reset_targets();
   }
 
+  /// What the set was made from (a replica is made from the same).
+  const NetworkSetOptions& options() const { return options_; }
   std::size_t trained_count() const { return trained_.size(); }
   Trained& trained(std::size_t i) { return *trained_.at(i); }
   const Trained& trained(std::size_t i) const { return *trained_.at(i); }
@@ -266,6 +269,7 @@ class NetworkSet {
     target.bump_version();
   }
 
+  const NetworkSetOptions options_;
   std::vector<std::unique_ptr<Trained>> trained_;
   std::vector<std::unique_ptr<Target>> targets_;
   ScratchBuffer polyak_scratch_{B::device};

@@ -155,19 +155,19 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     order_.clear();
     next_ = 0;
     if (kept_.empty()) return false;
-    const auto in = this->stack(kept_);
+    const auto in = this->pass().stack(kept_);
     const std::int64_t steps = this->spec().length - 1;
-    transitions_ = this->transitions(0, steps, o.max_abs_reward);
+    transitions_ = this->pass().transitions(0, steps, o.max_abs_reward);
     if (transitions_.count == 0) return false;
     const nn::NetworkOutputs& out =
         host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
-    targets_ = ppo_targets(this->batch(), transitions_, out.values.template data<float>(),
+    targets_ = ppo_targets(this->pass().batch(), transitions_, out.values.template data<float>(),
                            o.discount, o.lambda);
     if (o.proximal_policy) {
       const bool box = this->spec().box_actions();
       const Eigen::Index n = targets_.old_log_probs.size();
       targets_.anchor_log_probs =
-          policy_terms(box ? out.mean : out.logits, out.log_std, this->batch().actions)
+          policy_terms(box ? out.mean : out.logits, out.log_std, this->pass().batch().actions)
               .log_probs.head(n);
       targets_.weights =
           (targets_.anchor_log_probs - targets_.old_log_probs).exp().min(o.max_behaviour_weight);
@@ -195,7 +195,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     next_ += count;
     const auto m = static_cast<std::int64_t>(count);
     const UnrollSpec& spec = this->spec();
-    const UnrollBatch& batch = this->batch();
+    const UnrollBatch& batch = this->pass().batch();
 
     // Gather the minibatch's observations [1, M, obs...] and actions on the host.
     const Tensor observations =

@@ -19,7 +19,7 @@
 //
 // With R2D2AgentOptions::concurrent_insertion (the default), step() starts a TableFeeder thread
 // ("seedrl-insert", replay/table_feeder.hpp) at its first call: it pops new sequences, computes
-// their priorities with a second learner's networks (copies of the online and target networks,
+// their priorities with a pass of its own over a copy of the networks (online and target,
 // refreshed under the read lock before every batch, so at most one update old) and inserts them,
 // never more than two batches ahead of what the replay ratio allows (the table's limiter waits);
 // step() waits for the table and trains. An error in the feeder comes out of the next step().
@@ -71,7 +71,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
                .copy_period = agent.options().target_update_period}}),
         agent_(agent),
         unrolls_(unrolls),
-        target_(this->networks().network("target")),
         replay_(table_options(agent.options(), agent.network_config().seed)) {
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
                    "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
@@ -85,7 +84,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     if (feeder_) feeder_->stop();
   }
 
-  nn::Network<B>& target_network() { return target_; }
+  nn::Network<B>& target_network() { return this->networks().network("target"); }
   Replay& replay() { return replay_; }
   const R2D2Agent& agent() const { return agent_; }
   /// Leading steps of a sequence that only warm up the LSTM state.
@@ -119,18 +118,40 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   /// Computes the new sequences' priorities with the current networks and adds them to the
   /// replay (those with a non-finite priority are dropped and counted).
-  void insert(std::vector<std::unique_ptr<Unroll>>& sequences) { insert_with(*this, sequences); }
+  void insert(std::vector<std::unique_ptr<Unroll>>& sequences) {
+    insert_with(own_pass(), sequences);
+  }
+
+ protected:
+  // A pass of this learner: the core's, with the target network and the loss's buffers.
+  struct Pass final : LearnerPass<B> {
+    Pass(NetworkSet<B>& networks, const LearnerPassContext& context)
+        : LearnerPass<B>(networks, context), target(networks.network("target")) {}
+    nn::Network<B>& target;
+    double policy_lag = 0.0;  // of the last evaluated batch
+    ScratchBuffer burn_state_h{B::device}, burn_state_c{B::device};
+    StagingBuffer device_grad_q{B::device}, device_weights{B::device};
+    // The device loss path writes its gradient, TD errors and priorities on the device.
+    ScratchBuffer device_grad_q_buffer{B::device}, device_td_buffer{B::device},
+        device_priority_buffer{B::device};
+    HostOutputs host_target{B::device}, host_online{B::device};
+  };
+  std::unique_ptr<LearnerPass<B>> make_pass(NetworkSet<B>& networks) override {
+    return std::make_unique<Pass>(networks, this->pass_context());
+  }
 
  private:
-  // insert() with the priorities `evaluator` (this learner, or the inserter's copy) computes.
-  void insert_with(Learner& evaluator, std::vector<std::unique_ptr<Unroll>>& sequences) {
+  Pass& own_pass() { return static_cast<Pass&>(this->pass()); }
+
+  // insert() with the priorities `evaluator` (this learner's pass, or the inserter's) computes.
+  void insert_with(Pass& evaluator, std::vector<std::unique_ptr<Unroll>>& sequences) {
     if (sequences.empty()) return;
     for (const auto& u : sequences)
       SEEDRL_REQUIRE(u != nullptr && matches(*u, this->spec()),
                      "Learner<R2D2Agent>: a sequence does not have the learner's layout");
     const Eigen::ArrayXf priorities = agent_.options().actor_priorities
-                                          ? evaluator.actor_priorities_of(sequences)
-                                          : evaluator.sequence_priorities_of(sequences);
+                                          ? actor_priorities_of(evaluator, sequences)
+                                          : sequence_priorities_of(evaluator, sequences);
     for (std::size_t j = 0; j < sequences.size(); ++j) {
       const double priority = priorities(static_cast<Eigen::Index>(j));
       if (!std::isfinite(priority)) {
@@ -142,12 +163,12 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     sequences.clear();
   }
 
-  // The inserter's copy of the learner: its networks take this learner's values before every
-  // batch (under the read lock: the online values are written and the target copied only under
-  // the write lock), so the priorities are those of parameters at most one update old.
-  void refresh(Learner& copy) {
+  // The inserter's networks take this learner's values before every batch (under the read
+  // lock: the online values are written and the target copied only under the write lock), so
+  // the priorities are those of parameters at most one update old.
+  void refresh_evaluator() {
     SharedParameters::ReadGuard guard(this->parameters());
-    copy.networks().copy_values_from(this->networks());
+    evaluator_networks_->copy_values_from(this->networks());
   }
 
   // The replay: its sampler, and its limiter's two rules (see replay/rate_limiter.hpp): sample
@@ -164,12 +185,10 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   void start_inserter() {
     if (feeder_) return;
-    R2D2AgentOptions copy_options = agent_.options();
-    copy_options.concurrent_insertion = false;
-    // The copy only evaluates: its replay stays empty.
-    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
-    copy_options.min_replay_size = copy_options.replay_capacity;
-    evaluator_ = std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
+    // The inserter's own networks (copies, refreshed before every batch) and pass.
+    evaluator_networks_ = std::make_unique<NetworkSet<B>>(this->networks().options(), false);
+    evaluator_ =
+        std::unique_ptr<Pass>(static_cast<Pass*>(make_pass(*evaluator_networks_).release()));
     feeder_ = std::make_unique<TableFeeder<Replay>>(
         replay_, [this] { return feed(); }, [this] { unrolls_.close(); }, "seedrl-insert",
         [] {
@@ -181,8 +200,8 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // The feeder's batch: new sequences from the queue, their priorities, into the replay.
   bool feed() {
     if (!unrolls_.pop_available(static_cast<std::size_t>(agent_.options().batch_size), feeding_))
-      return false;                                                // closed and drained
-    if (!agent_.options().actor_priorities) refresh(*evaluator_);  // else no network runs
+      return false;                                               // closed and drained
+    if (!agent_.options().actor_priorities) refresh_evaluator();  // else no network runs
     insert_with(*evaluator_, feeding_);
     return true;
   }
@@ -195,7 +214,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   /// Priorities the loss would give these sequences now (no gradient, nothing changes).
   template <std::ranges::random_access_range Range>
   Eigen::ArrayXf sequence_priorities_of(const Range& sequences) {
-    return evaluate(this->stack(sequences), {}, false).priorities;
+    return sequence_priorities_of(own_pass(), sequences);
   }
 
   /// The priorities of these sequences from the Q-values recorded while acting
@@ -203,25 +222,13 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   /// online and the target network's over the trained window. No network runs.
   template <std::ranges::random_access_range Range>
   Eigen::ArrayXf actor_priorities_of(const Range& sequences) {
-    SEEDRL_REQUIRE(this->spec().store_logits,
-                   "Learner<R2D2Agent>: the sequences do not record the acting Q-values");
-    this->stack(sequences);
-    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
-                       batch = this->batch().flags.dim(1), actions = this->spec().num_actions;
-    const Transitions tr = this->transitions(burn, window - 1, agent_.options().max_abs_reward);
-    const auto q = this->batch()
-                       .logits.slice(burn, length)
-                       .reshape({window * batch, actions})
-                       .template matrix<float>();
-    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())
-        .priorities;
+    return actor_priorities_of(own_pass(), sequences);
   }
-
   /// The loss of these sequences with importance weights (empty: all 1) and its gradients in the
   /// online network's parameter gradients; changes no parameter.
   template <std::ranges::random_access_range Range>
   R2D2Loss loss_and_gradients(const Range& sequences, std::span<const float> weights = {}) {
-    return evaluate(this->stack(sequences), weights, true);
+    return loss_and_gradients(own_pass(), sequences, weights);
   }
 
   /// One update from a prioritized sample of the replay (which must not be empty), in
@@ -231,13 +238,14 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const Replay::Sample sample = replay_.sample(o.batch_size);
     const auto count = static_cast<std::int64_t>(sample.items.size());
     sample_priorities_.resize(sample.items.size());
-    const typename Core::Gradients result = this->template gradients<Learner>(
-        count, [&](Learner& learner, std::int64_t first, std::int64_t n) {
+    const typename Core::Gradients result =
+        this->template gradients<Pass>(count, [&](Pass& pass, std::int64_t first, std::int64_t n) {
           const auto begin = static_cast<std::size_t>(first), size = static_cast<std::size_t>(n);
           const std::span<const float> weights =
               sample.weights.empty() ? std::span<const float>()
                                      : std::span<const float>(sample.weights).subspan(begin, size);
-          const R2D2Loss r = learner.loss_and_gradients(
+          const R2D2Loss r = loss_and_gradients(
+              pass,
               std::span<const std::shared_ptr<const Unroll>>(sample.items).subspan(begin, size),
               weights);
           for (std::size_t j = 0; j < size; ++j)
@@ -249,7 +257,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
               .value_weights = {sequences, static_cast<double>(r.transitions), sequences},
               .weight = sequences,
               .transitions = r.transitions,
-              .policy_lag = learner.policy_lag_,
+              .policy_lag = pass.policy_lag,
               .finite = r.priorities.allFinite()};
         });
     // Every target_update_period updates the target network becomes a copy of the online one
@@ -276,15 +284,6 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
  protected:
   // A sampled batch's sequences are independent and its loss a mean over them.
   bool splits_batches() const override { return true; }
-  // A worker's learner: no replay and no inserter of its own (set_workers makes its networks read
-  // this one's values).
-  std::unique_ptr<Core> make_replica() override {
-    R2D2AgentOptions copy_options = agent_.options();
-    copy_options.concurrent_insertion = false;
-    copy_options.replay_capacity = static_cast<std::size_t>(copy_options.batch_size);
-    copy_options.min_replay_size = copy_options.replay_capacity;
-    return std::make_unique<Learner>(R2D2Agent(copy_options), this->spec(), evaluator_queue_);
-  }
 
   /// With checkpoint_replay, the replay contents (replay_state_path(path)).
   void save_state(const std::string& path) override {
@@ -317,30 +316,59 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     return {o.n_step, o.discount, o.value_rescaling, o.value_rescale_epsilon, o.priority_eta};
   }
 
-  // The loss of the stacked batch (see the top of the file); with `gradients` also backward.
-  R2D2Loss evaluate(const typename Core::NetworkInputs& in, std::span<const float> weights,
-                    bool gradients) {
+  template <std::ranges::random_access_range Range>
+  Eigen::ArrayXf sequence_priorities_of(Pass& pass, const Range& sequences) const {
+    return evaluate(pass, pass.stack(sequences), {}, false).priorities;
+  }
+
+  template <std::ranges::random_access_range Range>
+  Eigen::ArrayXf actor_priorities_of(Pass& pass, const Range& sequences) const {
+    SEEDRL_REQUIRE(this->spec().store_logits,
+                   "Learner<R2D2Agent>: the sequences do not record the acting Q-values");
+    pass.stack(sequences);
     const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
-                       steps = window - 1, batch = this->batch().flags.dim(1),
+                       batch = pass.batch().flags.dim(1), actions = this->spec().num_actions;
+    const Transitions tr = pass.transitions(burn, window - 1, agent_.options().max_abs_reward);
+    const auto q = pass.batch()
+                       .logits.slice(burn, length)
+                       .reshape({window * batch, actions})
+                       .template matrix<float>();
+    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())
+        .priorities;
+  }
+
+  template <std::ranges::random_access_range Range>
+  R2D2Loss loss_and_gradients(Pass& pass, const Range& sequences,
+                              std::span<const float> weights) const {
+    return evaluate(pass, pass.stack(sequences), weights, true);
+  }
+
+  using Inputs = typename LearnerPass<B>::NetworkInputs;
+
+  // The loss of the stacked batch (see the top of the file); with `gradients` also backward.
+  R2D2Loss evaluate(Pass& pass, const Inputs& in, std::span<const float> weights,
+                    bool gradients) const {
+    const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
+                       steps = window - 1, batch = pass.batch().flags.dim(1),
                        actions = this->spec().num_actions;
-    const Transitions tr = this->transitions(burn, steps, agent_.options().max_abs_reward);
-    policy_lag_ = tr.policy_lag;
-    const auto [target_out, online_out] = forward_networks(in);
+    const Transitions tr = pass.transitions(burn, steps, agent_.options().max_abs_reward);
+    pass.policy_lag = tr.policy_lag;
+    const auto [target_out, online_out] = forward_networks(pass, in);
     if constexpr (kLossOnDevice)
-      return evaluate_on_device(*target_out, *online_out, weights, gradients);
+      return evaluate_on_device(pass, *target_out, *online_out, weights, gradients);
     // On the host: the Q-values come back from the backend's device (no copy on the CPU).
-    const auto q_target = host_target_(*target_out)
+    const auto q_target = pass.host_target(*target_out)
                               .q.slice(burn, length)
                               .reshape({window * batch, actions})
                               .template matrix<float>();
     const auto q_online =
-        host_online_(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
+        pass.host_online(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
     R2D2Loss result = r2d2_loss(q_online, q_target, tr.actions, tr.rewards, tr.dones, tr.mask,
                                 weights, loss_options());
     if (gradients) {
       const Tensor grad_q =
           Tensor::from_blob(result.grad_q.data(), {window, batch, actions}, DType::f32);
-      this->network().backward({.q = device_grad_q_(grad_q)});
+      pass.network().backward({.q = pass.device_grad_q(grad_q)});
     }
     return result;
   }
@@ -349,18 +377,18 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // the online network's burn-in without gradient, then the trained window from its final state.
   // Returns both networks' outputs (views of their buffers, on the device).
   std::pair<const nn::NetworkOutputs*, const nn::NetworkOutputs*> forward_networks(
-      const typename Core::NetworkInputs& in) {
+      Pass& pass, const Inputs& in) const {
     const std::int64_t length = this->spec().length, burn = burn_in();
-    nn::Network<B>& online = this->network();
+    nn::Network<B>& online = pass.network();
     const nn::NetworkOutputs& target =
-        target_.forward(in.observations, in.initial_state, in.resets);
+        pass.target.forward(in.observations, in.initial_state, in.resets);
     nn::LstmState state = in.initial_state;
     if (burn > 0) {
       const nn::NetworkOutputs& warm = online.forward(in.observations.slice(0, burn),
                                                       in.initial_state, in.resets.slice(0, burn));
       if (warm.final_state.defined()) {
-        state = {burn_state_h_.view(warm.final_state.h.shape()),
-                 burn_state_c_.view(warm.final_state.c.shape())};
+        state = {pass.burn_state_h.view(warm.final_state.h.shape()),
+                 pass.burn_state_c.view(warm.final_state.c.shape())};
         state.h.copy_from(warm.final_state.h);
         state.c.copy_from(warm.final_state.c);
       }
@@ -374,19 +402,20 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // only the TD errors and priorities (a few hundred floats) come back. A member template, so
   // that the library's explicit instantiation for the CPU backend leaves it out.
   template <int = 0>
-  R2D2Loss evaluate_on_device(const nn::NetworkOutputs& target, const nn::NetworkOutputs& online,
-                              std::span<const float> weights, bool gradients) {
+  R2D2Loss evaluate_on_device(Pass& pass, const nn::NetworkOutputs& target,
+                              const nn::NetworkOutputs& online, std::span<const float> weights,
+                              bool gradients) const {
     const R2D2AgentOptions& o = agent_.options();
     const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
-                       steps = window - 1, batch = this->batch().flags.dim(1);
-    const auto fields = this->device_fields();
+                       steps = window - 1, batch = pass.batch().flags.dim(1);
+    const auto fields = pass.device_fields();
     const Tensor device_weights =
         weights.empty() ? Tensor()
-                        : device_weights_(Tensor::from_blob(const_cast<float*>(weights.data()),
-                                                            {batch}, DType::f32));
-    const Tensor grad_q = gradients ? device_grad_q_buffer_.view(online.q.shape()) : Tensor();
-    const Tensor td = device_td_buffer_.view({steps, batch});
-    const Tensor priorities = device_priority_buffer_.view({batch});
+                        : pass.device_weights(Tensor::from_blob(const_cast<float*>(weights.data()),
+                                                                {batch}, DType::f32));
+    const Tensor grad_q = gradients ? pass.device_grad_q_buffer.view(online.q.shape()) : Tensor();
+    const Tensor td = pass.device_td_buffer.view({steps, batch});
+    const Tensor priorities = pass.device_priority_buffer.view({batch});
     typename B::R2D2LossConfig config;
     config.burn_in = burn;
     config.n_step = o.n_step;
@@ -409,28 +438,20 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
             host_td.data<float>(), static_cast<Eigen::Index>(steps),
             static_cast<Eigen::Index>(batch));
     result.priorities = host_priorities.flat<float>();
-    if (gradients) this->network().backward({.q = grad_q});
+    if (gradients) pass.network().backward({.q = grad_q});
     return result;
   }
 
   const R2D2Agent agent_;  // a copy: the caller's agent may be a temporary
   UnrollQueue& unrolls_;
-  nn::Network<B>& target_;  // the core's "target" network
   Replay replay_;
   std::atomic<std::int64_t> dropped_{0};
-  double policy_lag_ = 0.0;               // of the last evaluated batch
   std::vector<float> sample_priorities_;  // the sampled batch's new priorities, in order
   std::vector<std::unique_ptr<Unroll>> incoming_;
-  ScratchBuffer burn_state_h_{B::device}, burn_state_c_{B::device};
-  StagingBuffer device_grad_q_{B::device}, device_weights_{B::device};
-  // The device loss path writes its gradient, TD errors and priorities on the device.
-  ScratchBuffer device_grad_q_buffer_{B::device}, device_td_buffer_{B::device},
-      device_priority_buffer_{B::device};
-  HostOutputs host_target_{B::device}, host_online_{B::device};
 
-  // Concurrent insertion (see the top): the feeder thread and its copy of this learner.
-  std::unique_ptr<Learner> evaluator_;
-  UnrollQueue evaluator_queue_{1};                // the copy's own, never used
+  // Concurrent insertion (see the top): the feeder thread, its copy of the networks and its pass.
+  std::unique_ptr<NetworkSet<B>> evaluator_networks_;
+  std::unique_ptr<Pass> evaluator_;
   std::vector<std::unique_ptr<Unroll>> feeding_;  // the feeder thread's batch
   std::unique_ptr<TableFeeder<Replay>> feeder_;   // last: stopped before the members it uses go
 };

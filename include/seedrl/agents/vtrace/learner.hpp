@@ -62,39 +62,54 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   /// One update from these unrolls (all of the learner's UnrollSpec), in micro-batches over the
   /// learner's workers when set_workers asked for them.
   LearnerStepStats train_on(std::span<const std::unique_ptr<Unroll>> unrolls) {
-    return this->finish_step(this->template gradients<Learner>(
+    return this->finish_step(this->template gradients<Pass>(
         static_cast<std::int64_t>(unrolls.size()),
-        [&](Learner& learner, std::int64_t first, std::int64_t count) {
-          return learner.gradients_of(
-              unrolls.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)));
+        [&](Pass& pass, std::int64_t first, std::int64_t count) {
+          return gradients_of(pass, unrolls.subspan(static_cast<std::size_t>(first),
+                                                    static_cast<std::size_t>(count)));
         }));
   }
 
  protected:
   // Every term of the loss is a mean over the transitions, so micro-batches combine exactly.
   bool splits_batches() const override { return true; }
-  std::unique_ptr<Core> make_replica() override {
-    return std::make_unique<Learner>(agent_, this->spec(), unrolls_);
+
+  // A pass of this learner: the core's, with the box path's and the device loss's buffers.
+  struct Pass final : LearnerPass<B> {
+    using LearnerPass<B>::LearnerPass;
+    // The device loss writes its gradients there.
+    ScratchBuffer device_grad_logits_buffer{B::device}, device_grad_values_buffer{B::device};
+    // The box path's gradients, built on the host and copied to the device once.
+    ScratchBuffer grad_mean, grad_log_std, grad_values;
+    StagingBuffer device_grad_mean{B::device}, device_grad_log_std{B::device},
+        device_grad_values{B::device};
+    HostOutputs host_outputs{B::device};
+  };
+  std::unique_ptr<LearnerPass<B>> make_pass(NetworkSet<B>& networks) override {
+    return std::make_unique<Pass>(networks, this->pass_context());
   }
 
  private:
-  // The loss of these unrolls and its gradients in this learner's network.
-  typename Core::Gradients gradients_of(std::span<const std::unique_ptr<Unroll>> unrolls) {
+  using Inputs = typename LearnerPass<B>::NetworkInputs;
+
+  // The loss of these unrolls and its gradients in `pass`'s networks.
+  typename Core::Gradients gradients_of(Pass& pass,
+                                        std::span<const std::unique_ptr<Unroll>> unrolls) const {
     const VTraceAgentOptions& o = agent_.options();
-    const auto in = this->stack(unrolls);
+    const auto in = pass.stack(unrolls);
     const std::int64_t length = this->spec().length, steps = length - 1,
                        batch = static_cast<std::int64_t>(unrolls.size()),
                        num_actions = this->spec().num_actions;
-    const Transitions tr = this->transitions(0, steps, o.max_abs_reward);
-    if (this->spec().box_actions()) return train_box(in, tr);
-    if constexpr (kLossOnDevice) return train_on_device(in, tr);
+    const Transitions tr = pass.transitions(0, steps, o.max_abs_reward);
+    if (this->spec().box_actions()) return train_box(pass, in, tr);
+    if constexpr (kLossOnDevice) return train_on_device(pass, in, tr);
     const nn::NetworkOutputs& out =
-        host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
+        pass.host_outputs(pass.network().forward(in.observations, in.initial_state, in.resets));
     const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
     const auto target_logits = out.logits.reshape({length * batch, num_actions})
                                    .template matrix<float>()
                                    .topRows(steps * batch);
-    const auto behaviour_logits = this->batch()
+    const auto behaviour_logits = pass.batch()
                                       .logits.reshape({length * batch, num_actions})
                                       .template matrix<float>()
                                       .topRows(steps * batch);
@@ -106,7 +121,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     const ActorCriticLoss loss =
         actor_critic_loss(target_logits, tr.actions, v.values, targets, o.loss, &tr.mask);
 
-    this->backward_policy_value(loss.grad_logits, loss.grad_values);
+    pass.backward_policy_value(loss.grad_logits, loss.grad_values);
     return result(loss, tr);
   }
 
@@ -118,17 +133,16 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   // Box actions (a Gaussian policy), on the host: the same V-trace targets and actor-critic loss
   // from the log-probabilities of the drawn actions under the learner's policy and the recorded
   // behaviour policy, the gradients chained through the Gaussian.
-  typename Core::Gradients train_box(const typename Core::NetworkInputs& in,
-                                     const Transitions& tr) {
+  typename Core::Gradients train_box(Pass& pass, const Inputs& in, const Transitions& tr) const {
     const VTraceAgentOptions& o = agent_.options();
     const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
     const nn::NetworkOutputs& out =
-        host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
+        pass.host_outputs(pass.network().forward(in.observations, in.initial_state, in.resets));
     const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
     const Tensor mean = out.mean.slice(0, steps), log_std = out.log_std.slice(0, steps);
-    const Tensor actions = this->batch().actions.slice(0, steps);
+    const Tensor actions = pass.batch().actions.slice(0, steps);
     const PolicyTerms target = policy_terms(mean, log_std, actions);
-    const Eigen::ArrayXf behaviour = behaviour_log_probs(this->batch(), steps);
+    const Eigen::ArrayXf behaviour = behaviour_log_probs(pass.batch(), steps);
     using TimeMajor = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic,
                                                     Eigen::RowMajor>>;  // frame t * B + b
     const Eigen::ArrayXXf log_probs = TimeMajor(target.log_probs.data(), steps, batch);
@@ -141,9 +155,9 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                                 targets, o.loss, &tr.mask);
 
     // Gradients [L, B, ...]: the last step only bootstraps.
-    const Tensor grad_mean = grad_mean_.view(out.mean.shape());
-    const Tensor grad_log_std = grad_log_std_.view(out.log_std.shape());
-    const Tensor grad_values = grad_values_.view(out.values.shape());
+    const Tensor grad_mean = pass.grad_mean.view(out.mean.shape());
+    const Tensor grad_log_std = pass.grad_log_std.view(out.log_std.shape());
+    const Tensor grad_values = pass.grad_values.view(out.values.shape());
     grad_mean.fill_zero();
     grad_log_std.fill_zero();
     grad_values.fill_zero();
@@ -156,9 +170,9 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                           grad_mean.slice(0, steps), grad_log_std.slice(0, steps));
     std::memcpy(grad_values.data<float>(), g_values.data(),
                 static_cast<std::size_t>(g_values.size()) * sizeof(float));
-    this->network().backward({.mean = device_grad_mean_(grad_mean),
-                              .log_std = device_grad_log_std_(grad_log_std),
-                              .values = device_grad_values_(grad_values)});
+    pass.network().backward({.mean = pass.device_grad_mean(grad_mean),
+                             .log_std = pass.device_grad_log_std(grad_log_std),
+                             .values = pass.device_grad_values(grad_values)});
     return result(loss, tr);
   }
 
@@ -177,33 +191,26 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   // The step with V-trace and the loss on the backend's device. A member template, so that the
   // library's explicit instantiation for the CPU backend leaves it out.
   template <int = 0>
-  typename Core::Gradients train_on_device(const typename Core::NetworkInputs& in,
-                                           const Transitions& tr) {
+  typename Core::Gradients train_on_device(Pass& pass, const Inputs& in,
+                                           const Transitions& tr) const {
     const VTraceAgentOptions& o = agent_.options();
-    const auto fields = this->device_fields();
+    const auto fields = pass.device_fields();
     const nn::NetworkOutputs& out =
-        this->network().forward(in.observations, in.initial_state, in.resets);
-    const Tensor grad_logits = device_grad_logits_buffer_.view(out.logits.shape());
-    const Tensor grad_values = device_grad_values_buffer_.view(out.values.shape());
+        pass.network().forward(in.observations, in.initial_state, in.resets);
+    const Tensor grad_logits = pass.device_grad_logits_buffer.view(out.logits.shape());
+    const Tensor grad_values = pass.device_grad_values_buffer.view(out.values.shape());
     grad_logits.fill_zero();
     grad_values.fill_zero();
     const auto terms = B::vtrace_loss(out.logits, out.values, fields.logits, fields.actions,
                                       fields.rewards, fields.flags, o.discount, o.max_abs_reward,
                                       o.vtrace, o.loss, grad_logits, grad_values);
-    this->network().backward({.logits = grad_logits, .values = grad_values});
+    pass.network().backward({.logits = grad_logits, .values = grad_values});
     return result(terms, tr);
   }
 
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
   UnrollQueue& unrolls_;
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
-  // The device loss writes its gradients there.
-  ScratchBuffer device_grad_logits_buffer_{B::device}, device_grad_values_buffer_{B::device};
-  // The box path's gradients, built on the host and copied to the device once.
-  ScratchBuffer grad_mean_, grad_log_std_, grad_values_;
-  StagingBuffer device_grad_mean_{B::device}, device_grad_log_std_{B::device},
-      device_grad_values_{B::device};
-  HostOutputs host_outputs_{B::device};
 };
 
 // The V-trace runtime on the CPU backend is compiled once, in the library
