@@ -34,7 +34,7 @@ namespace {
 
 struct Model {
   std::string name;
-  nn::NetworkConfig network;
+  nn::NetworkOptions network;
   TensorSpec observation;
   std::int64_t unroll, batch;  // the examples' sizes (cartpole_vtrace, minatar_vtrace, Atari)
   int steps;                   // timed learner steps (about a second's worth on one core)
@@ -42,9 +42,9 @@ struct Model {
 
 std::vector<Model> models(const std::string& which) {
   std::vector<Model> all{
-      {"mlp", nn::NetworkConfig::mlp(4, 2), {{4}, DType::f32}, 20, 8, 1000},
-      {"minatar", nn::NetworkConfig::minatar(4, 6), {{10, 10, 4}, DType::u8}, 20, 32, 40},
-      {"nature", nn::NetworkConfig::nature(18), {{4, 84, 84}, DType::u8}, 20, 32, 4},
+      {"mlp", nn::NetworkOptions::mlp(4, 2), {{4}, DType::f32}, 20, 8, 1000},
+      {"minatar", nn::NetworkOptions::minatar(4, 6), {{10, 10, 4}, DType::u8}, 20, 32, 40},
+      {"nature", nn::NetworkOptions::nature(18), {{4, 84, 84}, DType::u8}, 20, 32, 4},
   };
   std::vector<Model> out;
   for (const Model& m : all)

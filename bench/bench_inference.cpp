@@ -75,7 +75,7 @@ class SyntheticEnv {
 
 struct Model {
   std::string name;
-  nn::NetworkConfig network;
+  nn::NetworkOptions network;
   TensorSpec observation;
 };
 
@@ -219,8 +219,8 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
   std::string summary = "[";
   for (const std::string& name : models) {
     const Model m = name == "minatar"
-                        ? Model{name, nn::NetworkConfig::minatar(6, 6), {{10, 10, 6}, DType::u8}}
-                        : Model{name, nn::NetworkConfig::nature(18), {{4, 84, 84}, DType::u8}};
+                        ? Model{name, nn::NetworkOptions::minatar(6, 6), {{10, 10, 6}, DType::u8}}
+                        : Model{name, nn::NetworkOptions::nature(18), {{4, 84, 84}, DType::u8}};
     if (batched > 0) {
       const double fps = run_batched<B>(m, batched, s.seconds, *pool);
       const bench::Json line = bench::Json()

@@ -53,7 +53,7 @@ double measure_sgemm(int size, double seconds) {
 
 struct ModelSpec {
   std::string name;
-  nn::NetworkConfig config;
+  nn::NetworkOptions config;
   DType observation_dtype;
 };
 
@@ -93,7 +93,7 @@ template <class B>
 bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
   constexpr std::int64_t kSteps = 20, kBatch = 32;
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::nature(18);
+  o.network = nn::NetworkOptions::nature(18);
   o.network.lstm_size = s.lstm;
   o.batch_size = kBatch;
   o.optimizer.kind = nn::OptimizerKind::rmsprop;
@@ -126,9 +126,9 @@ bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
 template <class B>
 std::string run_models(const Settings& s) {
   std::vector<ModelSpec> specs = {
-      {"mlp", nn::NetworkConfig::mlp(4, 2), DType::f32},
-      {"minatar", nn::NetworkConfig::minatar(s.minatar_channels, 6), DType::u8},
-      {"nature", nn::NetworkConfig::nature(18), DType::u8},
+      {"mlp", nn::NetworkOptions::mlp(4, 2), DType::f32},
+      {"minatar", nn::NetworkOptions::minatar(s.minatar_channels, 6), DType::u8},
+      {"nature", nn::NetworkOptions::nature(18), DType::u8},
   };
   std::string summary = "[";
   Rng rng(1);

@@ -249,7 +249,7 @@ double environment_cost(Env env, double seconds) {
 }
 
 // The network's forward at the pipeline's inference batch, per frame.
-double inference_cost(const nn::NetworkConfig& config, const TensorSpec& observation,
+double inference_cost(const nn::NetworkOptions& config, const TensorSpec& observation,
                       double mean_batch, double seconds) {
   const std::int64_t batch = std::max<std::int64_t>(1, std::llround(mean_batch));
   nn::Network<Backend> network(config);
@@ -441,8 +441,8 @@ int main(int argc, char** argv) {
       examples::with_minatar_game("breakout", [&](auto make_env) {
         const auto probe = make_env(0);
         const auto agent =
-            cli.make_agent(nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                                      probe.action_spec().num_actions),
+            cli.make_agent(nn::NetworkOptions::minatar(probe.observation_spec().shape[2],
+                                                       probe.action_spec().num_actions),
                            run);
         measure(name, agent, run, make_env, settings);
         return 0;
@@ -452,7 +452,7 @@ int main(int argc, char** argv) {
     if (all || b->parsed()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
     if (all || c->parsed()) {
       nature_vtrace.finish(nature_run);
-      const auto agent = nature_vtrace.make_agent(nn::NetworkConfig::nature(18), nature_run);
+      const auto agent = nature_vtrace.make_agent(nn::NetworkOptions::nature(18), nature_run);
       measure(
           "vtrace-nature", agent, nature_run,
           [](std::uint64_t seed) { return SyntheticAtari(seed); }, settings);

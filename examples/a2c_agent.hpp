@@ -40,7 +40,7 @@ class A2CAgent {
 
   explicit A2CAgent(A2CAgentOptions options) : options_(std::move(options)) { options_.validate(); }
   const A2CAgentOptions& options() const { return options_; }
-  const seedrl::nn::NetworkConfig& network_config() const { return options_.network; }
+  const seedrl::nn::NetworkOptions& network_config() const { return options_.network; }
 
   /// Samples each frame's action from softmax(logits) (outputs.logits [1, N, A]); evaluation
   /// slots take the most likely one.

@@ -95,7 +95,7 @@ struct RunCli {
 
   /// What every agent takes from the run's options: `network` (its LSTM size and seed set from
   /// them), the batch, the discount, the reward and gradient clips, Adam's epsilon.
-  void set_agent_options(AgentOptions& o, nn::NetworkConfig network) const {
+  void set_agent_options(AgentOptions& o, nn::NetworkOptions network) const {
     o.network = std::move(network);
     o.network.lstm_size = lstm;
     o.network.seed = seed;
@@ -150,12 +150,13 @@ struct VTraceCli : RunCli {
   /// floats.
   VTraceAgent make_agent(std::int64_t observation_size, std::int64_t num_actions,
                          std::int64_t unroll_length) const {
-    return make_agent(nn::NetworkConfig::mlp(observation_size, num_actions, hidden), unroll_length);
+    return make_agent(nn::NetworkOptions::mlp(observation_size, num_actions, hidden),
+                      unroll_length);
   }
 
   /// The agent the parsed options describe, with `network` (its LSTM size and seed set from the
   /// options).
-  VTraceAgent make_agent(nn::NetworkConfig network, std::int64_t unroll_length) const {
+  VTraceAgent make_agent(nn::NetworkOptions network, std::int64_t unroll_length) const {
     VTraceAgentOptions o;
     set_agent_options(o, std::move(network));
     o.vtrace = {clip_rho, clip_pg_rho, lambda};
@@ -186,7 +187,7 @@ struct VTraceCli : RunCli {
   }
 
   /// The agent for an in-process run.
-  VTraceAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+  VTraceAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     return make_agent(std::move(network), run.server.unroll_length);
   }
 };
@@ -269,7 +270,7 @@ struct PpoCli : RunCli {
 
   /// The agent the parsed options describe, with `network` (its seed and, for box actions, the
   /// initial log std set from the options).
-  PpoAgent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+  PpoAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     PpoAgentOptions o;
     set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
@@ -303,7 +304,7 @@ struct PpoCli : RunCli {
   /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
   /// (decayed over the run's learner steps), gradient clip, normalisation, value and entropy
   /// costs; lambda is V-trace's (the rho clips stay 1).
-  VTraceAgent make_vtrace_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+  VTraceAgent make_vtrace_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     VTraceAgentOptions o;
     set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
@@ -373,7 +374,7 @@ struct R2D2Cli : RunCli {
 
   /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
   /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.
-  R2D2Agent make_agent(nn::NetworkConfig network, std::int64_t unroll_length,
+  R2D2Agent make_agent(nn::NetworkOptions network, std::int64_t unroll_length,
                        std::int64_t exploration_slots) const {
     R2D2AgentOptions o;
     o.optimizer = R2D2AgentOptions::default_optimizer();
@@ -403,7 +404,7 @@ struct R2D2Cli : RunCli {
   }
 
   /// The agent for an in-process run: every training environment gets its own exploration rate.
-  R2D2Agent make_agent(nn::NetworkConfig network, const LocalTrainerOptions& run) const {
+  R2D2Agent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     return make_agent(std::move(network), run.server.unroll_length,
                       static_cast<std::int64_t>(run.num_actors) * run.envs_per_actor);
   }

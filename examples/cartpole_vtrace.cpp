@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
       const auto probe = make_env(0);
       return examples::train_in_process(
           "cartpole_vtrace", cli.env_name, cli, run,
-          nn::NetworkConfig::mlp(probe.observation_spec().shape.numel(),
-                                 probe.action_spec().num_actions, cli.hidden),
+          nn::NetworkOptions::mlp(probe.observation_spec().shape.numel(),
+                                  probe.action_spec().num_actions, cli.hidden),
           make_env);
     });
     examples::print_result(cli.env_name, cli.seed, result);

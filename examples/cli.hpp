@@ -72,7 +72,7 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
 /// process on environments from `make_env(seed)` (train_agent_in_process).
 template <class Cli, class MakeEnv>
 TrainingResult train_in_process(const char* program, const std::string& env_name, const Cli& cli,
-                                LocalTrainerOptions run, nn::NetworkConfig network,
+                                LocalTrainerOptions run, nn::NetworkOptions network,
                                 MakeEnv make_env) {
   const auto agent = cli.make_agent(std::move(network), run);
   return train_agent_in_process(program, env_name, cli, std::move(run), agent, make_env);
@@ -154,9 +154,9 @@ inline void print_result(const std::string& env_name, std::uint64_t seed,
 
 /// The MLP Gaussian policy of the continuous-control programs for environments of these specs:
 /// `cli`'s hidden sizes, activation and value torso.
-inline nn::NetworkConfig box_network(const PpoCli& cli, const TensorSpec& observations,
-                                     const ActionSpec& actions) {
-  nn::NetworkConfig network = nn::NetworkConfig::mlp(observations.shape.numel(), 0, cli.hidden);
+inline nn::NetworkOptions box_network(const PpoCli& cli, const TensorSpec& observations,
+                                      const ActionSpec& actions) {
+  nn::NetworkOptions network = nn::NetworkOptions::mlp(observations.shape.numel(), 0, cli.hidden);
   network.gaussian(actions.dims());
   network.mlp_activation = cli.activation == "tanh" ? nn::Activation::tanh : nn::Activation::relu;
   network.separate_value_torso = cli.value_torso;
@@ -171,7 +171,7 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
                     const PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
   try {
     const auto probe = make_env(0);
-    const nn::NetworkConfig network =
+    const nn::NetworkOptions network =
         box_network(cli, probe.observation_spec(), probe.action_spec());
     LocalTrainerOptions r = run;
     r.run_info.push_back({"env", env_name});
@@ -195,8 +195,8 @@ int train_on_minatar(const char* program, const std::string& game, const Cli& cl
     const TrainingResult result = with_minatar_game(game, [&](auto make_env) {
       const auto probe = make_env(0);
       return train_in_process(program, game, cli, run,
-                              nn::NetworkConfig::minatar(probe.observation_spec().shape[2],
-                                                         probe.action_spec().num_actions),
+                              nn::NetworkOptions::minatar(probe.observation_spec().shape[2],
+                                                          probe.action_spec().num_actions),
                               make_env);
     });
     print_result(game, cli.seed, result);

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   try {
     // 1. The agent: which network, and how to train it.
     seedrl::VTraceAgentOptions agent;
-    agent.network = seedrl::nn::NetworkConfig::mlp(length, 2, {32});
+    agent.network = seedrl::nn::NetworkOptions::mlp(length, 2, {32});
     agent.network.seed = seed;
     agent.batch_size = 8;
     agent.optimizer.kind = seedrl::nn::OptimizerKind::rmsprop;

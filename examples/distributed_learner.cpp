@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     const auto result = examples::with_environment_or_pendulum(cli.env_name, [&](auto make_env) {
       const auto probe = make_env(0);
       // A softmax policy over discrete actions, or a Gaussian over Pendulum's box.
-      nn::NetworkConfig network = nn::NetworkConfig::mlp(
+      nn::NetworkOptions network = nn::NetworkOptions::mlp(
           probe.observation_spec().shape.numel(), probe.action_spec().num_actions, cli.hidden);
       if (probe.action_spec().is_box()) network.gaussian(probe.action_spec().dims());
       const VTraceAgent agent = cli.make_agent(network, run.server.unroll_length);

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   cpu::set_num_threads(threads);
 
-  auto config = nn::NetworkConfig::mlp(/*observation_size=*/4, /*num_actions=*/2, {64, 64});
+  auto config = nn::NetworkOptions::mlp(/*observation_size=*/4, /*num_actions=*/2, {64, 64});
   config.seed = seed;
   nn::Network<Backend> net(config);
   nn::Adam<Backend> adam(net.parameters());

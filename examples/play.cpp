@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
     PolicyOptions options;
     options.seed = seed;
     if (!acting.empty())
-      options.acting = ActingSettings::parse(
+      options.acting = ActingOptions::parse(
           acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");
     // A run's logdir: its newest checkpoint that verifies (io/checkpoint.hpp, generations).
     std::optional<Policy<>> loaded;

@@ -37,7 +37,7 @@ struct CrashingCartPole {
 int train_until_rank_1_crashes(seedrl::mpi::LearnerGroup& group) {
   using namespace seedrl;
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(4, 2);
+  o.network = nn::NetworkOptions::mlp(4, 2);
   o.batch_size = 8;
   LocalTrainerOptions run;
   run.total_frames = 10'000'000;

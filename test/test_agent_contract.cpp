@@ -18,7 +18,7 @@ namespace {
 
 a2c::A2CAgent corridor_agent() {
   a2c::A2CAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(8, 2, {32});
+  o.network = nn::NetworkOptions::mlp(8, 2, {32});
   o.network.seed = 1;
   o.batch_size = 8;
   o.optimizer.kind = nn::OptimizerKind::rmsprop;

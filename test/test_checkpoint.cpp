@@ -28,7 +28,7 @@ struct Model {
     store.add("layer.weight", {width, 2}, nn::Init::uniform(1.0), 2, width);
     store.add("layer.bias", {width}, nn::Init::uniform(1.0), 2, width);
     store.finalize(seed);
-    nn::OptimizerConfig config;
+    nn::OptimizerOptions config;
     config.kind = kind;
     optimizer = nn::make_optimizer<Backend>(store, config);
   }

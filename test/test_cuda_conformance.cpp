@@ -208,16 +208,16 @@ TEST_CASE("ReLU and Rescale") {
 TEST_CASE(
     "Network: MLP (ReLU; tanh with a value torso), MinAtar with LSTM and dueling head, Nature "
     "CNN") {
-  auto minatar = nn::NetworkConfig::minatar(4, 6);
+  auto minatar = nn::NetworkOptions::minatar(4, 6);
   minatar.lstm_size = 32;
   minatar.q_head = true;
   minatar.dueling = true;
-  auto nature = nn::NetworkConfig::nature(6);
+  auto nature = nn::NetworkOptions::nature(6);
   nature.q_head = true;
-  auto two_torsos = nn::NetworkConfig::mlp(4, 2);
+  auto two_torsos = nn::NetworkOptions::mlp(4, 2);
   two_torsos.mlp_activation = nn::Activation::tanh;
   two_torsos.separate_value_torso = true;
-  for (auto config : {nn::NetworkConfig::mlp(4, 2), two_torsos, minatar, nature}) {
+  for (auto config : {nn::NetworkOptions::mlp(4, 2), two_torsos, minatar, nature}) {
     config.seed = 31;
     CAPTURE(nn::describe(config));
     nn::Network<Cpu> cpu_net(config);
@@ -250,13 +250,13 @@ TEST_CASE(
 
 TEST_CASE("Optimizers and gradient clipping update identically") {
   for (auto kind : {nn::OptimizerKind::adam, nn::OptimizerKind::rmsprop, nn::OptimizerKind::sgd}) {
-    nn::OptimizerConfig config;
+    nn::OptimizerOptions config;
     config.kind = kind;
     config.rmsprop.centered = true;
     config.rmsprop.momentum = 0.5f;
     config.sgd.momentum = 0.9f;
-    nn::Network<Cpu> cpu_net(nn::NetworkConfig::mlp(6, 3));
-    nn::Network<Gpu> gpu_net(nn::NetworkConfig::mlp(6, 3));
+    nn::Network<Cpu> cpu_net(nn::NetworkOptions::mlp(6, 3));
+    nn::Network<Gpu> gpu_net(nn::NetworkOptions::mlp(6, 3));
     auto cpu_opt = nn::make_optimizer<Cpu>(cpu_net.parameters(), config);
     auto gpu_opt = nn::make_optimizer<Gpu>(gpu_net.parameters(), config);
     CAPTURE(cpu_opt->name());
@@ -332,7 +332,7 @@ std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int 
       step.flags =
           t == 0 ? step_flags::kFirst : (rng.uniform() < 0.1 ? step_flags::kTerminated : 0);
       step.action = static_cast<std::int32_t>(rng.below(3));
-      step.logits = spec.store_logits ? logits.data() : nullptr;
+      step.behaviour = spec.store_behaviour ? logits.data() : nullptr;
       step.state_h = spec.state_size > 0 ? state_h.data() : nullptr;
       step.state_c = spec.state_size > 0 ? state_c.data() : nullptr;
       if (auto u = store.append(slot, step)) out.push_back(std::move(u));
@@ -344,7 +344,7 @@ std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int 
 
 TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 3, {16});
+  o.network = nn::NetworkOptions::mlp(2, 3, {16});
   o.network.lstm_size = 8;
   o.network.seed = 5;
   o.batch_size = 4;
@@ -370,7 +370,7 @@ TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
 
 TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU") {
   R2D2AgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 3, {16});
+  o.network = nn::NetworkOptions::mlp(2, 3, {16});
   o.network.lstm_size = 8;
   o.network.q_head = true;
   o.network.policy_value_heads = false;
@@ -402,7 +402,7 @@ TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU
 
 TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
   R2D2AgentOptions o;
-  o.network = nn::NetworkConfig::minatar(3, 4);
+  o.network = nn::NetworkOptions::minatar(3, 4);
   o.network.lstm_size = 8;
   o.network.q_head = true;
   o.network.policy_value_heads = false;
@@ -418,7 +418,7 @@ TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
   Learner<R2D2Agent, Cpu> learner(agent, spec, queue);
   const std::string path = "seedrl_cuda_policy_checkpoint.safetensors";
   learner.save_checkpoint(path, {});
-  const PolicyOptions greedy{.acting = ActingSettings{ActionMode::greedy}};
+  const PolicyOptions greedy{.acting = ActingOptions{ActionMode::greedy}};
   Policy<Cpu> on_cpu(path, greedy);
   Policy<Gpu> on_gpu_policy(path, greedy);
   Rng rng(5);
@@ -439,7 +439,7 @@ TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
 TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
   const std::int64_t frames = 250000;
   const TrainingResult result = train_locally<VTraceAgent, Gpu>(
-      VTraceAgent(test::example_vtrace_options(nn::NetworkConfig::mlp(50, 3), frames)),
+      VTraceAgent(test::example_vtrace_options(nn::NetworkOptions::mlp(50, 3), frames)),
       test::make_catch, test::example_run_options(frames));
   CAPTURE(result.mean_return);
   CHECK(result.mean_return > 0.9);  // random play averages about -0.6

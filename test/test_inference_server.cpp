@@ -104,8 +104,8 @@ TEST_CASE(
     CHECK((*unroll)->observations[t].data<float>()[0] == static_cast<float>(10 + t));
     for (int a = 0; a < 3; ++a) {
       // The same logits as a slot that never saw run 1.
-      CHECK((*unroll)->logits[t].data<float>()[a] ==
-            doctest::Approx((*expected)->logits[t].data<float>()[a]));
+      CHECK((*unroll)->behaviour[t].data<float>()[a] ==
+            doctest::Approx((*expected)->behaviour[t].data<float>()[a]));
     }
   }
   CHECK((*unroll)->initial_state.h.flat<float>().abs().maxCoeff() == 0.0f);
@@ -336,7 +336,7 @@ TEST_CASE("InferenceServer: acts with the learner's newest values and records R2
     for (std::int64_t a = 0; a < test::kActions; ++a) {
       CAPTURE(t);
       CAPTURE(a);
-      CHECK(u->logits.data<float>()[t * test::kActions + a] ==
+      CHECK(u->behaviour.data<float>()[t * test::kActions + a] ==
             doctest::Approx(out.q.data<float>()[a]).epsilon(1e-5));
     }
     state = {out.final_state.h.clone(), out.final_state.c.clone()};

@@ -34,7 +34,7 @@ InferenceServerOptions small_options() {
 // fall outside the bounds [-1, 1] x [-0.5, 0.5].
 PpoAgent box_agent(bool normalize) {
   PpoAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 0, {8}).gaussian(2);
+  o.network = nn::NetworkOptions::mlp(2, 0, {8}).gaussian(2);
   o.network.initial_log_std = 1.0f;
   o.network.seed = 5;
   o.batch_size = 2;
@@ -111,8 +111,8 @@ TEST_CASE("InferenceServer: box actions are drawn, clipped to the bounds, and ke
         CHECK(sent[static_cast<std::size_t>(t)][static_cast<std::size_t>(2 * i + d)] ==
               std::clamp(drawn, low, high));
         clipped += drawn < low || drawn > high;
-        CHECK(u->logits[t].data<float>()[d] == doctest::Approx(out.mean.data<float>()[d]));
-        CHECK(u->logits[t].data<float>()[2 + d] == doctest::Approx(1.0f));  // the free log std
+        CHECK(u->behaviour[t].data<float>()[d] == doctest::Approx(out.mean.data<float>()[d]));
+        CHECK(u->behaviour[t].data<float>()[2 + d] == doctest::Approx(1.0f));  // the free log std
       }
     }
   }

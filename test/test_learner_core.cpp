@@ -54,7 +54,7 @@ std::vector<std::unique_ptr<Unroll>> unrolls(const UnrollSpec& spec, int count, 
           poisoned && poison.reward != 0.0f ? poison.reward : static_cast<float>(rng.uniform(0, 1));
       s.flags = t == 0 ? F : 0;
       s.action = static_cast<std::int32_t>(rng.below(3));
-      s.logits = spec.store_logits ? logits : nullptr;
+      s.behaviour = spec.store_behaviour ? logits : nullptr;
       s.state_h = spec.state_size > 0 ? state.data() : nullptr;
       s.state_c = s.state_h;
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));
@@ -158,7 +158,7 @@ TEST_CASE("LearnerCore: a gradient reducer gets the flat gradients before the cl
 
 TEST_CASE("R2D2 learner: sequences without a finite priority are dropped, such steps skipped") {
   R2D2AgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 3, {8});  // no LSTM: it would saturate what follows
+  o.network = nn::NetworkOptions::mlp(2, 3, {8});  // no LSTM: it would saturate what follows
   o.network.policy_value_heads = false;
   o.network.q_head = true;
   o.n_step = 1;  // every step bootstraps from the next one's Q

@@ -144,7 +144,7 @@ TEST_CASE("R2D2 learner: micro-batches of a sample give its gradient, priorities
 
 TEST_CASE("Learner workers: refused by name where they cannot work") {
   PpoAgentOptions po;
-  po.network = nn::NetworkConfig::mlp(2, 3, {8});
+  po.network = nn::NetworkOptions::mlp(2, 3, {8});
   const PpoAgent ppo(po);
   InferenceServerOptions server;
   server.unroll_length = 4;

@@ -31,7 +31,7 @@ using Backend = cpu::Backend;
 
 namespace {
 
-VTraceAgent agent_for(nn::NetworkConfig network, std::int64_t frames) {
+VTraceAgent agent_for(nn::NetworkOptions network, std::int64_t frames) {
   return VTraceAgent(test::example_vtrace_options(std::move(network), frames));
 }
 
@@ -43,7 +43,7 @@ LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
 
 TEST_CASE("train_locally: CartPole's mean return clearly rises") {
   const std::int64_t frames = 250000;
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), frames);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(4, 2), frames);
   const TrainingResult result = train_locally<VTraceAgent, Backend>(
       agent,
       [](std::int32_t a, std::int32_t e) {
@@ -59,7 +59,7 @@ TEST_CASE("train_locally: CartPole's mean return clearly rises") {
 
 TEST_CASE("train_locally: Catch is solved") {
   const std::int64_t frames = 250000;
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), frames);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(50, 3), frames);
   const TrainingResult result =
       train_locally<VTraceAgent, Backend>(agent, test::make_catch, run_options(frames));
   CAPTURE(result.mean_return);
@@ -68,7 +68,7 @@ TEST_CASE("train_locally: Catch is solved") {
 
 TEST_CASE("train_locally: Catch is solved by two learner workers in micro-batches") {
   const std::int64_t frames = 250000;
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), frames);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(50, 3), frames);
   LocalTrainerOptions run = run_options(frames);
   run.learner_workers = 2;
   run.micro_batches = 4;
@@ -83,7 +83,7 @@ TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
   // 2.0 - 2.2 with the example's earlier optimizer (RMSProp lr 6e-4, eps 1e-5 in the root).
   const std::int64_t frames = 300000;
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::minatar(4, 6);
+  o.network = nn::NetworkOptions::minatar(4, 6);
   o.network.seed = 1;
   o.batch_size = 8;
   o.loss = {0.5f, 0.01f};
@@ -106,7 +106,7 @@ TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
 TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_resume";
   std::filesystem::remove_all(dir);
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), 40000);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(50, 3), 40000);
   const TrainingResult first = train_locally<VTraceAgent, Backend>(
       agent, test::make_catch, run_options(20000, dir.string()));
   CHECK_FALSE(first.resumed);
@@ -147,7 +147,7 @@ TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {
 }
 
 TEST_CASE("train_locally: the run's lines go to the host's sink; without one it prints nothing") {
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(50, 3), 20000);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(50, 3), 20000);
   LocalTrainerOptions run = run_options(20000);
   run.report_seconds = 0.01;
   run.run_info = {{"purpose", "test"}};
@@ -201,7 +201,7 @@ TEST_CASE("train_locally: an actor that stops on its own ends the run with its r
       return env.step(action, obs.slice(0, 4));
     }
   };
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 100000);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(4, 2), 100000);
   auto run = [&] {
     return train_locally<VTraceAgent, Backend>(
         agent,
@@ -226,7 +226,7 @@ TEST_CASE("train_locally: an exception in an environment ends the run and reache
       return r;
     }
   };
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 100000);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(4, 2), 100000);
   auto run = [&] {
     return train_locally<VTraceAgent, Backend>(
         agent, [](std::int32_t, std::int32_t) { return Exploding{}; }, run_options(1000000));
@@ -235,7 +235,7 @@ TEST_CASE("train_locally: an exception in an environment ends the run and reache
 }
 
 TEST_CASE("train_locally: invalid options are refused naming the setting") {
-  const VTraceAgent agent = agent_for(nn::NetworkConfig::mlp(4, 2), 1000);
+  const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(4, 2), 1000);
   LocalTrainerOptions bad = run_options(1000);
   bad.num_actors = 0;
   auto run_bad = [&] {
@@ -245,11 +245,11 @@ TEST_CASE("train_locally: invalid options are refused naming the setting") {
   CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.num_actors"), Error);
   bad = run_options(1000);
   bad.learner_workers = 0;
-  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("TrainingSessionOptions.learner_workers"),
-                       Error);
+  // The session's fields are named as the struct the host program set them on.
+  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.learner_workers"), Error);
   bad = run_options(1000);
   bad.export_onnx = "/nonexistent-seedrl-directory/agent.onnx";
-  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("TrainingSessionOptions.export_onnx"), Error);
+  CHECK_THROWS_WITH_AS(run_bad(), doctest::Contains("LocalTrainerOptions.export_onnx"), Error);
   // An environment that does not match the network.
   auto run_mismatch = [&] {
     return train_locally<VTraceAgent, Backend>(agent, test::make_catch, run_options(1000));

@@ -39,7 +39,7 @@ mpi::Session& session() {
 
 VTraceAgent make_agent(std::int64_t batch, std::uint64_t seed = 3) {
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 3, {16, 16});
+  o.network = nn::NetworkOptions::mlp(2, 3, {16, 16});
   o.network.seed = seed;
   o.batch_size = batch;
   o.learning_rate = {3e-3, 0, 0.0};
@@ -140,7 +140,7 @@ TEST_CASE("LearnerGroup: a training session over MPI stops every rank together a
   // Each rank its own directory, as on machines without a shared file system.
   const test::TempDir dir("mpi_session_rank" + std::to_string(rank));
   auto train = [&](std::int64_t frames) {
-    const VTraceAgent agent(test::example_vtrace_options(nn::NetworkConfig::mlp(4, 2), 60000));
+    const VTraceAgent agent(test::example_vtrace_options(nn::NetworkOptions::mlp(4, 2), 60000));
     LocalTrainerOptions run = test::example_run_options(frames, dir.path.string());
     run.num_actors = 2;
     run.group = &group;

@@ -106,12 +106,12 @@ void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
 TEST_CASE("Network: output shapes for every torso, with and without an LSTM core") {
   Rng rng(1);
   struct Case {
-    nn::NetworkConfig config;
+    nn::NetworkOptions config;
     DType dtype;
   };
-  for (Case c : {Case{nn::NetworkConfig::mlp(4, 2), DType::f32},
-                 Case{nn::NetworkConfig::minatar(6, 6), DType::u8},
-                 Case{nn::NetworkConfig::nature(18), DType::u8}}) {
+  for (Case c : {Case{nn::NetworkOptions::mlp(4, 2), DType::f32},
+                 Case{nn::NetworkOptions::minatar(6, 6), DType::u8},
+                 Case{nn::NetworkOptions::nature(18), DType::u8}}) {
     for (Index lstm : {0, 32}) {
       c.config.lstm_size = lstm;
       c.config.q_head = true;
@@ -130,7 +130,7 @@ TEST_CASE("Network: output shapes for every torso, with and without an LSTM core
 }
 
 TEST_CASE("Network: useful FLOPs of the Nature CNN as counted by hand") {
-  Net net(nn::NetworkConfig::nature(18));
+  Net net(nn::NetworkOptions::nature(18));
   // Multiply-accumulates per frame: conv1 32*20*20*(4*8*8), conv2 64*9*9*(32*4*4),
   // conv3 64*7*7*(64*3*3), fc 3136*512; heads 512*(18+1).
   const double torso = 2.0 * (32 * 400 * 256 + 64 * 81 * 512 + 64 * 49 * 576 + 3136 * 512);
@@ -146,7 +146,7 @@ TEST_CASE("Network: useful FLOPs of the Nature CNN as counted by hand") {
 }
 
 TEST_CASE("Network: analytic gradients of a recurrent MLP with resets match finite differences") {
-  auto config = nn::NetworkConfig::mlp(3, 4, {6});
+  auto config = nn::NetworkOptions::mlp(3, 4, {6});
   config.lstm_size = 5;
   config.seed = 3;
   Net net(config);
@@ -158,7 +158,7 @@ TEST_CASE("Network: analytic gradients of a recurrent MLP with resets match fini
 }
 
 TEST_CASE("Network: analytic gradients of the MinAtar net match finite differences") {
-  auto config = nn::NetworkConfig::minatar(3, 5);
+  auto config = nn::NetworkOptions::minatar(3, 5);
   config.seed = 5;
   Net net(config);
   Rng rng(5);
@@ -166,7 +166,7 @@ TEST_CASE("Network: analytic gradients of the MinAtar net match finite differenc
 }
 
 TEST_CASE("Network: a partial backward leaves zero gradients in the heads it did not reach") {
-  Net net(nn::NetworkConfig::mlp(3, 2));
+  Net net(nn::NetworkOptions::mlp(3, 2));
   Rng rng(7);
   const Tensor obs = random_observations({1, 4, 3}, DType::f32, rng);
   net.forward(obs);
@@ -181,8 +181,8 @@ TEST_CASE("Network: a partial backward leaves zero gradients in the heads it did
 TEST_CASE("Network: a tanh MLP with a separate value torso, against a reference and by gradient") {
   for (const bool box : {true, false}) {
     CAPTURE(box);
-    auto config = box ? nn::NetworkConfig::mlp(4, 0, {8, 5}).gaussian(2)
-                      : nn::NetworkConfig::mlp(4, 3, {8, 5});
+    auto config = box ? nn::NetworkOptions::mlp(4, 0, {8, 5}).gaussian(2)
+                      : nn::NetworkOptions::mlp(4, 3, {8, 5});
     config.mlp_activation = nn::Activation::tanh;
     config.separate_value_torso = true;
     config.seed = 21;
@@ -235,26 +235,26 @@ TEST_CASE("Network: a tanh MLP with a separate value torso, against a reference 
     const std::string text = nn::describe(config);
     CHECK(text == std::string("mlp observation [4] ") + (box ? "box 2" : "actions 3") +
                       " lstm 0 hidden [8,5] tanh value_torso");
-    const nn::NetworkConfig back = nn::parse_description(text, "test");
+    const nn::NetworkOptions back = nn::parse_description(text, "test");
     CHECK(back.mlp_activation == nn::Activation::tanh);
     CHECK(back.separate_value_torso);
     CHECK(nn::describe(back) == text);
     CHECK(net.forward_flops_per_frame() ==
           doctest::Approx(2.0 * (2 * (4 * 8 + 8 * 5) + 5 * (box ? 2 : 3) + 5)));
   }
-  auto minatar_tanh = nn::NetworkConfig::minatar(3, 4);
+  auto minatar_tanh = nn::NetworkOptions::minatar(3, 4);
   minatar_tanh.mlp_activation = nn::Activation::tanh;
   CHECK_THROWS_WITH_AS(Net{minatar_tanh},
                        doctest::Contains("mlp_activation must be relu, or tanh with the mlp torso"),
                        Error);
-  auto recurrent = nn::NetworkConfig::mlp(3, 2);
+  auto recurrent = nn::NetworkOptions::mlp(3, 2);
   recurrent.separate_value_torso = true;
   recurrent.lstm_size = 8;
   CHECK_THROWS_WITH_AS(Net{recurrent},
                        doctest::Contains("separate_value_torso needs the policy and value heads"),
                        Error);
   // A separate MinAtar value torso is allowed: its layers are named value_torso.*.
-  auto minatar = nn::NetworkConfig::minatar(3, 4);
+  auto minatar = nn::NetworkOptions::minatar(3, 4);
   minatar.separate_value_torso = true;
   Net two(minatar);
   CHECK(two.parameters().find("value_torso.conv.weight").shape ==
@@ -262,7 +262,7 @@ TEST_CASE("Network: a tanh MLP with a separate value torso, against a reference 
 }
 
 TEST_CASE("Network: overfits a tiny supervised batch (loss falls by orders of magnitude)") {
-  auto check_overfits = [](nn::NetworkConfig config, DType dtype, float lr, int steps_to_train) {
+  auto check_overfits = [](nn::NetworkOptions config, DType dtype, float lr, int steps_to_train) {
     config.seed = 11;
     Net net(config);
     nn::Adam<Backend> adam(net.parameters());
@@ -303,24 +303,24 @@ TEST_CASE("Network: overfits a tiny supervised batch (loss falls by orders of ma
     CAPTURE(last);
     CHECK(last < first / 100.0);
   };
-  check_overfits(nn::NetworkConfig::mlp(4, 3), DType::f32, 1e-2f, 300);
-  auto recurrent = nn::NetworkConfig::mlp(4, 3);
+  check_overfits(nn::NetworkOptions::mlp(4, 3), DType::f32, 1e-2f, 300);
+  auto recurrent = nn::NetworkOptions::mlp(4, 3);
   recurrent.lstm_size = 16;
   check_overfits(recurrent, DType::f32, 1e-2f, 300);
-  check_overfits(nn::NetworkConfig::minatar(4, 6), DType::f32, 3e-3f, 200);
-  check_overfits(nn::NetworkConfig::nature(6), DType::u8, 1e-3f, 60);
+  check_overfits(nn::NetworkOptions::minatar(4, 6), DType::f32, 3e-3f, 200);
+  check_overfits(nn::NetworkOptions::nature(6), DType::u8, 1e-3f, 60);
 }
 
 TEST_CASE("Network: bad configuration and inputs throw naming the setting") {
-  CHECK_THROWS_WITH_AS(Net(nn::NetworkConfig::mlp(4, 0)),
-                       doctest::Contains("NetworkConfig.num_actions"), Error);
-  auto bad = nn::NetworkConfig::minatar(4, 6);
+  CHECK_THROWS_WITH_AS(Net(nn::NetworkOptions::mlp(4, 0)),
+                       doctest::Contains("NetworkOptions.num_actions"), Error);
+  auto bad = nn::NetworkOptions::minatar(4, 6);
   bad.observation_shape = {4, 10, 10};
   CHECK_NOTHROW(Net{bad});  // [H, W, C] = [4, 10, 10] is a legal (odd) image
   bad.observation_shape = {10, 10};
   CHECK_THROWS_WITH_AS(
-      Net{bad}, doctest::Contains("NetworkConfig.observation_shape for the minatar torso"), Error);
-  Net net(nn::NetworkConfig::mlp(4, 2));
+      Net{bad}, doctest::Contains("NetworkOptions.observation_shape for the minatar torso"), Error);
+  Net net(nn::NetworkOptions::mlp(4, 2));
   CHECK_THROWS_WITH_AS(net.forward(Tensor::zeros({8, 4})),
                        doctest::Contains("Network: observations must be [T, B, 4]"), Error);
   net.forward(Tensor::zeros({1, 8, 4}));
@@ -332,7 +332,7 @@ TEST_CASE("Network: bad configuration and inputs throw naming the setting") {
 
 TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") {
   Rng rng(11);
-  nn::NetworkConfig c = nn::NetworkConfig::mlp(3, 4, {8});
+  nn::NetworkOptions c = nn::NetworkOptions::mlp(3, 4, {8});
   c.lstm_size = 5;
   c.policy_value_heads = false;
   c.q_head = true;
@@ -358,7 +358,7 @@ TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") 
     CHECK(q1.data<float>()[i] == doctest::Approx(q0.data<float>()[i]).epsilon(1e-5));
   check_network_gradients(net, obs, {}, 12);
 
-  nn::NetworkConfig bad = c;
+  nn::NetworkOptions bad = c;
   bad.q_head = false;
   bad.policy_value_heads = true;
   CHECK_THROWS_WITH_AS(Net{bad}, doctest::Contains("dueling needs q_head"), Error);
@@ -367,7 +367,7 @@ TEST_CASE("Network: the dueling Q head (Q = V + A - mean A) and its gradients") 
 TEST_CASE("Network: Gaussian policy heads (free or state-dependent log std) and their gradients") {
   for (const bool head : {false, true}) {
     CAPTURE(head);
-    auto config = nn::NetworkConfig::mlp(3, 0, {6}).gaussian(2);
+    auto config = nn::NetworkOptions::mlp(3, 0, {6}).gaussian(2);
     config.state_dependent_log_std = head;
     config.initial_log_std = -0.5f;
     config.lstm_size = 4;
@@ -406,16 +406,16 @@ TEST_CASE("Network: Gaussian policy heads (free or state-dependent log std) and 
     const std::string text = nn::describe(config);
     CHECK(text == std::string("mlp observation [3] box 2 lstm 4 hidden [6]") +
                       (head ? " log_std_head" : ""));
-    const nn::NetworkConfig back = nn::parse_description(text, "test");
+    const nn::NetworkOptions back = nn::parse_description(text, "test");
     CHECK(back.action_dims == 2);
     CHECK(back.num_actions == 0);
     CHECK(back.state_dependent_log_std == head);
   }
-  auto both = nn::NetworkConfig::mlp(3, 4);
+  auto both = nn::NetworkOptions::mlp(3, 4);
   both.action_dims = 2;
   CHECK_THROWS_WITH_AS(Net{both}, doctest::Contains("num_actions and action_dims are exclusive"),
                        Error);
-  auto with_q = nn::NetworkConfig::mlp(3, 0).gaussian(2);
+  auto with_q = nn::NetworkOptions::mlp(3, 0).gaussian(2);
   with_q.q_head = true;
   CHECK_THROWS_WITH_AS(Net{with_q}, doctest::Contains("no Q head"), Error);
 }

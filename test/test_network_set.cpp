@@ -55,20 +55,20 @@ double norm_of(const std::vector<double>& v) {
   return std::sqrt(sum);
 }
 
-nn::OptimizerConfig sgd() {
-  nn::OptimizerConfig o;
+nn::OptimizerOptions sgd() {
+  nn::OptimizerOptions o;
   o.kind = nn::OptimizerKind::sgd;
   return o;
 }
 
 // An actor (2 observations, 3 actions) and a critic with its Polyak target: the shape of SAC's
 // learner. `critic_optimizer` Adam or SGD.
-NetworkSetOptions actor_critic(nn::OptimizerConfig critic_optimizer = sgd(),
+NetworkSetOptions actor_critic(nn::OptimizerOptions critic_optimizer = sgd(),
                                std::uint64_t seed = 1) {
   TrainedNetworkOptions actor{
-      "actor", nn::NetworkConfig::mlp(2, 3, {8}), sgd(), {0.1, 0, 0.0}, 0.0};
+      "actor", nn::NetworkOptions::mlp(2, 3, {8}), sgd(), {0.1, 0, 0.0}, 0.0};
   TrainedNetworkOptions critic{
-      "critic", nn::NetworkConfig::mlp(2, 3, {5, 4}), critic_optimizer, {0.01, 0, 0.0}, 1e-3};
+      "critic", nn::NetworkOptions::mlp(2, 3, {5, 4}), critic_optimizer, {0.01, 0, 0.0}, 1e-3};
   actor.network.seed = seed;
   critic.network.seed = seed + 100;
   critic.network.policy_value_heads = false;
@@ -165,7 +165,7 @@ TEST_CASE("NetworkSet: a Polyak target moves by tau toward its source, as a naiv
 }
 
 TEST_CASE("NetworkSet: a copied target becomes its source every copy_period updates only") {
-  TrainedNetworkOptions online{"online", nn::NetworkConfig::mlp(2, 3, {4}), sgd()};
+  TrainedNetworkOptions online{"online", nn::NetworkOptions::mlp(2, 3, {4}), sgd()};
   NetworkSet<Backend> set({{online}, {{.name = "target", .source = "online", .copy_period = 3}}});
   nn::ParameterStore& source = set.trained(0).network.parameters();
   const std::vector<double> start = values_of(source.values());
@@ -265,7 +265,7 @@ TEST_CASE("LearnerCore with two networks: each its own learning rate and clippin
 TEST_CASE("LearnerCore with two networks: checkpoints hold every network, optimizer and target") {
   test::TempDir dir("network_set");
   const std::string path = dir / "checkpoint.safetensors";
-  nn::OptimizerConfig adam;  // optimizer state worth restoring
+  nn::OptimizerOptions adam;  // optimizer state worth restoring
   TwoNetworkLearner a(actor_critic(adam, 1));
   a.step_with(0.01f, 0.02f);
   a.step_with(-0.02f, 0.01f);
@@ -316,9 +316,9 @@ TEST_CASE("LearnerCore with two networks: checkpoints hold every network, optimi
 }
 
 TEST_CASE("LearnerCore with two networks: join_group shares all, the all-reduce gets each") {
-  TwoNetworkLearner root(actor_critic(nn::OptimizerConfig{}, 1));
+  TwoNetworkLearner root(actor_critic(nn::OptimizerOptions{}, 1));
   root.step_with(0.01f, 0.02f);
-  TwoNetworkLearner member(actor_critic(nn::OptimizerConfig{}, 5));
+  TwoNetworkLearner member(actor_critic(nn::OptimizerOptions{}, 5));
   ReplayGroup group;
   root.join_group(group);
   group.root = false;

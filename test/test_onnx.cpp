@@ -49,7 +49,8 @@ void randomise_biases(nn::Network<Backend>& network, Rng& rng) {
   network.parameters().bump_version();
 }
 
-Tensor random_observations(const nn::NetworkConfig& config, DType dtype, std::int64_t n, Rng& rng) {
+Tensor random_observations(const nn::NetworkOptions& config, DType dtype, std::int64_t n,
+                           Rng& rng) {
   Tensor t = Tensor::empty(config.observation_shape.prepend({n}), dtype);
   const auto count = static_cast<std::size_t>(t.numel());
   if (dtype == DType::f32) {
@@ -85,7 +86,7 @@ constexpr double kTolerance = 1e-4;
 // observations (and, for an LSTM, the same random initial state, then each side's own state)
 // and checks every output. With `moments`, the model normalises the observations itself and
 // seedrl's network sees them normalised by RunningMoments::normalize.
-void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType dtype,
+void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkOptions config, DType dtype,
                                std::int64_t batch, int steps,
                                const math::RunningMoments* moments = nullptr, float clip = 10.0f) {
   config.seed = 5;
@@ -169,12 +170,12 @@ void check_against_onnxruntime(OnnxRuntime& ort, nn::NetworkConfig config, DType
   }
 }
 
-nn::NetworkConfig with_lstm(nn::NetworkConfig c, std::int64_t size) {
+nn::NetworkOptions with_lstm(nn::NetworkOptions c, std::int64_t size) {
   c.lstm_size = size;
   return c;
 }
 
-nn::NetworkConfig dueling_q(nn::NetworkConfig c) {
+nn::NetworkOptions dueling_q(nn::NetworkOptions c) {
   c.policy_value_heads = false;
   c.q_head = true;
   c.dueling = true;
@@ -201,23 +202,23 @@ TEST_CASE("protobuf writer: the encodings protobuf's documentation gives") {
 TEST_CASE("ONNX export: MLP networks match seedrl's forward pass in ONNX Runtime") {
   OnnxRuntime* ort = runtime_or_skip();
   if (ort == nullptr) return;
-  const nn::NetworkConfig mlp = nn::NetworkConfig::mlp(4, 2);
+  const nn::NetworkOptions mlp = nn::NetworkOptions::mlp(4, 2);
   SUBCASE("policy and value (CartPole)") {
     check_against_onnxruntime(*ort, mlp, DType::f32, 5, 1);
   }
   SUBCASE("three hidden layers, batch 1") {
-    check_against_onnxruntime(*ort, nn::NetworkConfig::mlp(50, 3, {32, 16, 8}), DType::f32, 1, 1);
+    check_against_onnxruntime(*ort, nn::NetworkOptions::mlp(50, 3, {32, 16, 8}), DType::f32, 1, 1);
   }
   SUBCASE("LSTM core, state fed back over 4 steps") {
     check_against_onnxruntime(*ort, with_lstm(mlp, 16), DType::f32, 3, 4);
   }
   SUBCASE("a plain Q head beside the policy and value heads") {
-    nn::NetworkConfig c = mlp;
+    nn::NetworkOptions c = mlp;
     c.q_head = true;
     check_against_onnxruntime(*ort, c, DType::f32, 4, 1);
   }
   SUBCASE("policy, value and a dueling Q head") {
-    nn::NetworkConfig c = mlp;
+    nn::NetworkOptions c = mlp;
     c.q_head = true;
     c.dueling = true;
     check_against_onnxruntime(*ort, c, DType::f32, 4, 1);
@@ -227,24 +228,24 @@ TEST_CASE("ONNX export: MLP networks match seedrl's forward pass in ONNX Runtime
 TEST_CASE("ONNX export: Gaussian policy heads match seedrl's forward pass in ONNX Runtime") {
   OnnxRuntime* ort = runtime_or_skip();
   if (ort == nullptr) return;
-  nn::NetworkConfig pendulum = nn::NetworkConfig::mlp(3, 0).gaussian(1);
+  nn::NetworkOptions pendulum = nn::NetworkOptions::mlp(3, 0).gaussian(1);
   pendulum.initial_log_std = -0.7f;
   SUBCASE("free log std (PPO's head), Pendulum-sized") {
     check_against_onnxruntime(*ort, pendulum, DType::f32, 5, 1);
   }
   SUBCASE("log std head, 6 dimensions, LSTM core over 3 steps") {
-    nn::NetworkConfig c = with_lstm(nn::NetworkConfig::mlp(17, 0).gaussian(6), 8);
+    nn::NetworkOptions c = with_lstm(nn::NetworkOptions::mlp(17, 0).gaussian(6), 8);
     c.state_dependent_log_std = true;
     check_against_onnxruntime(*ort, c, DType::f32, 3, 3);
   }
   SUBCASE("tanh MLPs with a separate value torso (the MuJoCo PPO network)") {
-    nn::NetworkConfig c = nn::NetworkConfig::mlp(11, 0).gaussian(3);
+    nn::NetworkOptions c = nn::NetworkOptions::mlp(11, 0).gaussian(3);
     c.mlp_activation = nn::Activation::tanh;
     c.separate_value_torso = true;
     check_against_onnxruntime(*ort, c, DType::f32, 6, 1);
   }
   SUBCASE("observation normalisation in the graph (a PPO run's statistics), some clipped") {
-    nn::NetworkConfig c = nn::NetworkConfig::mlp(11, 0).gaussian(3);
+    nn::NetworkOptions c = nn::NetworkOptions::mlp(11, 0).gaussian(3);
     c.mlp_activation = nn::Activation::tanh;
     c.separate_value_torso = true;
     math::RunningMoments moments(11);
@@ -260,15 +261,15 @@ TEST_CASE("ONNX export: Gaussian policy heads match seedrl's forward pass in ONN
 TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Runtime") {
   OnnxRuntime* ort = runtime_or_skip();
   if (ort == nullptr) return;
-  const nn::NetworkConfig minatar = nn::NetworkConfig::minatar(4, 6);
+  const nn::NetworkOptions minatar = nn::NetworkOptions::minatar(4, 6);
   SUBCASE("policy and value, u8 observations") {
     check_against_onnxruntime(*ort, minatar, DType::u8, 6, 1);
   }
   SUBCASE("policy and value, f32 observations") {
-    check_against_onnxruntime(*ort, nn::NetworkConfig::minatar(7, 3), DType::f32, 2, 1);
+    check_against_onnxruntime(*ort, nn::NetworkOptions::minatar(7, 3), DType::f32, 2, 1);
   }
   SUBCASE("a separate value torso") {
-    nn::NetworkConfig c = nn::NetworkConfig::minatar(4, 5);
+    nn::NetworkOptions c = nn::NetworkOptions::minatar(4, 5);
     c.separate_value_torso = true;
     check_against_onnxruntime(*ort, c, DType::u8, 3, 1);
   }
@@ -276,7 +277,7 @@ TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Run
     check_against_onnxruntime(*ort, dueling_q(with_lstm(minatar, 64)), DType::u8, 4, 5);
   }
   SUBCASE("a plain Q head") {
-    nn::NetworkConfig c = minatar;
+    nn::NetworkOptions c = minatar;
     c.policy_value_heads = false;
     c.q_head = true;
     check_against_onnxruntime(*ort, c, DType::u8, 3, 1);
@@ -286,7 +287,7 @@ TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Run
 TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime") {
   OnnxRuntime* ort = runtime_or_skip();
   if (ort == nullptr) return;
-  const nn::NetworkConfig nature = nn::NetworkConfig::nature(6);
+  const nn::NetworkOptions nature = nn::NetworkOptions::nature(6);
   SUBCASE("policy and value on u8 84x84 frames") {
     check_against_onnxruntime(*ort, nature, DType::u8, 3, 1);
   }
@@ -294,14 +295,14 @@ TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime"
     check_against_onnxruntime(*ort, dueling_q(with_lstm(nature, 32)), DType::u8, 2, 3);
   }
   SUBCASE("a non-square 3-frame input") {
-    nn::NetworkConfig c = nature;
+    nn::NetworkOptions c = nature;
     c.observation_shape = {3, 60, 44};
     check_against_onnxruntime(*ort, c, DType::u8, 2, 1);
   }
 }
 
 TEST_CASE("ONNX export: the file, its metadata and clear errors") {
-  nn::NetworkConfig config = nn::NetworkConfig::mlp(4, 2);
+  nn::NetworkOptions config = nn::NetworkOptions::mlp(4, 2);
   nn::Network<Backend> network(config);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / "seedrl_test_onnx_file";
@@ -318,11 +319,11 @@ TEST_CASE("ONNX export: the file, its metadata and clear errors") {
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
 
   // A store of another architecture: the missing or mis-shaped parameter is named.
-  const nn::Network<Backend> wider(nn::NetworkConfig::mlp(4, 2, {32, 64}));
+  const nn::Network<Backend> wider(nn::NetworkOptions::mlp(4, 2, {32, 64}));
   CHECK_THROWS_WITH_AS(io::encode_onnx(config, wider.parameters()),
                        doctest::Contains("parameter 'torso.fc1.weight' is [32, 4]"), Error);
   CHECK_THROWS_WITH_AS(
-      io::encode_onnx(with_lstm(nn::NetworkConfig::mlp(4, 2), 8), network.parameters()),
+      io::encode_onnx(with_lstm(nn::NetworkOptions::mlp(4, 2), 8), network.parameters()),
       doctest::Contains("needs parameter 'core.weight_ih'"), Error);
   io::OnnxExportOptions u8;
   u8.observation_dtype = DType::u8;
@@ -331,8 +332,8 @@ TEST_CASE("ONNX export: the file, its metadata and clear errors") {
   io::OnnxExportOptions i32;
   i32.observation_dtype = DType::i32;
   CHECK_THROWS_WITH_AS(
-      io::encode_onnx(nn::NetworkConfig::minatar(4, 3),
-                      nn::Network<Backend>(nn::NetworkConfig::minatar(4, 3)).parameters(), i32),
+      io::encode_onnx(nn::NetworkOptions::minatar(4, 3),
+                      nn::Network<Backend>(nn::NetworkOptions::minatar(4, 3)).parameters(), i32),
       doctest::Contains("i32 are not supported"), Error);
   // An unwritable path: the error names it, and the file already there is untouched.
   CHECK_THROWS_WITH_AS(io::export_onnx(network, (dir / "missing" / "x.onnx").string()),

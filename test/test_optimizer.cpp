@@ -107,7 +107,7 @@ TEST_CASE("SGD: plain and with momentum") {
 
 TEST_CASE("make_optimizer builds the named kind; step bumps the store version") {
   Fixture f(0.0f, 0.0f);
-  nn::OptimizerConfig config;
+  nn::OptimizerOptions config;
   for (auto [kind, name] : {std::pair{nn::OptimizerKind::adam, "adam"},
                             std::pair{nn::OptimizerKind::rmsprop, "rmsprop"},
                             std::pair{nn::OptimizerKind::sgd, "sgd"}}) {
@@ -143,7 +143,7 @@ TEST_CASE("An update split into ranges (the learner's workers) gives the same bi
     nn::ParameterStore whole_store, split_store;
     make_store(whole_store);
     make_store(split_store);
-    nn::OptimizerConfig config;
+    nn::OptimizerOptions config;
     config.kind = kind;
     config.sgd.momentum = 0.9f;
     auto whole = nn::make_optimizer<Backend>(whole_store, config);

@@ -59,7 +59,7 @@ struct VTraceCheckpoint {
   UnrollQueue queue{1};
   std::unique_ptr<Learner<VTraceAgent, Backend>> learner;
   explicit VTraceCheckpoint(const std::string& path) {
-    options.network = nn::NetworkConfig::mlp(3, 4, {16, 8});
+    options.network = nn::NetworkOptions::mlp(3, 4, {16, 8});
     options.network.seed = 11;
     options.batch_size = 2;
     agent = std::make_unique<VTraceAgent>(options);
@@ -73,7 +73,7 @@ struct VTraceCheckpoint {
 
 R2D2AgentOptions recurrent_options() {
   R2D2AgentOptions o;
-  o.network = nn::NetworkConfig::minatar(2, 5);
+  o.network = nn::NetworkOptions::minatar(2, 5);
   o.network.lstm_size = 6;
   o.network.q_head = true;
   o.network.policy_value_heads = false;
@@ -178,7 +178,7 @@ TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its ev
   LocalTrainerOptions run = test::example_run_options(frames, dir.path.string());
   run.evaluation_actors = 1;
   const TrainingResult trained = train_locally<VTraceAgent, Backend>(
-      VTraceAgent(test::example_vtrace_options(nn::NetworkConfig::mlp(50, 3), frames)),
+      VTraceAgent(test::example_vtrace_options(nn::NetworkOptions::mlp(50, 3), frames)),
       test::make_catch, run);
   REQUIRE(trained.evaluation_mean_return.has_value());
 
@@ -219,8 +219,8 @@ TEST_CASE("Policy: acting modes and streams") {
   SUBCASE("epsilon 1 acts uniformly, epsilon 0 greedily") {
     Policy<> greedy(path);
     const std::int32_t best = greedy.act(obs)[0];
-    Policy<> never(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 0.0}, .seed = 1});
-    Policy<> always(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 1.0}, .seed = 1});
+    Policy<> never(path, {.acting = ActingOptions{ActionMode::epsilon_greedy, 0.0}, .seed = 1});
+    Policy<> always(path, {.acting = ActingOptions{ActionMode::epsilon_greedy, 1.0}, .seed = 1});
     std::array<int, 4> counts{};
     for (int i = 0; i < 4000; ++i) {
       CHECK(never.act(obs)[0] == best);
@@ -229,7 +229,7 @@ TEST_CASE("Policy: acting modes and streams") {
     for (int c : counts) CHECK(std::abs(c - 1000) < 150);
   }
   SUBCASE("sample draws from softmax(logits)") {
-    Policy<> sampler(path, {.acting = ActingSettings{ActionMode::sample}, .seed = 7});
+    Policy<> sampler(path, {.acting = ActingOptions{ActionMode::sample}, .seed = 7});
     std::array<int, 4> counts{};
     constexpr int kDraws = 20000;
     for (int i = 0; i < kDraws; ++i) ++counts[static_cast<std::size_t>(sampler.act(obs)[0])];
@@ -283,7 +283,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
 
   // A checkpoint without the network's name (e.g. written by io::save_checkpoint directly).
   const std::string unnamed = dir.file("unnamed.safetensors");
-  nn::Network<Backend> net(nn::NetworkConfig::mlp(3, 2, {4}));
+  nn::Network<Backend> net(nn::NetworkOptions::mlp(3, 2, {4}));
   io::save_checkpoint(unnamed, net.parameters(), nullptr, {});
   CHECK_THROWS_WITH_AS(Policy<>{unnamed}, doctest::Contains("does not name its network"), Error);
 
@@ -300,7 +300,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
                        Error);
 
   // A Gaussian policy over a box without recorded bounds, or with bounds of another size.
-  const nn::Network<Backend> gaussian(nn::NetworkConfig::mlp(3, 0).gaussian(2));
+  const nn::Network<Backend> gaussian(nn::NetworkOptions::mlp(3, 0).gaussian(2));
   const std::string box = dir.file("box.safetensors");
   io::save_checkpoint(box, gaussian.parameters(), nullptr, {},
                       {{"network", nn::describe(gaussian.config())}});
@@ -327,7 +327,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   // Sampling needs a policy head; an unreadable acting record is named.
   const std::string r2d2 = dir.file("r2d2.safetensors");
   save_r2d2(recurrent_options(), r2d2);
-  CHECK_THROWS_WITH_AS(Policy<>(r2d2, {.acting = ActingSettings{ActionMode::sample}}),
+  CHECK_THROWS_WITH_AS(Policy<>(r2d2, {.acting = ActingOptions{ActionMode::sample}}),
                        doctest::Contains("needs a policy head"), Error);
   const std::string bad_acting = dir.file("bad_acting.safetensors");
   io::save_checkpoint(bad_acting, net.parameters(), nullptr, {},
@@ -339,7 +339,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
 TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on normalised input") {
   TempDir dir("box_actions");
   const std::string path = dir.file("checkpoint.safetensors");
-  auto config = nn::NetworkConfig::mlp(3, 0, {8}).gaussian(2);
+  auto config = nn::NetworkOptions::mlp(3, 0, {8}).gaussian(2);
   config.mlp_activation = nn::Activation::tanh;
   config.separate_value_torso = true;
   config.initial_log_std = -0.5f;
@@ -400,7 +400,7 @@ TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on 
   CHECK(clipped < n * 2);
 
   // Sampling: draws around the mean with the recorded std, inside the bounds.
-  Policy<> sampler(path, {.acting = ActingSettings{ActionMode::sample}, .seed = 3});
+  Policy<> sampler(path, {.acting = ActingOptions{ActionMode::sample}, .seed = 3});
   double spread = 0.0;
   for (int k = 0; k < 200; ++k) {
     sampler.act(obs, std::span<float>(actions));
@@ -422,7 +422,7 @@ TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on 
   std::vector<float> short_buffer(3);
   CHECK_THROWS_WITH_AS(policy.act(obs, std::span<float>(short_buffer)),
                        doctest::Contains("need room for 12 action values, got 3"), Error);
-  CHECK_THROWS_WITH_AS(Policy<>(path, {.acting = ActingSettings{ActionMode::epsilon_greedy, 0.1}}),
+  CHECK_THROWS_WITH_AS(Policy<>(path, {.acting = ActingOptions{ActionMode::epsilon_greedy, 0.1}}),
                        doctest::Contains("'epsilon_greedy' picks among discrete actions"), Error);
 }
 
@@ -460,13 +460,13 @@ TEST_CASE("ActionSpec: exact text both ways, and bad text named") {
 }
 
 TEST_CASE("parse_description reads back what describe writes, and names what it cannot read") {
-  std::vector<nn::NetworkConfig> configs = {
-      nn::NetworkConfig::mlp(4, 2, {64, 64}), nn::NetworkConfig::mlp(7, 3, {}),
-      nn::NetworkConfig::minatar(4, 6), nn::NetworkConfig::nature(18)};
+  std::vector<nn::NetworkOptions> configs = {
+      nn::NetworkOptions::mlp(4, 2, {64, 64}), nn::NetworkOptions::mlp(7, 3, {}),
+      nn::NetworkOptions::minatar(4, 6), nn::NetworkOptions::nature(18)};
   configs[2].lstm_size = 64;
   configs.push_back(recurrent_options().network);
-  for (const nn::NetworkConfig& c : configs) {
-    const nn::NetworkConfig back = nn::parse_description(nn::describe(c), "test");
+  for (const nn::NetworkOptions& c : configs) {
+    const nn::NetworkOptions back = nn::parse_description(nn::describe(c), "test");
     CHECK(nn::describe(back) == nn::describe(c));
     CHECK(back.torso == c.torso);
     CHECK(back.observation_shape == c.observation_shape);
@@ -483,18 +483,17 @@ TEST_CASE("parse_description reads back what describe writes, and names what it 
   }
 }
 
-TEST_CASE("ActingSettings: text form both ways, and bad text named") {
-  for (const ActingSettings& s :
-       {ActingSettings{ActionMode::greedy}, ActingSettings{ActionMode::sample},
-        ActingSettings{ActionMode::epsilon_greedy, 0.001}}) {
-    const ActingSettings back = ActingSettings::parse(s.to_text(), "test");
+TEST_CASE("ActingOptions: text form both ways, and bad text named") {
+  for (const ActingOptions& s :
+       {ActingOptions{ActionMode::greedy}, ActingOptions{ActionMode::sample},
+        ActingOptions{ActionMode::epsilon_greedy, 0.001}}) {
+    const ActingOptions back = ActingOptions::parse(s.to_text(), "test");
     CHECK(back.mode == s.mode);
     CHECK(back.epsilon == doctest::Approx(s.epsilon));
   }
   for (const char* bad : {"", "greedy 0.1", "epsilon_greedy", "epsilon_greedy -1", "softmax"})
-    CHECK_THROWS_WITH_AS(ActingSettings::parse(bad, "src"), doctest::Contains("src: acting"),
-                         Error);
-  CHECK_THROWS_AS((ActingSettings{ActionMode::epsilon_greedy, 1.5}.validate()), Error);
+    CHECK_THROWS_WITH_AS(ActingOptions::parse(bad, "src"), doctest::Contains("src: acting"), Error);
+  CHECK_THROWS_AS((ActingOptions{ActionMode::epsilon_greedy, 1.5}.validate()), Error);
 }
 
 }  // namespace test_policy

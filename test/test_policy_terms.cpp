@@ -75,17 +75,17 @@ TEST_CASE("policy_terms_backward: the gradients of log-prob and entropy match fi
 TEST_CASE("behaviour_log_probs: the recorded logits give log softmax of the action taken") {
   UnrollBatch batch;
   batch.flags = Tensor::zeros({3, 2}, DType::u8);
-  batch.logits = Tensor::empty({3, 2, 3});
+  batch.behaviour = Tensor::empty({3, 2, 3});
   batch.actions = Tensor::empty({3, 2}, DType::i32);
   Rng rng(2);
   for (std::int64_t i = 0; i < 18; ++i)
-    batch.logits.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
+    batch.behaviour.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
   for (std::int64_t i = 0; i < 6; ++i)
     batch.actions.data<std::int32_t>()[i] = static_cast<std::int32_t>(i % 3);
   const Eigen::ArrayXf lp = behaviour_log_probs(batch, 2);
   REQUIRE(lp.size() == 4);  // the first two steps of two columns
   for (int row = 0; row < 4; ++row) {
-    const float* l = batch.logits.data<float>() + row * 3;
+    const float* l = batch.behaviour.data<float>() + row * 3;
     double z = 0.0;
     for (int j = 0; j < 3; ++j) z += std::exp(static_cast<double>(l[j]));
     CHECK(lp(row) == doctest::Approx(l[row % 3] - std::log(z)).epsilon(1e-5));

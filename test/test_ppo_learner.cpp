@@ -26,7 +26,7 @@ constexpr std::uint8_t F = step_flags::kFirst, T = step_flags::kTerminated,
 
 PpoAgentOptions box_options(std::int64_t dims = 2) {
   PpoAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(3, 0, {16}).gaussian(dims);
+  o.network = nn::NetworkOptions::mlp(3, 0, {16}).gaussian(dims);
   o.network.seed = 4;
   o.batch_size = 2;
   o.epochs = 3;
@@ -58,7 +58,7 @@ std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int 
       s.action = static_cast<std::int32_t>(
           rng.below(static_cast<std::uint64_t>(std::max<std::int32_t>(spec.num_actions, 1))));
       s.box_action = action.data();
-      s.logits = behaviour.data();
+      s.behaviour = behaviour.data();
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));
     }
   }
@@ -70,7 +70,7 @@ UnrollSpec box_spec(std::int64_t length, std::int64_t dims = 2) {
   s.observation = {{3}, DType::f32};
   s.action_dims = dims;
   s.length = length;
-  s.store_logits = true;
+  s.store_behaviour = true;
   return s;
 }
 
@@ -126,8 +126,8 @@ TEST_CASE("ppo_targets: GAE over transitions, nothing across a boundary, behavio
       // The Gaussian's log density of the stored action under the stored mean and log std.
       double log_prob = 0.0;
       for (int d = 0; d < 2; ++d) {
-        const double mean = batch.logits[t][col].data<float>()[d];
-        const double log_std = batch.logits[t][col].data<float>()[2 + d];
+        const double mean = batch.behaviour[t][col].data<float>()[d];
+        const double log_std = batch.behaviour[t][col].data<float>()[2 + d];
         const double x = batch.actions[t][col].data<float>()[d];
         const double z = (x - mean) / std::exp(log_std);
         log_prob += -0.5 * z * z - log_std - 0.5 * std::log(2.0 * M_PI);
@@ -204,8 +204,8 @@ TEST_CASE("Learner<PpoAgent>: decoupled PPO clips around the learner's policy, w
           };
           log_ratio +=
               log_density(out.mean.data<float>()[t * 2 + d], out.log_std.data<float>()[t * 2 + d]) -
-              log_density(u->logits.data<float>()[t * 4 + d],
-                          u->logits.data<float>()[t * 4 + 2 + d]);
+              log_density(u->behaviour.data<float>()[t * 4 + d],
+                          u->behaviour.data<float>()[t * 4 + 2 + d]);
         }
         weight_sum += std::min(std::exp(log_ratio), 1.5);
         capped += std::exp(log_ratio) > 1.5 ? 1 : 0;
@@ -248,6 +248,21 @@ TEST_CASE("Learner<PpoAgent>: the agent's options are checked by name") {
   o.max_behaviour_weight = 0.0f;
   CHECK_THROWS_WITH_AS(PpoAgent{o}, doctest::Contains("PpoAgentOptions.max_behaviour_weight"),
                        Error);
+  // A nested struct's setting is named by its path from the agent's options.
+  o = box_options();
+  o.loss.clip = 1.5f;
+  CHECK_THROWS_WITH_AS(PpoAgent{o},
+                       doctest::Contains("PpoAgentOptions.loss.clip must be in (0, 1)"), Error);
+  o = box_options();
+  o.learning_rate.decay_steps = -1;
+  CHECK_THROWS_WITH_AS(PpoAgent{o},
+                       doctest::Contains("PpoAgentOptions.learning_rate.decay_steps must be >= 0"),
+                       Error);
+  o = box_options();
+  o.network.mlp_hidden = {64, 0};
+  CHECK_THROWS_WITH_AS(
+      PpoAgent{o}, doctest::Contains("PpoAgentOptions.network.mlp_hidden sizes must be positive"),
+      Error);
 }
 
 namespace {
@@ -266,7 +281,7 @@ LocalTrainerOptions pendulum_run(std::int64_t frames, std::string logdir = {}) {
 
 PpoAgent pendulum_agent(std::int64_t frames) {
   PpoAgentOptions o;  // the defaults of examples/pendulum_ppo
-  o.network = nn::NetworkConfig::mlp(3, 0).gaussian(1);
+  o.network = nn::NetworkOptions::mlp(3, 0).gaussian(1);
   o.network.seed = 1;
   o.discount = 0.9f;
   o.learning_rate = {1e-3, frames / 2048 * 320, 0.0};

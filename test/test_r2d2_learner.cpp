@@ -192,14 +192,14 @@ TEST_CASE("R2D2 learner: actor priorities are the n-step computation on the reco
   o.actor_priorities = true;
   const R2D2Agent agent(o);
   const UnrollSpec spec = spec_for(agent, 2, 7);
-  REQUIRE(spec.store_logits);  // the sequences record the acting Q-values
+  REQUIRE(spec.store_behaviour);  // the sequences record the acting Q-values
   UnrollQueue queue(8);
   R2D2Learner learner(agent, spec, queue);
   Sequences sequences = random_sequences(spec, 12, 23);
   std::vector<double> expected;
   for (const auto& u : sequences) {
     // The recorded Q serves as both networks' Q: no network of the learner's is involved.
-    const Eigen::ArrayXXf q = u->logits.reshape({spec.length, kActions}).matrix<float>().array();
+    const Eigen::ArrayXXf q = u->behaviour.reshape({spec.length, kActions}).matrix<float>().array();
     expected.push_back(brute_force_priority(q, q, *u, o, 2));
   }
   const std::vector<float> before = values_of(learner.network().parameters());

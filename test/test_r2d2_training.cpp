@@ -23,7 +23,7 @@ using Backend = cpu::Backend;
 
 namespace {
 
-R2D2AgentOptions agent_options(nn::NetworkConfig network, std::int64_t slots) {
+R2D2AgentOptions agent_options(nn::NetworkOptions network, std::int64_t slots) {
   R2D2AgentOptions o;
   o.network = std::move(network);
   o.network.lstm_size = 32;
@@ -65,7 +65,7 @@ TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
   std::filesystem::remove_all(dir);
   run.logdir = dir.string();
   run.run_info = {{"environment", "catch"}};
-  const R2D2Agent agent(agent_options(nn::NetworkConfig::mlp(50, 3, {64}), 32));
+  const R2D2Agent agent(agent_options(nn::NetworkOptions::mlp(50, 3, {64}), 32));
   const TrainingResult result = train_locally<R2D2Agent, Backend>(
       agent,
       [](std::int32_t a, std::int32_t e) {
@@ -87,7 +87,7 @@ TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
   const std::int64_t frames = 200000;
   LocalTrainerOptions run = run_options(frames, 10, 2);
   run.learner_workers = 2;  // micro-batches of 8 sequences
-  R2D2AgentOptions o = agent_options(nn::NetworkConfig::mlp(50, 3, {64}), 32);
+  R2D2AgentOptions o = agent_options(nn::NetworkOptions::mlp(50, 3, {64}), 32);
   o.actor_priorities = true;
   const TrainingResult result = train_locally<R2D2Agent, Backend>(
       R2D2Agent(o),
@@ -108,7 +108,7 @@ TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
   const std::int64_t frames = 300000;
   LocalTrainerOptions run = run_options(frames, 20, 10);
   run.envs_per_actor = 16;
-  R2D2AgentOptions o = agent_options(nn::NetworkConfig::minatar(4, 6), 64);
+  R2D2AgentOptions o = agent_options(nn::NetworkOptions::minatar(4, 6), 64);
   o.network.lstm_size = 64;
   o.n_step = 5;
   o.target_update_period = 250;

@@ -36,7 +36,7 @@ namespace {
 // many draws fall outside the bounds and are clipped; batches of up to 8 environments.
 PpoAgent pendulum_agent() {
   PpoAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(3, 0, {8}).gaussian(1);
+  o.network = nn::NetworkOptions::mlp(3, 0, {8}).gaussian(1);
   o.network.initial_log_std = 1.0f;
   o.network.seed = 11;
   o.batch_size = 2;

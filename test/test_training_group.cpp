@@ -168,7 +168,7 @@ auto run_members(int size, Member member) {
 // A member's CartPole run: examples/cartpole_vtrace's settings at half the actors, environments
 // seeded by rank.
 TrainingResult train_member(ThreadGroup& group, std::int64_t frames, std::string logdir = {}) {
-  const VTraceAgent agent(test::example_vtrace_options(nn::NetworkConfig::mlp(4, 2), frames / 2));
+  const VTraceAgent agent(test::example_vtrace_options(nn::NetworkOptions::mlp(4, 2), frames / 2));
   LocalTrainerOptions run = test::example_run_options(frames, std::move(logdir));
   run.num_actors = 2;
   run.group = &group;
@@ -253,7 +253,7 @@ TEST_CASE("join_group: the root's parameters, optimizer state, step count and ta
   // R2D2, for its target network; rank 0 has taken two steps, rank 1 none and other parameters.
   auto make = [](std::uint64_t seed) {
     R2D2AgentOptions o;
-    o.network = nn::NetworkConfig::mlp(2, 3, {8});
+    o.network = nn::NetworkOptions::mlp(2, 3, {8});
     o.network.q_head = true;
     o.network.seed = seed;
     o.batch_size = 2;

@@ -28,7 +28,7 @@ using Backend = cpu::Backend;
 namespace {
 
 VTraceAgent catch_agent(std::int64_t frames) {
-  return VTraceAgent(test::example_vtrace_options(nn::NetworkConfig::mlp(50, 3), frames));
+  return VTraceAgent(test::example_vtrace_options(nn::NetworkOptions::mlp(50, 3), frames));
 }
 
 std::filesystem::path fresh_directory(const char* name) {

@@ -20,7 +20,7 @@ UnrollSpec spec(std::int64_t length, std::int64_t overlap, std::int64_t state_si
   s.num_actions = 3;
   s.length = length;
   s.overlap = overlap;
-  s.store_logits = true;
+  s.store_behaviour = true;
   s.state_size = state_size;
   return s;
 }
@@ -41,7 +41,7 @@ struct Stepper {
     s.reward = static_cast<float>(k) / 10.0f;
     s.flags = flags;
     s.action = k % 3;
-    s.logits = logits;
+    s.behaviour = logits;
     s.policy_version = k;
     s.state_h = h;
     s.state_c = c;
@@ -76,7 +76,7 @@ TEST_CASE("UnrollStore: T+1 steps per unroll, consecutive unrolls share one step
       CHECK(obs_at(u, t) == static_cast<float>(k));
       CHECK(u.rewards.data<float>()[t] == doctest::Approx(k / 10.0));
       CHECK(u.actions.data<std::int32_t>()[t] == k % 3);
-      CHECK(u.logits[t].data<float>()[2] == static_cast<float>(k));
+      CHECK(u.behaviour[t].data<float>()[2] == static_cast<float>(k));
       CHECK(u.policy_versions.data<std::int32_t>()[t] == k);
     }
     // The recurrent state before the unroll's first step.
@@ -144,7 +144,7 @@ TEST_CASE("UnrollBatch: stacks unrolls time-major") {
       CHECK(batch.observations[t][b].data<float>()[0] == static_cast<float>(10 * b + t));
       CHECK(batch.rewards.data<float>()[t * 3 + b] == doctest::Approx((10 * b + t) / 10.0));
       CHECK(batch.actions.data<std::int32_t>()[t * 3 + b] == (10 * b + t) % 3);
-      CHECK(batch.logits[t][b].data<float>()[1] == static_cast<float>(10 * b + t));
+      CHECK(batch.behaviour[t][b].data<float>()[1] == static_cast<float>(10 * b + t));
     }
   CHECK(batch.flags.data<std::uint8_t>()[0 * 3 + 2] == step_flags::kFirst);
   CHECK(batch.initial_state.h[2].data<float>()[0] == 120.0f);
@@ -166,7 +166,7 @@ TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the b
       action[1] = -action[0];
       for (int j = 0; j < 4; ++j) behaviour[j] = static_cast<float>(100 * slot + 10 * k + j);
       step.box_action = action;
-      step.logits = behaviour;
+      step.behaviour = behaviour;
       if (auto u = store.append(slot, step)) done.push_back(std::move(u));
     }
   }
@@ -174,11 +174,11 @@ TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the b
   const Unroll& second = *done[2];  // slot 0, steps 2, 3, 4
   CHECK(second.actions.shape() == Shape{3, 2});
   CHECK(second.actions.dtype() == DType::f32);
-  CHECK(second.logits.shape() == Shape{3, 4});
+  CHECK(second.behaviour.shape() == Shape{3, 4});
   for (int t = 0; t < 3; ++t) {
     CHECK(second.actions[t].data<float>()[0] == static_cast<float>(2 + t) + 0.25f);
     CHECK(second.actions[t].data<float>()[1] == -(static_cast<float>(2 + t) + 0.25f));
-    CHECK(second.logits[t].data<float>()[3] == static_cast<float>(10 * (2 + t) + 3));
+    CHECK(second.behaviour[t].data<float>()[3] == static_cast<float>(10 * (2 + t) + 3));
   }
   CHECK(matches(second, box));
   CHECK_FALSE(matches(second, spec(3, 1)));
@@ -187,7 +187,7 @@ TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the b
   CHECK(batch.actions.shape() == Shape{3, 2, 2});
   for (int t = 0; t < 3; ++t) {
     CHECK(batch.actions[t][1].data<float>()[0] == static_cast<float>(10 + 2 + t) + 0.25f);
-    CHECK(batch.logits[t][1].data<float>()[0] == static_cast<float>(100 + 10 * (2 + t)));
+    CHECK(batch.behaviour[t][1].data<float>()[0] == static_cast<float>(100 + 10 * (2 + t)));
   }
   UnrollStep missing = s.make(0, 0, step_flags::kFirst);
   CHECK_THROWS_WITH_AS(store.append(0, missing), doctest::Contains("box actions"), Error);
@@ -212,7 +212,7 @@ TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named
   CHECK(r.remaining() == 0);
   CHECK(matches(back, store.spec()));
   CHECK(obs_at(back, 2) == 2.0f);
-  CHECK(back.logits[1].data<float>()[2] == 1.0f);
+  CHECK(back.behaviour[1].data<float>()[2] == 1.0f);
   CHECK(back.initial_state.c.data<float>()[0] == 200.0f);
 
   // Every truncation is an error naming the source, never a crash.
@@ -263,7 +263,7 @@ TEST_CASE("UnrollStore with a pool: given-back unrolls are refilled in place, wh
       CHECK(u.rewards.data<float>()[t] == doctest::Approx(step / 10.0));
       CHECK(u.flags.data<std::uint8_t>()[t] == 0);
       CHECK(u.actions.data<std::int32_t>()[t] == step % 3);
-      CHECK(u.logits[t].data<float>()[1] == static_cast<float>(step));
+      CHECK(u.behaviour[t].data<float>()[1] == static_cast<float>(step));
       CHECK(u.policy_versions.data<std::int32_t>()[t] == step);
     }
     CHECK(u.initial_state.h.data<float>()[1] == static_cast<float>(100 + first));
@@ -292,11 +292,11 @@ TEST_CASE("UnrollPool: an unroll still viewed, or of another spec, is never refi
   CHECK(pool.take(sp).get() != other);
 
   UnrollSpec no_logits = sp;
-  no_logits.store_logits = false;
+  no_logits.store_behaviour = false;
   back.push_back(Unroll::allocate(sp));
   pool.give(back);
   const std::unique_ptr<Unroll> u = pool.take(no_logits);
-  CHECK_FALSE(u->logits.defined());  // a fresh one: the given-back unroll has logits
+  CHECK_FALSE(u->behaviour.defined());  // a fresh one: the given-back unroll has logits
   CHECK(u->reusable_for(no_logits));
   CHECK_FALSE(u->reusable_for(sp));
 

@@ -174,7 +174,7 @@ TEST_CASE(
 
 TEST_CASE("Learner<VTraceAgent>: box actions train a Gaussian policy from the recorded behaviour") {
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 0, {8}).gaussian(2);
+  o.network = nn::NetworkOptions::mlp(2, 0, {8}).gaussian(2);
   o.network.seed = 2;
   o.batch_size = 3;
   o.loss.entropy_cost = 0.01f;
@@ -209,7 +209,7 @@ TEST_CASE("Learner<VTraceAgent>: box actions train a Gaussian policy from the re
       step.reward = action[0] > 0.0f ? 1.0f : 0.0f;  // reward the first dimension's sign
       step.flags = t == 0 ? F : 0;
       step.box_action = action;
-      step.logits = behaviour;
+      step.behaviour = behaviour;
       if (auto u = store.append(slot, step)) unrolls.push_back(std::move(u));
     }
   }
@@ -229,7 +229,7 @@ TEST_CASE("Learner<VTraceAgent>: box actions train a Gaussian policy from the re
 TEST_CASE("train_locally: V-trace learns Pendulum with a Gaussian policy") {
   const std::int64_t frames = 300'000;
   VTraceAgentOptions o;  // examples/pendulum_ppo --agent vtrace
-  o.network = nn::NetworkConfig::mlp(3, 0).gaussian(1);
+  o.network = nn::NetworkOptions::mlp(3, 0).gaussian(1);
   o.network.seed = 1;
   o.batch_size = 8;
   o.discount = 0.9f;

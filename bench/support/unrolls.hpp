@@ -42,7 +42,7 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
         step.action =
             static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
       }
-      step.logits = logits.data();
+      step.behaviour = logits.data();
       if (auto u = store.append(static_cast<std::int32_t>(slot), step)) out.push_back(std::move(u));
     }
   return out;

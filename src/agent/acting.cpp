@@ -22,25 +22,25 @@ std::string_view name(ActionMode mode) {
   return "unknown";
 }
 
-void ActingSettings::validate() const {
-  SEEDRL_REQUIRE(std::isfinite(epsilon) && epsilon >= 0.0 && epsilon <= 1.0,
-                 "ActingSettings.epsilon must be in [0, 1], got ", epsilon);
+void ActingOptions::validate(std::string_view owner) const {
+  SEEDRL_REQUIRE(std::isfinite(epsilon) && epsilon >= 0.0 && epsilon <= 1.0, owner,
+                 ".epsilon must be in [0, 1], got ", epsilon);
 }
 
-std::string ActingSettings::to_text() const {
+std::string ActingOptions::to_text() const {
   std::string text(name(mode));
   if (mode == ActionMode::epsilon_greedy) {
     char number[32];  // the shortest text that reads back as the same double
     const auto [end, ec] = std::to_chars(number, number + sizeof number, epsilon);
-    SEEDRL_REQUIRE(ec == std::errc(), "ActingSettings: cannot format epsilon ", epsilon);
+    SEEDRL_REQUIRE(ec == std::errc(), "ActingOptions: cannot format epsilon ", epsilon);
     text.push_back(' ');
     text.append(number, end);
   }
   return text;
 }
 
-ActingSettings ActingSettings::parse(std::string_view text, std::string_view source) {
-  ActingSettings s;
+ActingOptions ActingOptions::parse(std::string_view text, std::string_view source) {
+  ActingOptions s;
   const std::size_t space = text.find(' ');
   const std::string_view mode = text.substr(0, space);
   if (mode == "greedy" || mode == "sample") {
@@ -73,7 +73,7 @@ std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon
   return greedy_action(scores);
 }
 
-void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
                     std::span<std::int32_t> actions) {
   SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
                      scores.device() == Device::cpu &&

@@ -25,20 +25,20 @@ void check(int status, GifFileType* gif, const char* what) {
 
 }  // namespace
 
-void GifAnimation::validate() const {
-  SEEDRL_REQUIRE(width >= 1 && width <= 65535 && height >= 1 && height <= 65535,
-                 "GifAnimation: width and height must be 1 to 65535, got ", width, " x ", height);
-  SEEDRL_REQUIRE(!palette.empty() && palette.size() <= 256,
-                 "GifAnimation: the palette must have 1 to 256 colours, got ", palette.size());
-  SEEDRL_REQUIRE(!frames.empty(), "GifAnimation: no frames");
-  SEEDRL_REQUIRE(delay_centiseconds >= 0 && delay_centiseconds <= 65535,
-                 "GifAnimation: delay_centiseconds must be 0 to 65535, got ", delay_centiseconds);
+void GifAnimation::validate(std::string_view owner) const {
+  SEEDRL_REQUIRE(width >= 1 && width <= 65535 && height >= 1 && height <= 65535, owner,
+                 ": width and height must be 1 to 65535, got ", width, " x ", height);
+  SEEDRL_REQUIRE(!palette.empty() && palette.size() <= 256, owner,
+                 ": the palette must have 1 to 256 colours, got ", palette.size());
+  SEEDRL_REQUIRE(!frames.empty(), owner, ": no frames");
+  SEEDRL_REQUIRE(delay_centiseconds >= 0 && delay_centiseconds <= 65535, owner,
+                 ": delay_centiseconds must be 0 to 65535, got ", delay_centiseconds);
   const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
   for (std::size_t f = 0; f < frames.size(); ++f) {
-    SEEDRL_REQUIRE(frames[f].size() == pixels, "GifAnimation: frame ", f, " has ", frames[f].size(),
+    SEEDRL_REQUIRE(frames[f].size() == pixels, owner, ": frame ", f, " has ", frames[f].size(),
                    " pixels, width x height is ", pixels);
     for (std::uint8_t index : frames[f])
-      SEEDRL_REQUIRE(index < palette.size(), "GifAnimation: frame ", f, " uses colour ",
+      SEEDRL_REQUIRE(index < palette.size(), owner, ": frame ", f, " uses colour ",
                      static_cast<int>(index), " of a palette of ", palette.size());
   }
 }

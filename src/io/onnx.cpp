@@ -225,7 +225,7 @@ std::string flatten_channels_last(Graph& g, const std::string& x) {
 
 // The torso whose layers are named "<prefix>.*" on the observations input; returns the features
 // [batch, F] and sets `features`.
-std::string torso(Graph& g, const nn::NetworkConfig& c, const std::string& prefix,
+std::string torso(Graph& g, const nn::NetworkOptions& c, const std::string& prefix,
                   const std::string& x_in, DType dtype, std::int64_t& features) {
   const Shape& obs = c.observation_shape;
   const auto name = [&](const char* layer) { return str_cat(prefix, ".", layer); };
@@ -303,7 +303,7 @@ std::string lstm(Graph& g, const std::string& x, std::int64_t in, std::int64_t h
 
 }  // namespace
 
-std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                         const OnnxExportOptions& options) {
   config.validate();
   SEEDRL_REQUIRE(parameters.finalized(), "export_onnx: the parameter store is not finalised");
@@ -424,7 +424,7 @@ std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStor
   return model.take();
 }
 
-void export_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+void export_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                  const std::string& path, const OnnxExportOptions& options) {
   write_file_atomically(path, encode_onnx(config, parameters, options));
 }

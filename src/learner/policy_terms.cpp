@@ -58,7 +58,7 @@ void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Te
 
 Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps) {
   const Eigen::Index n = steps * batch.flags.dim(1);
-  const auto behaviour = rows_of(batch.logits).topRows(n);
+  const auto behaviour = rows_of(batch.behaviour).topRows(n);
   if (batch.actions.dtype() == DType::i32) {
     return math::Categorical::log_prob(
         behaviour, std::span<const std::int32_t>(batch.actions.data<std::int32_t>(),

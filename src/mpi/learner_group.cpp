@@ -85,9 +85,9 @@ std::string Session::describe() const {
   return str_cat("rank ", rank_, " of ", size_, " on ", std::string(host, length));
 }
 
-void LearnerGroupOptions::validate() const {
-  SEEDRL_REQUIRE(timeout.count() > 0, "LearnerGroupOptions.timeout must be positive, got ",
-                 timeout.count(), " ms");
+void LearnerGroupOptions::validate(std::string_view owner) const {
+  SEEDRL_REQUIRE(timeout.count() > 0, owner, ".timeout must be positive, got ", timeout.count(),
+                 " ms");
 }
 
 LearnerGroup::LearnerGroup(const Session& mpi, LearnerGroupOptions options)

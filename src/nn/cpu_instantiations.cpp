@@ -11,6 +11,6 @@ template class nn::Adam<cpu::Backend>;
 template class nn::RmsProp<cpu::Backend>;
 template class nn::Sgd<cpu::Backend>;
 template std::unique_ptr<nn::Optimizer> nn::make_optimizer<cpu::Backend>(
-    nn::ParameterStore&, const nn::OptimizerConfig&);
+    nn::ParameterStore&, const nn::OptimizerOptions&);
 
 }  // namespace seedrl

@@ -81,9 +81,9 @@ class Reader {
 
 }  // namespace
 
-NetworkConfig parse_description(std::string_view text, std::string_view source) {
+NetworkOptions parse_description(std::string_view text, std::string_view source) {
   Reader r(text, source);
-  NetworkConfig c;
+  NetworkOptions c;
   const std::string_view torso = r.word();
   if (torso == "mlp") {
     c.torso = Torso::mlp;

@@ -63,7 +63,7 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
   d.network.q_head = q || dueling;
   if (const std::string* agent = find("agent")) d.agent = *agent;
   if (const std::string* acting = find("acting")) {
-    d.acting = ActingSettings::parse(*acting, checkpoint);
+    d.acting = ActingOptions::parse(*acting, checkpoint);
   }
   return d;
 }

@@ -28,16 +28,15 @@ using protocol::ErrorCode;
 using protocol::FrameType;
 using Clock = std::chrono::steady_clock;
 
-void RemoteClientOptions::validate() const {
+void RemoteClientOptions::validate(std::string_view owner) const {
   (void)SocketAddress::parse(address);
-  SEEDRL_REQUIRE(token.size() <= protocol::kMaxTokenBytes, "RemoteClientOptions: token has ",
-                 token.size(), " bytes; at most ", protocol::kMaxTokenBytes, " are allowed");
-  SEEDRL_REQUIRE(connect_timeout.count() > 0,
-                 "RemoteClientOptions: connect_timeout must be positive");
-  SEEDRL_REQUIRE(step_timeout.count() > 0, "RemoteClientOptions: step_timeout must be positive");
-  tls.validate("RemoteClientOptions");
-  SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(address).is_unix(),
-                 "RemoteClientOptions: TLS is for TCP; '", address,
+  SEEDRL_REQUIRE(token.size() <= protocol::kMaxTokenBytes, owner, ": token has ", token.size(),
+                 " bytes; at most ", protocol::kMaxTokenBytes, " are allowed");
+  SEEDRL_REQUIRE(connect_timeout.count() > 0, owner, ": connect_timeout must be positive");
+  SEEDRL_REQUIRE(step_timeout.count() > 0, owner, ": step_timeout must be positive");
+  tls.validate(owner);
+  SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(address).is_unix(), owner,
+                 ": TLS is for TCP; '", address,
                  "' is a Unix socket, which never leaves this machine");
 }
 

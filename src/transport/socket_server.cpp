@@ -33,24 +33,22 @@ using protocol::ErrorCode;
 using transport_detail::now_ns;
 using transport_detail::SocketSession;
 
-void SocketServerOptions::validate() const {
+void SocketServerOptions::validate(std::string_view owner) const {
   (void)SocketAddress::parse(listen);
-  SEEDRL_REQUIRE(token.size() <= protocol::kMaxTokenBytes, "SocketServerOptions: token has ",
-                 token.size(), " bytes; at most ", protocol::kMaxTokenBytes, " are allowed");
-  SEEDRL_REQUIRE(max_frame_bytes >= protocol::kMinMaxFrameBytes,
-                 "SocketServerOptions: max_frame_bytes ", max_frame_bytes,
-                 " is below the minimum of ", protocol::kMinMaxFrameBytes);
-  SEEDRL_REQUIRE(max_connections > 0, "SocketServerOptions: max_connections must be positive, got ",
+  SEEDRL_REQUIRE(token.size() <= protocol::kMaxTokenBytes, owner, ": token has ", token.size(),
+                 " bytes; at most ", protocol::kMaxTokenBytes, " are allowed");
+  SEEDRL_REQUIRE(max_frame_bytes >= protocol::kMinMaxFrameBytes, owner, ": max_frame_bytes ",
+                 max_frame_bytes, " is below the minimum of ", protocol::kMinMaxFrameBytes);
+  SEEDRL_REQUIRE(max_connections > 0, owner, ": max_connections must be positive, got ",
                  max_connections);
-  SEEDRL_REQUIRE(idle_timeout.count() > 0, "SocketServerOptions: idle_timeout must be positive");
-  SEEDRL_REQUIRE(handshake_timeout.count() > 0,
-                 "SocketServerOptions: handshake_timeout must be positive");
-  SEEDRL_REQUIRE(shutdown_grace.count() >= 0, "SocketServerOptions: shutdown_grace must be >= 0");
-  SEEDRL_REQUIRE(io_threads >= 1 && io_threads <= 256,
-                 "SocketServerOptions: io_threads must be 1 to 256, got ", io_threads);
-  tls.validate("SocketServerOptions");
-  SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(listen).is_unix(),
-                 "SocketServerOptions: TLS is for TCP listeners; '", listen,
+  SEEDRL_REQUIRE(idle_timeout.count() > 0, owner, ": idle_timeout must be positive");
+  SEEDRL_REQUIRE(handshake_timeout.count() > 0, owner, ": handshake_timeout must be positive");
+  SEEDRL_REQUIRE(shutdown_grace.count() >= 0, owner, ": shutdown_grace must be >= 0");
+  SEEDRL_REQUIRE(io_threads >= 1 && io_threads <= 256, owner, ": io_threads must be 1 to 256, got ",
+                 io_threads);
+  tls.validate(owner);
+  SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(listen).is_unix(), owner,
+                 ": TLS is for TCP listeners; '", listen,
                  "' is a Unix socket, which never leaves this machine");
 }
 

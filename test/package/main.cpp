@@ -6,7 +6,7 @@
 
 int main() {
   using Backend = seedrl::cpu::Backend;
-  seedrl::nn::Network<Backend> net(seedrl::nn::NetworkConfig::mlp(4, 2));
+  seedrl::nn::Network<Backend> net(seedrl::nn::NetworkOptions::mlp(4, 2));
   seedrl::nn::Adam<Backend> adam(net.parameters());
   seedrl::Tensor obs = seedrl::Tensor::zeros({1, 8, 4});
   for (int i = 0; i < 32; ++i) obs.data<float>()[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;

@@ -39,7 +39,7 @@ class GuessTheSign {
 
 int main() {
   seedrl::VTraceAgentOptions agent;
-  agent.network = seedrl::nn::NetworkConfig::mlp(1, 2, {16});
+  agent.network = seedrl::nn::NetworkOptions::mlp(1, 2, {16});
   agent.batch_size = 4;
   seedrl::LocalTrainerOptions run;
   run.total_frames = 20'000;

@@ -13,7 +13,7 @@
 namespace seedrl::test {
 
 /// examples/cartpole_vtrace's agent: batch 8, RMSProp 3e-3 decaying to 0 over `frames`.
-inline VTraceAgentOptions example_vtrace_options(nn::NetworkConfig network, std::int64_t frames) {
+inline VTraceAgentOptions example_vtrace_options(nn::NetworkOptions network, std::int64_t frames) {
   VTraceAgentOptions o;
   o.network = std::move(network);
   o.network.seed = 1;

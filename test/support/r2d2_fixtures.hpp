@@ -16,7 +16,7 @@ inline constexpr std::int64_t kActions = 3, kLstm = 6;
 
 inline R2D2AgentOptions tiny_options(std::uint64_t seed = 5) {
   R2D2AgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, kActions, {8});
+  o.network = nn::NetworkOptions::mlp(2, kActions, {8});
   o.network.lstm_size = kLstm;
   o.network.q_head = true;
   o.network.policy_value_heads = false;
@@ -69,9 +69,9 @@ inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& s
       s.action = static_cast<std::int32_t>(rng.below(kActions));
       s.state_h = h.data();
       s.state_c = c.data();
-      if (spec.store_logits) {
+      if (spec.store_behaviour) {
         for (float& v : q) v = static_cast<float>(rng.uniform(-1, 2));
-        s.logits = q.data();
+        s.behaviour = q.data();
       }
       if (auto unroll = store.append(slot, s); unroll && static_cast<int>(out.size()) < count)
         out.push_back(std::move(unroll));

@@ -38,7 +38,7 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
       s.flags =
           t == 0 ? step_flags::kFirst : (rng.uniform() < termination ? step_flags::kTerminated : 0);
       s.action = static_cast<std::int32_t>(rng.below(3));
-      s.logits = logits;
+      s.behaviour = logits;
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));
     }
   return out;
@@ -47,7 +47,7 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
 /// A V-trace agent on an MLP over observations [2] with 3 actions (LSTM optional).
 inline VTraceAgent tiny_agent(std::int64_t lstm = 0, std::uint64_t seed = 3) {
   VTraceAgentOptions o;
-  o.network = nn::NetworkConfig::mlp(2, 3, {8});
+  o.network = nn::NetworkOptions::mlp(2, 3, {8});
   o.network.lstm_size = lstm;
   o.network.seed = seed;
   o.batch_size = 2;

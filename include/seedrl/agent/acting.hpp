@@ -1,5 +1,5 @@
 // How an agent picks its actions from its network's scores (logits or Q-values): the mode and,
-// for epsilon-greedy, the rate (ActingSettings), and the choice itself, written once for the
+// for epsilon-greedy, the rate (ActingOptions), and the choice itself, written once for the
 // agents' inference (R2D2's epsilon-greedy, the policy-gradient agents' sampling) and for Policy
 // (policy/policy.hpp). Checkpoints record an agent's evaluation setting under the metadata key
 // "acting" (text form below), so that a policy made from a checkpoint acts as the run's
@@ -25,17 +25,20 @@ enum class ActionMode {
 /// "greedy", "sample" or "epsilon_greedy".
 std::string_view name(ActionMode mode);
 
-struct ActingSettings {
+struct ActingOptions {
   ActionMode mode = ActionMode::greedy;
   double epsilon = 0.0;  ///< epsilon_greedy only, in [0, 1]
 
   /// Throws naming the bad setting.
-  void validate() const;
+  void validate(std::string_view owner = "ActingOptions") const;
   /// "greedy", "sample" or "epsilon_greedy 0.001" (what checkpoints store).
   std::string to_text() const;
   /// The inverse of to_text(); errors name `source` (e.g. the checkpoint) and the text.
-  static ActingSettings parse(std::string_view text, std::string_view source);
+  static ActingOptions parse(std::string_view text, std::string_view source);
 };
+
+/// ActingOptions' name before seedrl's option structs were named alike (all *Options).
+using ActingSettings [[deprecated("seedrl: ActingSettings is now ActingOptions")]] = ActingOptions;
 
 /// The greedy action of one row of scores: the highest, the lowest index among ties.
 std::int32_t greedy_action(std::span<const float> scores);
@@ -47,7 +50,7 @@ std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon
 /// One action per row of `scores` (f32 [N, A] on the CPU) as `acting` says: greedy, a draw from
 /// softmax(row) (math::sample_categorical), or epsilon-greedy. Throws naming the shapes when
 /// `actions` does not have N entries.
-void select_actions(const Tensor& scores, const ActingSettings& acting, Rng& rng,
+void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
                     std::span<std::int32_t> actions);
 
 }  // namespace seedrl

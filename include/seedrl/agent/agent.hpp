@@ -15,7 +15,7 @@
 //     static constexpr std::string_view kName = "my_agent";  // checkpoints record it
 //     static constexpr bool kStoresLogits = true;   // unrolls keep the behaviour logits
 //     const MyAgentOptions& options() const;        // derived from AgentOptions
-//     const nn::NetworkConfig& network_config() const;
+//     const nn::NetworkOptions& network_config() const;
 //     // For each frame i of a batch (outputs [1, N, ...]): actions[i], from the frame's slot
 //     // (e.g. a per-slot exploration rate) and whether it is an evaluation slot (act greedily).
 //     void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
@@ -25,7 +25,7 @@
 //   static_assert(seedrl::Agent<MyAgent>);
 //
 // An agent that also acts in box action spaces (ActionSpec::box: a Gaussian policy head,
-// NetworkConfig::gaussian) provides, satisfying BoxAgent:
+// NetworkOptions::gaussian) provides, satisfying BoxAgent:
 //
 //     // For each frame i (outputs.mean, outputs.log_std [1, N, D]): its action, unbounded (the
 //     // server clips it to the environment's bounds; the unroll keeps it as drawn).
@@ -60,11 +60,11 @@ namespace seedrl {
 /// and how it updates the parameters. Each agent's options derive from it (and may change the
 /// defaults in their constructor).
 struct AgentOptions {
-  nn::NetworkConfig network;
+  nn::NetworkOptions network;
   std::int64_t batch_size = 32;  ///< unrolls (sequences) per learner step
   float discount = 0.99f;
-  float max_abs_reward = 0.0f;    ///< clip rewards to +-this for the loss; 0: no clipping
-  nn::OptimizerConfig optimizer;  ///< Adam by default
+  float max_abs_reward = 0.0f;     ///< clip rewards to +-this for the loss; 0: no clipping
+  nn::OptimizerOptions optimizer;  ///< Adam by default
   nn::LinearDecay learning_rate{0.00048, 0, 0.0};
   double max_grad_norm = 40.0;  ///< global-norm clipping; 0: none
   /// Running normalisation of observations and rewards, applied by inference
@@ -73,13 +73,13 @@ struct AgentOptions {
 
   /// Throws seedrl::Error naming the first bad setting as `owner`.field.
   void validate(std::string_view owner) const {
-    network.validate();
+    network.validate(str_cat(owner, ".network"));
     SEEDRL_REQUIRE(batch_size > 0, owner, ".batch_size must be positive, got ", batch_size);
     SEEDRL_REQUIRE(discount >= 0.0f && discount <= 1.0f, owner, ".discount must be in [0, 1], got ",
                    discount);
     SEEDRL_REQUIRE(max_abs_reward >= 0.0f && std::isfinite(max_abs_reward), owner,
                    ".max_abs_reward must be finite and >= 0, got ", max_abs_reward);
-    learning_rate.validate();
+    learning_rate.validate(str_cat(owner, ".learning_rate"));
     SEEDRL_REQUIRE(max_grad_norm >= 0.0 && std::isfinite(max_grad_norm), owner,
                    ".max_grad_norm must be finite and >= 0, got ", max_grad_norm);
     normalization.validate(owner);
@@ -93,7 +93,7 @@ concept Agent = std::copy_constructible<A> &&
   { A::kName } -> std::convertible_to<std::string_view>;
   { A::kStoresLogits } -> std::convertible_to<bool>;
   { agent.options() } -> std::convertible_to<const AgentOptions&>;
-  { agent.network_config() } -> std::same_as<const nn::NetworkConfig&>;
+  { agent.network_config() } -> std::same_as<const nn::NetworkOptions&>;
   agent.select_actions(outputs, slots, evaluation, actions, rng);
 };
 

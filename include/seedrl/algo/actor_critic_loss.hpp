@@ -15,6 +15,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <string_view>
 
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/error.hpp"
@@ -27,13 +28,11 @@ struct ActorCriticLossOptions {
   float baseline_cost = 0.5f;
   float entropy_cost = 0.00025f;
 
-  void validate() const {
-    SEEDRL_REQUIRE(std::isfinite(baseline_cost) && baseline_cost >= 0.0f,
-                   "ActorCriticLossOptions.baseline_cost must be finite and >= 0, got ",
-                   baseline_cost);
-    SEEDRL_REQUIRE(std::isfinite(entropy_cost) && entropy_cost >= 0.0f,
-                   "ActorCriticLossOptions.entropy_cost must be finite and >= 0, got ",
-                   entropy_cost);
+  void validate(std::string_view owner = "ActorCriticLossOptions") const {
+    SEEDRL_REQUIRE(std::isfinite(baseline_cost) && baseline_cost >= 0.0f, owner,
+                   ".baseline_cost must be finite and >= 0, got ", baseline_cost);
+    SEEDRL_REQUIRE(std::isfinite(entropy_cost) && entropy_cost >= 0.0f, owner,
+                   ".entropy_cost must be finite and >= 0, got ", entropy_cost);
   }
 };
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <string_view>
 
 #include "seedrl/core/error.hpp"
 
@@ -31,11 +32,10 @@ struct PpoLossOptions {
   float entropy_cost = 0.0f;         ///< weight of the entropy bonus
   bool normalize_advantages = true;  ///< per minibatch
 
-  void validate() const {
-    SEEDRL_REQUIRE(clip > 0.0f && clip < 1.0f, "PpoLossOptions.clip must be in (0, 1), got ", clip);
-    SEEDRL_REQUIRE(value_cost >= 0.0f, "PpoLossOptions.value_cost must be >= 0, got ", value_cost);
-    SEEDRL_REQUIRE(entropy_cost >= 0.0f, "PpoLossOptions.entropy_cost must be >= 0, got ",
-                   entropy_cost);
+  void validate(std::string_view owner = "PpoLossOptions") const {
+    SEEDRL_REQUIRE(clip > 0.0f && clip < 1.0f, owner, ".clip must be in (0, 1), got ", clip);
+    SEEDRL_REQUIRE(value_cost >= 0.0f, owner, ".value_cost must be >= 0, got ", value_cost);
+    SEEDRL_REQUIRE(entropy_cost >= 0.0f, owner, ".entropy_cost must be >= 0, got ", entropy_cost);
   }
 };
 

@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <string_view>
 
 #include "seedrl/core/error.hpp"
 
@@ -23,12 +24,12 @@ struct VTraceOptions {
   float clip_pg_rho_threshold = 1.0f;  ///< rho_bar_pg: clips them in the policy-gradient advantage
   float lambda = 1.0f;                 ///< mixes 1-step (0) and full V-trace (1) targets
 
-  void validate() const {
-    SEEDRL_REQUIRE(clip_rho_threshold > 0.0f, "VTraceOptions.clip_rho_threshold must be > 0, got ",
+  void validate(std::string_view owner = "VTraceOptions") const {
+    SEEDRL_REQUIRE(clip_rho_threshold > 0.0f, owner, ".clip_rho_threshold must be > 0, got ",
                    clip_rho_threshold);  // also false for NaN
-    SEEDRL_REQUIRE(clip_pg_rho_threshold > 0.0f,
-                   "VTraceOptions.clip_pg_rho_threshold must be > 0, got ", clip_pg_rho_threshold);
-    SEEDRL_REQUIRE(lambda >= 0.0f && lambda <= 1.0f, "VTraceOptions.lambda must be in [0, 1], got ",
+    SEEDRL_REQUIRE(clip_pg_rho_threshold > 0.0f, owner, ".clip_pg_rho_threshold must be > 0, got ",
+                   clip_pg_rho_threshold);
+    SEEDRL_REQUIRE(lambda >= 0.0f && lambda <= 1.0f, owner, ".lambda must be in [0, 1], got ",
                    lambda);
   }
 };

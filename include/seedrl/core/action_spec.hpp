@@ -56,7 +56,7 @@ struct ActionSpec {
 
   /// Throws naming `who` unless this is either N > 0 discrete actions or a box of 1 or more
   /// dimensions with finite bounds, low < high.
-  void validate(const char* who) const {
+  void validate(std::string_view who) const {
     if (num_actions != 0 || low.empty()) {
       SEEDRL_REQUIRE(num_actions > 0 && low.empty() && high.empty(), who,
                      ": an action spec is N > 0 discrete actions or a box, got ", num_actions,

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,20 +80,15 @@ struct AtariPipelineOptions {
     return machado();
   }
 
-  void validate() const {
-    SEEDRL_REQUIRE(frame_skip >= 1, "AtariPipelineOptions.frame_skip must be >= 1, got ",
-                   frame_skip);
-    SEEDRL_REQUIRE(frame_stack >= 1, "AtariPipelineOptions.frame_stack must be >= 1, got ",
-                   frame_stack);
-    SEEDRL_REQUIRE(output_height >= 1 && output_width >= 1,
-                   "AtariPipelineOptions: output size must be positive, got ", output_height, "x",
-                   output_width);
-    SEEDRL_REQUIRE(sticky_action_probability >= 0.0 && sticky_action_probability < 1.0,
-                   "AtariPipelineOptions.sticky_action_probability must be in [0, 1), got ",
-                   sticky_action_probability);
-    SEEDRL_REQUIRE(noop_max >= 0, "AtariPipelineOptions.noop_max must be >= 0, got ", noop_max);
-    SEEDRL_REQUIRE(max_episode_frames >= 0,
-                   "AtariPipelineOptions.max_episode_frames must be >= 0, got ",
+  void validate(std::string_view owner = "AtariPipelineOptions") const {
+    SEEDRL_REQUIRE(frame_skip >= 1, owner, ".frame_skip must be >= 1, got ", frame_skip);
+    SEEDRL_REQUIRE(frame_stack >= 1, owner, ".frame_stack must be >= 1, got ", frame_stack);
+    SEEDRL_REQUIRE(output_height >= 1 && output_width >= 1, owner,
+                   ": output size must be positive, got ", output_height, "x", output_width);
+    SEEDRL_REQUIRE(sticky_action_probability >= 0.0 && sticky_action_probability < 1.0, owner,
+                   ".sticky_action_probability must be in [0, 1), got ", sticky_action_probability);
+    SEEDRL_REQUIRE(noop_max >= 0, owner, ".noop_max must be >= 0, got ", noop_max);
+    SEEDRL_REQUIRE(max_episode_frames >= 0, owner, ".max_episode_frames must be >= 0, got ",
                    max_episode_frames);
   }
 

@@ -36,7 +36,7 @@ struct UnrollSpec {
   std::int64_t action_dims = 0;  ///< > 0: box actions of this many reals
   std::int64_t length = 0;       ///< steps per unroll: burn_in + T + 1
   std::int64_t overlap = 1;      ///< steps shared with the next unroll: burn_in + 1
-  bool store_logits = true;      ///< keep the behaviour policy (V-trace, PPO)
+  bool store_behaviour = true;   ///< keep the behaviour policy (V-trace, PPO)
   std::int64_t state_size = 0;   ///< recurrent state size H (0: not recurrent)
 
   bool box_actions() const { return action_dims > 0; }
@@ -49,11 +49,13 @@ struct UnrollSpec {
 };
 
 struct Unroll {
-  Tensor observations;          ///< [L, obs...]
-  Tensor rewards;               ///< [L] f32
-  Tensor flags;                 ///< [L] u8
-  Tensor actions;               ///< [L] i32, or [L, D] f32 for box actions
-  Tensor logits;                ///< [L, A] (or [L, 2 D]: mean, log std) f32 when stored
+  Tensor observations;  ///< [L, obs...]
+  Tensor rewards;       ///< [L] f32
+  Tensor flags;         ///< [L] u8
+  Tensor actions;       ///< [L] i32, or [L, D] f32 for box actions
+  /// The behaviour policy, f32 when stored: logits [L, A], a Gaussian's mean and log std
+  /// [L, 2 D], or (R2D2 with actor priorities) the Q-values inference acted on [L, A].
+  Tensor behaviour;
   Tensor policy_versions;       ///< [L] i32
   nn::LstmState initial_state;  ///< [H] each when recurrent
   std::int32_t slot = -1;
@@ -65,7 +67,7 @@ struct Unroll {
     u->rewards = Tensor::empty({spec.length});
     u->flags = Tensor::empty({spec.length}, DType::u8);
     u->actions = Tensor::empty(spec.action_shape().prepend({spec.length}), spec.action_dtype());
-    if (spec.store_logits) u->logits = Tensor::empty({spec.length, spec.behaviour_size()});
+    if (spec.store_behaviour) u->behaviour = Tensor::empty({spec.length, spec.behaviour_size()});
     u->policy_versions = Tensor::empty({spec.length}, DType::i32);
     if (spec.state_size > 0)
       u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
@@ -84,8 +86,8 @@ struct Unroll {
         !fits(actions, spec.action_shape().prepend({n}), spec.action_dtype()) ||
         !fits(policy_versions, {n}, DType::i32))
       return false;
-    if (spec.store_logits ? !fits(logits, {n, spec.behaviour_size()}, DType::f32)
-                          : logits.defined())
+    if (spec.store_behaviour ? !fits(behaviour, {n, spec.behaviour_size()}, DType::f32)
+                             : behaviour.defined())
       return false;
     if (spec.state_size == 0) return !initial_state.h.defined() && !initial_state.c.defined();
     return fits(initial_state.h, {spec.state_size}, DType::f32) &&
@@ -179,7 +181,7 @@ struct UnrollBatch {
   Tensor rewards;               ///< [L, B]
   Tensor flags;                 ///< [L, B] u8
   Tensor actions;               ///< [L, B] i32, or [L, B, D] f32 for box actions
-  Tensor logits;                ///< [L, B, A], or [L, B, 2 D] for box actions
+  Tensor behaviour;             ///< [L, B, A], or [L, B, 2 D] for box actions
   Tensor policy_versions;       ///< [L, B] i32
   nn::LstmState initial_state;  ///< [B, H] each
 
@@ -195,7 +197,7 @@ struct UnrollBatch {
     ensure(flags, {length, b}, DType::u8);
     ensure(actions, spec.action_shape().prepend({length, b}), spec.action_dtype());
     ensure(policy_versions, {length, b}, DType::i32);
-    if (spec.store_logits) ensure(logits, {length, b, spec.behaviour_size()}, DType::f32);
+    if (spec.store_behaviour) ensure(behaviour, {length, b, spec.behaviour_size()}, DType::f32);
     if (spec.state_size > 0) {
       ensure(initial_state.h, {b, spec.state_size}, DType::f32);
       ensure(initial_state.c, {b, spec.state_size}, DType::f32);
@@ -206,7 +208,7 @@ struct UnrollBatch {
                      u.observations.dim(0), " steps, expected ", length);
       for (std::int64_t t = 0; t < length; ++t) {
         observations[t][j].copy_from(u.observations[t]);
-        if (spec.store_logits) logits[t][j].copy_from(u.logits[t]);
+        if (spec.store_behaviour) behaviour[t][j].copy_from(u.behaviour[t]);
         if (spec.box_actions()) actions[t][j].copy_from(u.actions[t]);
       }
       scatter_column(rewards, u.rewards, j);

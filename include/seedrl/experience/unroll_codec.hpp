@@ -62,7 +62,7 @@ struct ReplayItemCodec<Unroll> {
     detail::write_tensor(w, u.rewards);
     detail::write_tensor(w, u.flags);
     detail::write_tensor(w, u.actions);
-    detail::write_tensor(w, u.logits);
+    detail::write_tensor(w, u.behaviour);
     detail::write_tensor(w, u.policy_versions);
     detail::write_tensor(w, u.initial_state.h);
     detail::write_tensor(w, u.initial_state.c);
@@ -74,7 +74,7 @@ struct ReplayItemCodec<Unroll> {
     u.rewards = detail::read_tensor(r, "rewards");
     u.flags = detail::read_tensor(r, "flags");
     u.actions = detail::read_tensor(r, "actions");
-    u.logits = detail::read_tensor(r, "logits");
+    u.behaviour = detail::read_tensor(r, "behaviour");
     u.policy_versions = detail::read_tensor(r, "policy versions");
     u.initial_state.h = detail::read_tensor(r, "state h");
     u.initial_state.c = detail::read_tensor(r, "state c");
@@ -92,12 +92,13 @@ inline bool matches(const Unroll& u, const UnrollSpec& spec) {
   const bool state = spec.state_size > 0 ? is(u.initial_state.h, {spec.state_size}, DType::f32) &&
                                                is(u.initial_state.c, {spec.state_size}, DType::f32)
                                          : !u.initial_state.h.defined();
-  const bool logits = spec.store_logits ? is(u.logits, {l, spec.behaviour_size()}, DType::f32)
-                                        : !u.logits.defined();
+  const bool behaviour = spec.store_behaviour
+                             ? is(u.behaviour, {l, spec.behaviour_size()}, DType::f32)
+                             : !u.behaviour.defined();
   return is(u.observations, spec.observation.shape.prepend({l}), spec.observation.dtype) &&
          is(u.rewards, {l}, DType::f32) && is(u.flags, {l}, DType::u8) &&
          is(u.actions, spec.action_shape().prepend({l}), spec.action_dtype()) &&
-         is(u.policy_versions, {l}, DType::i32) && state && logits;
+         is(u.policy_versions, {l}, DType::i32) && state && behaviour;
 }
 
 }  // namespace seedrl

@@ -25,7 +25,7 @@ struct UnrollStep {
   std::uint8_t flags = 0;
   std::int32_t action = 0;            ///< discrete actions
   const float* box_action = nullptr;  ///< [D] for box actions (UnrollSpec::action_dims)
-  const float* logits = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
+  const float* behaviour = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
   std::int32_t policy_version = 0;
   const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
   const float* state_c = nullptr;
@@ -80,10 +80,10 @@ class UnrollStore {
       u.actions.data<std::int32_t>()[t] = step.action;
     }
     u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
-    if (spec_.store_logits) {
-      SEEDRL_REQUIRE(step.logits != nullptr,
+    if (spec_.store_behaviour) {
+      SEEDRL_REQUIRE(step.behaviour != nullptr,
                      "UnrollStore: the spec stores the behaviour policy but the step has none");
-      std::memcpy(u.logits.row_data(t), step.logits,
+      std::memcpy(u.behaviour.row_data(t), step.behaviour,
                   static_cast<std::size_t>(spec_.behaviour_size()) * sizeof(float));
     }
     u.slot = slot;
@@ -103,7 +103,7 @@ class UnrollStore {
     copy_rows(s.current->flags, done->flags);
     copy_rows(s.current->actions, done->actions);
     copy_rows(s.current->policy_versions, done->policy_versions);
-    if (spec_.store_logits) copy_rows(s.current->logits, done->logits);
+    if (spec_.store_behaviour) copy_rows(s.current->behaviour, done->behaviour);
     if (spec_.state_size > 0) {
       // The next unroll starts at step `from`: its initial state is the one before that step, and
       // the states before the overlapping steps move to the front.

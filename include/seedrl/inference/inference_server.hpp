@@ -410,10 +410,10 @@ class InferenceServer final : public InferenceEndpoint {
         step.flags = flags;
         if (box()) {
           step.box_action = box_drawn_.row(row).data();
-          if constexpr (A::kStoresLogits) step.logits = box_behaviour_.row(row).data();
+          if constexpr (A::kStoresLogits) step.behaviour = box_behaviour_.row(row).data();
         } else {
           step.action = frame_actions_[i];
-          if (behaviour.defined()) step.logits = behaviour.row_data<float>(row);
+          if (behaviour.defined()) step.behaviour = behaviour.row_data<float>(row);
         }
         step.policy_version = version_;
         if (state_size() > 0) {

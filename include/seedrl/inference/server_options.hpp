@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 
 #include "seedrl/agent/agent.hpp"
 #include "seedrl/core/error.hpp"
@@ -25,16 +26,13 @@ struct InferenceServerOptions {
   /// The inference thread flushes denormal floats to zero (core/float_mode.hpp).
   bool flush_denormals = true;
 
-  void validate() const {
-    SEEDRL_REQUIRE(max_slots > 0, "InferenceServerOptions.max_slots must be positive, got ",
-                   max_slots);
-    SEEDRL_REQUIRE(max_batch > 0, "InferenceServerOptions.max_batch must be positive, got ",
-                   max_batch);
-    SEEDRL_REQUIRE(batch_timeout.count() >= 0, "InferenceServerOptions.batch_timeout must be >= 0");
-    SEEDRL_REQUIRE(unroll_length >= 1, "InferenceServerOptions.unroll_length must be >= 1, got ",
-                   unroll_length);
-    SEEDRL_REQUIRE(burn_in >= 0, "InferenceServerOptions.burn_in must be >= 0, got ", burn_in);
-    SEEDRL_REQUIRE(threads >= 1, "InferenceServerOptions.threads must be >= 1, got ", threads);
+  void validate(std::string_view owner = "InferenceServerOptions") const {
+    SEEDRL_REQUIRE(max_slots > 0, owner, ".max_slots must be positive, got ", max_slots);
+    SEEDRL_REQUIRE(max_batch > 0, owner, ".max_batch must be positive, got ", max_batch);
+    SEEDRL_REQUIRE(batch_timeout.count() >= 0, owner, ".batch_timeout must be >= 0");
+    SEEDRL_REQUIRE(unroll_length >= 1, owner, ".unroll_length must be >= 1, got ", unroll_length);
+    SEEDRL_REQUIRE(burn_in >= 0, owner, ".burn_in must be >= 0, got ", burn_in);
+    SEEDRL_REQUIRE(threads >= 1, owner, ".threads must be >= 1, got ", threads);
   }
 };
 
@@ -48,7 +46,7 @@ UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const
   spec.action_dims = action.is_box() ? action.dims() : 0;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
-  spec.store_logits = A::kStoresLogits || records_q_values(agent);
+  spec.store_behaviour = A::kStoresLogits || records_q_values(agent);
   spec.state_size = agent.network_config().lstm_size;
   return spec;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace seedrl::io {
@@ -23,7 +24,7 @@ struct GifAnimation {
   bool loop = true;                               ///< play again and again (NETSCAPE2.0)
 
   /// Throws naming what is wrong (sizes, an index past the palette, no frames).
-  void validate() const;
+  void validate(std::string_view owner = "GifAnimation") const;
 };
 
 /// The bytes of a GIF89a file holding `animation`.

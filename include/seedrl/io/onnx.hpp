@@ -69,12 +69,12 @@ inline constexpr std::int64_t kOnnxIrVersion = 7;
 /// `parameters` (on any device; they are copied to the host). The model's metadata holds
 /// "seedrl.network" (nn::describe) and "seedrl.version". Throws naming the problem: a parameter
 /// the architecture needs and the store lacks (or of another shape), a bad observation type.
-std::string encode_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                         const OnnxExportOptions& options = {});
 
 /// encode_onnx() written to `path` atomically (temporary file, flush, rename): an existing file
 /// is replaced whole or not at all.
-void export_onnx(const nn::NetworkConfig& config, const nn::ParameterStore& parameters,
+void export_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                  const std::string& path, const OnnxExportOptions& options = {});
 
 /// The network's current parameters exported to `path` (see above).

@@ -214,14 +214,14 @@ class LearnerCore {
   /// A learner of `networks` (the first one acts: its parameters are the ones inference reads).
   LearnerCore(std::string_view agent_name, const NetworkSetOptions& networks,
               const UnrollSpec& spec, std::span<const MetricInfo> own_metrics,
-              ActingSettings evaluation_acting = {})
+              ActingOptions evaluation_acting = {})
       : agent_name_(agent_name),
         evaluation_acting_(evaluation_acting),
         spec_(spec),
         own_metrics_(own_metrics.begin(), own_metrics.end()),
         networks_(networks),
         shared_(networks_.trained(0).network.parameters()) {
-    const nn::NetworkConfig& acting = networks.trained.front().network;
+    const nn::NetworkOptions& acting = networks.trained.front().network;
     SEEDRL_REQUIRE(spec.observation.shape == acting.observation_shape, "Learner<", agent_name,
                    ">: observations ", spec.observation.to_string(),
                    " do not match the network's observation shape ", acting.observation_shape);
@@ -245,7 +245,7 @@ class LearnerCore {
   }
   /// A learner of one network made from the agent's options (named "online"), with `targets`.
   LearnerCore(std::string_view agent_name, const AgentOptions& options, const UnrollSpec& spec,
-              std::span<const MetricInfo> own_metrics, ActingSettings evaluation_acting = {},
+              std::span<const MetricInfo> own_metrics, ActingOptions evaluation_acting = {},
               std::vector<TargetNetworkOptions> targets = {})
       : LearnerCore(agent_name,
                     NetworkSetOptions{{{"online", options.network, options.optimizer,
@@ -397,7 +397,7 @@ class LearnerCore {
   };
 
   const std::string agent_name_;
-  const ActingSettings evaluation_acting_;
+  const ActingOptions evaluation_acting_;
   const UnrollSpec spec_;
   const std::vector<MetricInfo> own_metrics_;
   std::vector<std::string> network_metric_names_;  // grad_norm/<name>, learning_rate/<name>

@@ -59,7 +59,7 @@ class LearnerPass {
   };
   /// The batch's other fields on the backend's device, for losses computed there.
   struct DeviceFields {
-    Tensor actions, rewards, flags, logits;
+    Tensor actions, rewards, flags, behaviour;
   };
 
   /// Stacks `unrolls` (pointers to unrolls of spec()) into batch() and stages it for a forward.
@@ -75,11 +75,11 @@ class LearnerPass {
   }
   const UnrollBatch& batch() const { return batch_; }
   /// The batch's actions (checked to be in range: device kernels index with them), rewards,
-  /// flags and behaviour logits on the device.
+  /// flags and behaviour policy on the device.
   DeviceFields device_fields() {
     check_actions(batch_, spec().num_actions, context_.agent_name);
     return {actions_(batch_.actions), rewards_(batch_.rewards), flags_(batch_.flags),
-            logits_(batch_.logits)};
+            behaviour_(batch_.behaviour)};
   }
   /// The transitions of steps [first, first + steps) of batch(), at the learner's current
   /// version.
@@ -114,7 +114,7 @@ class LearnerPass {
   ScratchBuffer resets_, grad_logits_, grad_values_;
   // The batch goes to the backend's device once (no copies on the CPU backend).
   StagingBuffer observations_{B::device}, actions_{B::device}, rewards_{B::device},
-      flags_{B::device}, logits_{B::device}, device_grad_logits_{B::device},
+      flags_{B::device}, behaviour_{B::device}, device_grad_logits_{B::device},
       device_grad_values_{B::device};
   StateStaging state_{B::device};
 };

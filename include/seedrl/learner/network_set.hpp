@@ -36,8 +36,8 @@ namespace seedrl {
 /// A network a learner trains.
 struct TrainedNetworkOptions {
   std::string name = "online";
-  nn::NetworkConfig network;
-  nn::OptimizerConfig optimizer;
+  nn::NetworkOptions network;
+  nn::OptimizerOptions optimizer;
   nn::LinearDecay learning_rate{0.00048, 0, 0.0};
   double max_grad_norm = 40.0;  ///< global-norm clipping of this network's gradients; 0: none
 };
@@ -67,8 +67,8 @@ struct NetworkSetOptions {
     };
     for (const TrainedNetworkOptions& t : trained) {
       add_name(t.name, "trained");
-      t.network.validate();
-      t.learning_rate.validate();
+      t.network.validate(str_cat(owner, ".", t.name, ".network"));
+      t.learning_rate.validate(str_cat(owner, ".", t.name, ".learning_rate"));
       SEEDRL_REQUIRE(t.max_grad_norm >= 0.0 && std::isfinite(t.max_grad_norm), owner, ".", t.name,
                      ".max_grad_norm must be finite and >= 0, got ", t.max_grad_norm);
     }
@@ -105,7 +105,7 @@ class NetworkSet {
     bool updating = true;
   };
   struct Target {
-    Target(const TargetNetworkOptions& o, std::size_t source_index, const nn::NetworkConfig& c)
+    Target(const TargetNetworkOptions& o, std::size_t source_index, const nn::NetworkOptions& c)
         : options(o), source(source_index), network(c) {}
     const TargetNetworkOptions options;
     const std::size_t source;  ///< index of the trained network it follows

@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/learner/learner_core.hpp"
@@ -79,7 +80,7 @@ struct LearnerGroupOptions {
   bool nccl = true;
 
   /// Throws seedrl::Error naming a bad setting.
-  void validate() const;
+  void validate(std::string_view owner = "LearnerGroupOptions") const;
 };
 
 namespace detail {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/shape.hpp"
@@ -33,7 +34,7 @@ struct LinearOptions {
   Init weight_init = Init::fan_in_uniform();
   Init bias_init = Init::fan_in_uniform();
 
-  void validate(const std::string& layer) const {
+  void validate(std::string_view layer) const {
     SEEDRL_REQUIRE(in_features > 0, layer, ": in_features must be positive, got ", in_features);
     SEEDRL_REQUIRE(out_features > 0, layer, ": out_features must be positive, got ", out_features);
   }
@@ -63,7 +64,7 @@ struct Conv2dOptions {
   Init weight_init = Init::fan_in_uniform();
   Init bias_init = Init::fan_in_uniform();
 
-  void validate(const std::string& layer) const {
+  void validate(std::string_view layer) const {
     SEEDRL_REQUIRE(in_channels > 0, layer, ": in_channels must be positive, got ", in_channels);
     SEEDRL_REQUIRE(out_channels > 0, layer, ": out_channels must be positive, got ", out_channels);
     SEEDRL_REQUIRE(kernel > 0, layer, ": kernel must be positive, got ", kernel);
@@ -102,7 +103,7 @@ struct LstmOptions {
   Init recurrent_weight_init = Init::fan_in_uniform();
   Init bias_init = Init::zeros();
 
-  void validate(const std::string& layer) const {
+  void validate(std::string_view layer) const {
     SEEDRL_REQUIRE(input_size > 0, layer, ": input_size must be positive, got ", input_size);
     SEEDRL_REQUIRE(hidden_size > 0, layer, ": hidden_size must be positive, got ", hidden_size);
   }

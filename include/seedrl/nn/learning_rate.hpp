@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "seedrl/core/error.hpp"
 
@@ -17,12 +18,12 @@ struct LinearDecay {
   std::int64_t decay_steps = 0;
   double final_value = 0.0;
 
-  void validate() const {
-    SEEDRL_REQUIRE(std::isfinite(initial) && initial >= 0.0,
-                   "LinearDecay.initial (learning rate) must be finite and >= 0, got ", initial);
-    SEEDRL_REQUIRE(std::isfinite(final_value) && final_value >= 0.0,
-                   "LinearDecay.final_value must be finite and >= 0, got ", final_value);
-    SEEDRL_REQUIRE(decay_steps >= 0, "LinearDecay.decay_steps must be >= 0, got ", decay_steps);
+  void validate(std::string_view owner = "LinearDecay") const {
+    SEEDRL_REQUIRE(std::isfinite(initial) && initial >= 0.0, owner,
+                   ".initial (learning rate) must be finite and >= 0, got ", initial);
+    SEEDRL_REQUIRE(std::isfinite(final_value) && final_value >= 0.0, owner,
+                   ".final_value must be finite and >= 0, got ", final_value);
+    SEEDRL_REQUIRE(decay_steps >= 0, owner, ".decay_steps must be >= 0, got ", decay_steps);
   }
 
   /// The rate for update number `step` (0-based).

@@ -35,20 +35,20 @@
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/layer_options.hpp"
 #include "seedrl/nn/lstm_state.hpp"
-#include "seedrl/nn/network_config.hpp"
+#include "seedrl/nn/network_options.hpp"
 #include "seedrl/nn/parameter.hpp"
 #include "seedrl/nn/sequential.hpp"
 
 namespace seedrl::nn {
 
-/// A model built from `NetworkConfig` on backend B. The network owns its ParameterStore
+/// A model built from `NetworkOptions` on backend B. The network owns its ParameterStore
 /// (parameters(): values, gradients, names). backward() writes every parameter's gradient.
 /// Not thread-safe; give each thread its own network (copy values with
 /// parameters().copy_values_from()).
 template <Backend B>
 class Network {
  public:
-  explicit Network(const NetworkConfig& config) : config_(config), store_(B::device) {
+  explicit Network(const NetworkOptions& config) : config_(config), store_(B::device) {
     config.validate();
     build_torso(torso_, "torso");
     if (config_.separate_value_torso) build_torso(value_torso_, "value_torso");
@@ -88,7 +88,7 @@ class Network {
     store_.finalize(config_.seed);
   }
 
-  const NetworkConfig& config() const { return config_; }
+  const NetworkOptions& config() const { return config_; }
   ParameterStore& parameters() { return store_; }
   const ParameterStore& parameters() const { return store_; }
   bool recurrent() const { return core_.has_value(); }
@@ -337,7 +337,7 @@ class Network {
     return total;
   }
 
-  NetworkConfig config_;
+  NetworkOptions config_;
   ParameterStore store_;
   Sequential<B> torso_, value_torso_;  // value_torso_: with separate_value_torso only
   std::optional<typename B::LSTM> core_;

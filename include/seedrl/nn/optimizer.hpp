@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,13 +27,11 @@ struct AdamOptions {
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float epsilon = 1e-8f;
-  void validate() const {
-    SEEDRL_REQUIRE(beta1 >= 0.0f && beta1 < 1.0f, "AdamOptions.beta1 must be in [0, 1), got ",
-                   beta1);
-    SEEDRL_REQUIRE(beta2 >= 0.0f && beta2 < 1.0f, "AdamOptions.beta2 must be in [0, 1), got ",
-                   beta2);
-    SEEDRL_REQUIRE(epsilon > 0.0f && std::isfinite(epsilon),
-                   "AdamOptions.epsilon must be positive, got ", epsilon);
+  void validate(std::string_view owner = "AdamOptions") const {
+    SEEDRL_REQUIRE(beta1 >= 0.0f && beta1 < 1.0f, owner, ".beta1 must be in [0, 1), got ", beta1);
+    SEEDRL_REQUIRE(beta2 >= 0.0f && beta2 < 1.0f, owner, ".beta2 must be in [0, 1), got ", beta2);
+    SEEDRL_REQUIRE(epsilon > 0.0f && std::isfinite(epsilon), owner,
+                   ".epsilon must be positive, got ", epsilon);
   }
 };
 
@@ -43,33 +42,36 @@ struct RmsPropOptions {
   bool centered =
       false;  ///< divide by an estimate of the variance instead of the raw second moment
   bool epsilon_inside_sqrt = true;  ///< TensorFlow's form sqrt(ms + eps); false: sqrt(ms) + eps
-  void validate() const {
-    SEEDRL_REQUIRE(decay >= 0.0f && decay < 1.0f, "RmsPropOptions.decay must be in [0, 1), got ",
-                   decay);
-    SEEDRL_REQUIRE(momentum >= 0.0f && momentum < 1.0f,
-                   "RmsPropOptions.momentum must be in [0, 1), got ", momentum);
-    SEEDRL_REQUIRE(epsilon > 0.0f && std::isfinite(epsilon),
-                   "RmsPropOptions.epsilon must be positive, got ", epsilon);
+  void validate(std::string_view owner = "RmsPropOptions") const {
+    SEEDRL_REQUIRE(decay >= 0.0f && decay < 1.0f, owner, ".decay must be in [0, 1), got ", decay);
+    SEEDRL_REQUIRE(momentum >= 0.0f && momentum < 1.0f, owner, ".momentum must be in [0, 1), got ",
+                   momentum);
+    SEEDRL_REQUIRE(epsilon > 0.0f && std::isfinite(epsilon), owner,
+                   ".epsilon must be positive, got ", epsilon);
   }
 };
 
 struct SgdOptions {
   float momentum = 0.0f;
-  void validate() const {
-    SEEDRL_REQUIRE(momentum >= 0.0f && momentum < 1.0f,
-                   "SgdOptions.momentum must be in [0, 1), got ", momentum);
+  void validate(std::string_view owner = "SgdOptions") const {
+    SEEDRL_REQUIRE(momentum >= 0.0f && momentum < 1.0f, owner, ".momentum must be in [0, 1), got ",
+                   momentum);
   }
 };
 
 enum class OptimizerKind { adam, rmsprop, sgd };
 
 /// Which optimizer to build, with the options of each.
-struct OptimizerConfig {
+struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::adam;
   AdamOptions adam;
   RmsPropOptions rmsprop;
   SgdOptions sgd;
 };
+
+/// OptimizerOptions' name before seedrl's option structs were named alike (all *Options).
+using OptimizerConfig [[deprecated("seedrl: OptimizerConfig is now OptimizerOptions")]] =
+    OptimizerOptions;
 
 /// A named optimizer-state tensor (flat, like ParameterStore::values()), for checkpoints.
 struct OptimizerSlot {
@@ -213,7 +215,7 @@ class Sgd final : public Optimizer {
 
 /// The optimizer `config` names, for backend B.
 template <Backend B>
-std::unique_ptr<Optimizer> make_optimizer(ParameterStore& store, const OptimizerConfig& config) {
+std::unique_ptr<Optimizer> make_optimizer(ParameterStore& store, const OptimizerOptions& config) {
   switch (config.kind) {
     case OptimizerKind::adam:
       return std::make_unique<Adam<B>>(store, config.adam);
@@ -230,6 +232,6 @@ extern template class Adam<cpu::Backend>;
 extern template class RmsProp<cpu::Backend>;
 extern template class Sgd<cpu::Backend>;
 extern template std::unique_ptr<Optimizer> make_optimizer<cpu::Backend>(ParameterStore&,
-                                                                        const OptimizerConfig&);
+                                                                        const OptimizerOptions&);
 
 }  // namespace seedrl::nn

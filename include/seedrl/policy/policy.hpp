@@ -50,15 +50,15 @@ namespace seedrl {
 struct PolicyOptions {
   /// How to act; empty: as the checkpoint records for the agent's evaluation actors (greedy for a
   /// checkpoint that records nothing).
-  std::optional<ActingSettings> acting;
+  std::optional<ActingOptions> acting;
   std::uint64_t seed = 0;  ///< for sample and epsilon_greedy
 };
 
 /// What a checkpoint says about the agent in it, read without building anything.
 struct PolicyDescription {
   std::string agent;  ///< "vtrace", "r2d2", ... (empty where the checkpoint does not say)
-  nn::NetworkConfig network;
-  ActingSettings acting;  ///< the agent's evaluation acting (greedy where not recorded)
+  nn::NetworkOptions network;
+  ActingOptions acting;  ///< the agent's evaluation acting (greedy where not recorded)
   io::CheckpointCounters counters;
   /// The actions: the network's discrete actions, or the box (with bounds) the run recorded.
   ActionSpec action_spec;
@@ -79,10 +79,10 @@ class Policy {
 
   const std::string& checkpoint() const { return checkpoint_; }
   const std::string& agent() const { return description_.agent; }
-  const nn::NetworkConfig& network_config() const { return description_.network; }
+  const nn::NetworkOptions& network_config() const { return description_.network; }
   /// The frames, learner steps and episodes the run had when it saved the checkpoint.
   const io::CheckpointCounters& counters() const { return description_.counters; }
-  const ActingSettings& acting() const { return acting_; }
+  const ActingOptions& acting() const { return acting_; }
   /// Discrete actions (0 for a box).
   std::int64_t num_actions() const { return description_.network.num_actions; }
   /// What act() returns: discrete actions, or a box of dims() values per stream with bounds.
@@ -123,7 +123,7 @@ class Policy {
 
   std::string checkpoint_;
   PolicyDescription description_;
-  ActingSettings acting_;
+  ActingOptions acting_;
   Rng rng_;
   nn::Network<B> network_;
   std::int64_t streams_ = 0;
@@ -158,7 +158,7 @@ Policy<B>::Policy(const io::SafetensorsFile& file, PolicyOptions options)
 
 template <nn::Backend B>
 std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool box) {
-  const nn::NetworkConfig& config = description_.network;
+  const nn::NetworkOptions& config = description_.network;
   SEEDRL_REQUIRE(box == description_.action_spec.is_box(), "Policy::act: ", checkpoint_,
                  " acts on ", description_.action_spec.to_string(), "; call act() with ",
                  box ? "int32 actions" : "float actions (N x dims)");
@@ -206,7 +206,7 @@ std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool
 template <nn::Backend B>
 void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions) {
   const std::int64_t n = run(observations, actions.size(), false);
-  const nn::NetworkConfig& config = description_.network;
+  const nn::NetworkOptions& config = description_.network;
   const Tensor& scores = config.policy_value_heads ? outputs_->logits : outputs_->q;
   const Tensor rows = scores.reshape({n, config.num_actions});
   select_actions(rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_,

@@ -65,13 +65,12 @@ struct ReplayOptions {
   double importance_sampling_exponent = 0.6;  ///< beta (prioritized)
   SamplerKind sampler = SamplerKind::prioritized;
 
-  void validate() const {
-    SEEDRL_REQUIRE(priority_exponent >= 0.0 && std::isfinite(priority_exponent),
-                   "ReplayOptions.priority_exponent must be finite and >= 0, got ",
-                   priority_exponent);
+  void validate(std::string_view owner = "ReplayOptions") const {
+    SEEDRL_REQUIRE(priority_exponent >= 0.0 && std::isfinite(priority_exponent), owner,
+                   ".priority_exponent must be finite and >= 0, got ", priority_exponent);
     SEEDRL_REQUIRE(
-        importance_sampling_exponent >= 0.0 && std::isfinite(importance_sampling_exponent),
-        "ReplayOptions.importance_sampling_exponent must be finite and >= 0, got ",
+        importance_sampling_exponent >= 0.0 && std::isfinite(importance_sampling_exponent), owner,
+        ".importance_sampling_exponent must be finite and >= 0, got ",
         importance_sampling_exponent);
   }
 };

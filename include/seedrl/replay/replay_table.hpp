@@ -40,7 +40,7 @@ struct ReplayTableOptions {
   /// Throws seedrl::Error naming `owner`.field.
   void validate(std::string_view owner) const {
     SEEDRL_REQUIRE(capacity >= 1, owner, ".capacity must be >= 1, got ", capacity);
-    replay.validate();
+    replay.validate(str_cat(owner, ".replay"));
     limiter.validate(str_cat(owner, ".limiter"));
     SEEDRL_REQUIRE(limiter.min_size_to_sample <= capacity, owner, ".limiter.min_size_to_sample (",
                    limiter.min_size_to_sample, ") must not exceed the capacity (", capacity, ")");

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,14 +33,13 @@ struct LocalTrainerOptions : TrainingSessionOptions {
   }
 
   /// max_batch <= 0 in `server` means all environments in one batch.
-  void validate() const {
-    SEEDRL_REQUIRE(num_actors >= 1, "LocalTrainerOptions.num_actors must be >= 1, got ",
-                   num_actors);
-    SEEDRL_REQUIRE(envs_per_actor >= 1, "LocalTrainerOptions.envs_per_actor must be >= 1, got ",
+  void validate(std::string_view owner = "LocalTrainerOptions") const {
+    SEEDRL_REQUIRE(num_actors >= 1, owner, ".num_actors must be >= 1, got ", num_actors);
+    SEEDRL_REQUIRE(envs_per_actor >= 1, owner, ".envs_per_actor must be >= 1, got ",
                    envs_per_actor);
-    SEEDRL_REQUIRE(evaluation_actors >= 0,
-                   "LocalTrainerOptions.evaluation_actors must be >= 0, got ", evaluation_actors);
-    session().validate();
+    SEEDRL_REQUIRE(evaluation_actors >= 0, owner, ".evaluation_actors must be >= 0, got ",
+                   evaluation_actors);
+    session().validate(owner);  // the session's fields are this struct's too
   }
 
   /// The session's part, with max_batch and max_slots sized for the actors.

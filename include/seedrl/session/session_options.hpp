@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/inference/inference_server.hpp"
@@ -73,36 +74,30 @@ struct TrainingSessionOptions {
   std::int64_t group_check_steps = 1000;
 
   /// Throws seedrl::Error naming the first bad setting.
-  void validate() const {
-    SEEDRL_REQUIRE(total_frames >= 1, "TrainingSessionOptions.total_frames must be >= 1, got ",
-                   total_frames);
-    SEEDRL_REQUIRE(learner_threads >= 1,
-                   "TrainingSessionOptions.learner_threads must be >= 1, got ", learner_threads);
-    SEEDRL_REQUIRE(learner_workers >= 1,
-                   "TrainingSessionOptions.learner_workers must be >= 1, got ", learner_workers);
-    SEEDRL_REQUIRE(micro_batches >= 0,
-                   "TrainingSessionOptions.micro_batches must be >= 0 (0: automatic), got ",
+  void validate(std::string_view owner = "TrainingSessionOptions") const {
+    SEEDRL_REQUIRE(total_frames >= 1, owner, ".total_frames must be >= 1, got ", total_frames);
+    SEEDRL_REQUIRE(learner_threads >= 1, owner, ".learner_threads must be >= 1, got ",
+                   learner_threads);
+    SEEDRL_REQUIRE(learner_workers >= 1, owner, ".learner_workers must be >= 1, got ",
+                   learner_workers);
+    SEEDRL_REQUIRE(micro_batches >= 0, owner, ".micro_batches must be >= 0 (0: automatic), got ",
                    micro_batches);
-    SEEDRL_REQUIRE(checkpoint_seconds >= 0.0,
-                   "TrainingSessionOptions.checkpoint_seconds must be >= 0, got ",
+    SEEDRL_REQUIRE(checkpoint_seconds >= 0.0, owner, ".checkpoint_seconds must be >= 0, got ",
                    checkpoint_seconds);
-    SEEDRL_REQUIRE(report_seconds > 0.0, "TrainingSessionOptions.report_seconds must be > 0, got ",
+    SEEDRL_REQUIRE(report_seconds > 0.0, owner, ".report_seconds must be > 0, got ",
                    report_seconds);
-    SEEDRL_REQUIRE(keep_checkpoints >= 1,
-                   "TrainingSessionOptions.keep_checkpoints must be >= 1, got ", keep_checkpoints);
-    SEEDRL_REQUIRE(max_skipped_steps >= 0,
-                   "TrainingSessionOptions.max_skipped_steps must be >= 0 (0: never stop), got ",
-                   max_skipped_steps);
-    SEEDRL_REQUIRE(group_check_steps >= 0,
-                   "TrainingSessionOptions.group_check_steps must be >= 0, got ",
+    SEEDRL_REQUIRE(keep_checkpoints >= 1, owner, ".keep_checkpoints must be >= 1, got ",
+                   keep_checkpoints);
+    SEEDRL_REQUIRE(max_skipped_steps >= 0, owner,
+                   ".max_skipped_steps must be >= 0 (0: never stop), got ", max_skipped_steps);
+    SEEDRL_REQUIRE(group_check_steps >= 0, owner, ".group_check_steps must be >= 0, got ",
                    group_check_steps);
     if (!export_onnx.empty()) {
       const std::filesystem::path directory = std::filesystem::path(export_onnx).parent_path();
-      SEEDRL_REQUIRE(directory.empty() || std::filesystem::is_directory(directory),
-                     "TrainingSessionOptions.export_onnx: the directory of '", export_onnx,
-                     "' does not exist");
+      SEEDRL_REQUIRE(directory.empty() || std::filesystem::is_directory(directory), owner,
+                     ".export_onnx: the directory of '", export_onnx, "' does not exist");
     }
-    server.validate();
+    server.validate(str_cat(owner, ".server"));
   }
 };
 

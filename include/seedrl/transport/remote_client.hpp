@@ -25,6 +25,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "seedrl/acting/inference_client.hpp"
 #include "seedrl/transport/tls_options.hpp"
@@ -44,7 +45,7 @@ struct RemoteClientOptions {
   TlsClientOptions tls;
 
   /// Throws seedrl::Error naming the first bad setting (TLS: the file and what is wrong).
-  void validate() const;
+  void validate(std::string_view owner = "RemoteClientOptions") const;
 };
 
 class RemoteClient {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "seedrl/acting/inference_endpoint.hpp"
 #include "seedrl/transport/protocol.hpp"
@@ -55,7 +56,7 @@ struct SocketServerOptions {
   TlsServerOptions tls;
 
   /// Throws seedrl::Error naming the first bad setting (TLS: the file and what is wrong with it).
-  void validate() const;
+  void validate(std::string_view owner = "SocketServerOptions") const;
   /// How this listener talks, for a learner's first lines: "TLS 1.3, client certificates
   /// required", "plain TCP, no encryption", "plain (Unix socket)".
   std::string mode() const;

@@ -57,23 +57,22 @@ struct PpoAgentOptions : AgentOptions {
     normalization.rewards = true;
   }
 
-  void validate() const {
-    AgentOptions::validate("PpoAgentOptions");
-    SEEDRL_REQUIRE(network.policy_value_heads, "PpoAgentOptions.network needs policy_value_heads");
-    SEEDRL_REQUIRE(network.lstm_size == 0,
-                   "PpoAgentOptions.network: PPO trains feed-forward networks (lstm_size 0), got "
+  void validate(std::string_view owner = "PpoAgentOptions") const {
+    AgentOptions::validate(owner);
+    SEEDRL_REQUIRE(network.policy_value_heads, owner, ".network needs policy_value_heads");
+    SEEDRL_REQUIRE(network.lstm_size == 0, owner,
+                   ".network: PPO trains feed-forward networks (lstm_size 0), got "
                    "lstm_size ",
                    network.lstm_size);
-    loss.validate();
-    SEEDRL_REQUIRE(lambda >= 0.0f && lambda <= 1.0f,
-                   "PpoAgentOptions.lambda must be in [0, 1], got ", lambda);
-    SEEDRL_REQUIRE(epochs >= 1, "PpoAgentOptions.epochs must be >= 1, got ", epochs);
-    SEEDRL_REQUIRE(minibatch_size >= 1, "PpoAgentOptions.minibatch_size must be >= 1, got ",
+    loss.validate(str_cat(owner, ".loss"));
+    SEEDRL_REQUIRE(lambda >= 0.0f && lambda <= 1.0f, owner, ".lambda must be in [0, 1], got ",
+                   lambda);
+    SEEDRL_REQUIRE(epochs >= 1, owner, ".epochs must be >= 1, got ", epochs);
+    SEEDRL_REQUIRE(minibatch_size >= 1, owner, ".minibatch_size must be >= 1, got ",
                    minibatch_size);
-    SEEDRL_REQUIRE(std::isfinite(max_behaviour_weight) && max_behaviour_weight > 0.0f,
-                   "PpoAgentOptions.max_behaviour_weight must be positive and finite, got ",
-                   max_behaviour_weight);
-    SEEDRL_REQUIRE(max_policy_lag >= 0, "PpoAgentOptions.max_policy_lag must be >= 0, got ",
+    SEEDRL_REQUIRE(std::isfinite(max_behaviour_weight) && max_behaviour_weight > 0.0f, owner,
+                   ".max_behaviour_weight must be positive and finite, got ", max_behaviour_weight);
+    SEEDRL_REQUIRE(max_policy_lag >= 0, owner, ".max_policy_lag must be >= 0, got ",
                    max_policy_lag);
   }
 };
@@ -90,9 +89,9 @@ class PpoAgent : public StochasticPolicyActing {
   explicit PpoAgent(PpoAgentOptions options) : options_(std::move(options)) { options_.validate(); }
 
   const PpoAgentOptions& options() const { return options_; }
-  const nn::NetworkConfig& network_config() const { return options_.network; }
+  const nn::NetworkOptions& network_config() const { return options_.network; }
   /// Evaluation actors take the most likely action (the Gaussian's mean).
-  static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
+  static ActingOptions evaluation_acting() { return {ActionMode::greedy}; }
 
  private:
   PpoAgentOptions options_;

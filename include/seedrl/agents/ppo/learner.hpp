@@ -68,7 +68,8 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
         agent_(agent),
         unrolls_(unrolls),
         rng_(agent.options().network.seed ^ 0x9e3779b97f4a7c15ull) {
-    SEEDRL_REQUIRE(spec.store_logits, "Learner<PpoAgent>: unrolls must store the behaviour policy");
+    SEEDRL_REQUIRE(spec.store_behaviour,
+                   "Learner<PpoAgent>: unrolls must store the behaviour policy");
     SEEDRL_REQUIRE(spec.overlap == 1,
                    "Learner<PpoAgent>: PPO unrolls have no burn-in (overlap 1), got overlap ",
                    spec.overlap);

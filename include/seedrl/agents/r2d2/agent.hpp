@@ -66,43 +66,40 @@ struct R2D2AgentOptions : AgentOptions {
     max_grad_norm = 80.0;
   }
 
-  static nn::OptimizerConfig default_optimizer() {
-    nn::OptimizerConfig o;
+  static nn::OptimizerOptions default_optimizer() {
+    nn::OptimizerOptions o;
     o.kind = nn::OptimizerKind::adam;
     o.adam.epsilon = 1e-3f;
     return o;
   }
 
-  void validate() const {
-    AgentOptions::validate("R2D2AgentOptions");
-    SEEDRL_REQUIRE(network.q_head, "R2D2AgentOptions.network needs q_head");
-    SEEDRL_REQUIRE(n_step >= 1, "R2D2AgentOptions.n_step must be >= 1, got ", n_step);
-    SEEDRL_REQUIRE(value_rescale_epsilon >= 0.0 && std::isfinite(value_rescale_epsilon),
-                   "R2D2AgentOptions.value_rescale_epsilon must be finite and >= 0, got ",
-                   value_rescale_epsilon);
-    SEEDRL_REQUIRE(target_update_period >= 1,
-                   "R2D2AgentOptions.target_update_period must be >= 1, got ",
+  void validate(std::string_view owner = "R2D2AgentOptions") const {
+    AgentOptions::validate(owner);
+    SEEDRL_REQUIRE(network.q_head, owner, ".network needs q_head");
+    SEEDRL_REQUIRE(n_step >= 1, owner, ".n_step must be >= 1, got ", n_step);
+    SEEDRL_REQUIRE(value_rescale_epsilon >= 0.0 && std::isfinite(value_rescale_epsilon), owner,
+                   ".value_rescale_epsilon must be finite and >= 0, got ", value_rescale_epsilon);
+    SEEDRL_REQUIRE(target_update_period >= 1, owner, ".target_update_period must be >= 1, got ",
                    target_update_period);
-    SEEDRL_REQUIRE(replay_capacity >= static_cast<std::size_t>(batch_size),
-                   "R2D2AgentOptions.replay_capacity (", replay_capacity,
-                   ") must hold at least batch_size (", batch_size, ") sequences");
-    replay.validate();
-    SEEDRL_REQUIRE(priority_eta >= 0.0 && priority_eta <= 1.0,
-                   "R2D2AgentOptions.priority_eta must be in [0, 1], got ", priority_eta);
-    SEEDRL_REQUIRE(replay_ratio > 0.0 && std::isfinite(replay_ratio),
-                   "R2D2AgentOptions.replay_ratio must be finite and > 0, got ", replay_ratio);
-    SEEDRL_REQUIRE(min_replay_size >= 1 && min_replay_size <= replay_capacity,
-                   "R2D2AgentOptions.min_replay_size must be in [1, replay_capacity = ",
-                   replay_capacity, "], got ", min_replay_size);
-    SEEDRL_REQUIRE(exploration_slots >= 1, "R2D2AgentOptions.exploration_slots must be >= 1, got ",
+    SEEDRL_REQUIRE(replay_capacity >= static_cast<std::size_t>(batch_size), owner,
+                   ".replay_capacity (", replay_capacity, ") must hold at least batch_size (",
+                   batch_size, ") sequences");
+    replay.validate(str_cat(owner, ".replay"));
+    SEEDRL_REQUIRE(priority_eta >= 0.0 && priority_eta <= 1.0, owner,
+                   ".priority_eta must be in [0, 1], got ", priority_eta);
+    SEEDRL_REQUIRE(replay_ratio > 0.0 && std::isfinite(replay_ratio), owner,
+                   ".replay_ratio must be finite and > 0, got ", replay_ratio);
+    SEEDRL_REQUIRE(min_replay_size >= 1 && min_replay_size <= replay_capacity, owner,
+                   ".min_replay_size must be in [1, replay_capacity = ", replay_capacity, "], got ",
+                   min_replay_size);
+    SEEDRL_REQUIRE(exploration_slots >= 1, owner, ".exploration_slots must be >= 1, got ",
                    exploration_slots);
-    SEEDRL_REQUIRE(epsilon_base > 0.0 && epsilon_base <= 1.0,
-                   "R2D2AgentOptions.epsilon_base must be in (0, 1], got ", epsilon_base);
-    SEEDRL_REQUIRE(epsilon_alpha >= 0.0 && std::isfinite(epsilon_alpha),
-                   "R2D2AgentOptions.epsilon_alpha must be finite and >= 0, got ", epsilon_alpha);
-    SEEDRL_REQUIRE(evaluation_epsilon >= 0.0 && evaluation_epsilon <= 1.0,
-                   "R2D2AgentOptions.evaluation_epsilon must be in [0, 1], got ",
-                   evaluation_epsilon);
+    SEEDRL_REQUIRE(epsilon_base > 0.0 && epsilon_base <= 1.0, owner,
+                   ".epsilon_base must be in (0, 1], got ", epsilon_base);
+    SEEDRL_REQUIRE(epsilon_alpha >= 0.0 && std::isfinite(epsilon_alpha), owner,
+                   ".epsilon_alpha must be finite and >= 0, got ", epsilon_alpha);
+    SEEDRL_REQUIRE(evaluation_epsilon >= 0.0 && evaluation_epsilon <= 1.0, owner,
+                   ".evaluation_epsilon must be in [0, 1], got ", evaluation_epsilon);
   }
 };
 
@@ -117,11 +114,11 @@ class R2D2Agent {
   }
 
   const R2D2AgentOptions& options() const { return options_; }
-  const nn::NetworkConfig& network_config() const { return options_.network; }
+  const nn::NetworkOptions& network_config() const { return options_.network; }
   /// With actor_priorities the sequences record the Q-values inference acted on.
   bool records_q_values() const { return options_.actor_priorities; }
   /// Evaluation actors act epsilon-greedily at evaluation_epsilon.
-  ActingSettings evaluation_acting() const {
+  ActingOptions evaluation_acting() const {
     return {ActionMode::epsilon_greedy, options_.evaluation_epsilon};
   }
 

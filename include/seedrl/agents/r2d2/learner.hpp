@@ -75,7 +75,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     SEEDRL_REQUIRE(spec.overlap >= 1 && spec.length - spec.overlap >= 1,
                    "Learner<R2D2Agent>: sequences of ", spec.length, " steps with overlap ",
                    spec.overlap, " leave no transition to train on");
-    SEEDRL_REQUIRE(!agent.options().actor_priorities || spec.store_logits,
+    SEEDRL_REQUIRE(!agent.options().actor_priorities || spec.store_behaviour,
                    "Learner<R2D2Agent>: actor_priorities needs sequences that record the acting "
                    "Q-values (an UnrollSpec from make_unroll_spec with this agent)");
   }
@@ -323,14 +323,14 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   template <std::ranges::random_access_range Range>
   Eigen::ArrayXf actor_priorities_of(Pass& pass, const Range& sequences) const {
-    SEEDRL_REQUIRE(this->spec().store_logits,
+    SEEDRL_REQUIRE(this->spec().store_behaviour,
                    "Learner<R2D2Agent>: the sequences do not record the acting Q-values");
     pass.stack(sequences);
     const std::int64_t length = this->spec().length, burn = burn_in(), window = length - burn,
                        batch = pass.batch().flags.dim(1), actions = this->spec().num_actions;
     const Transitions tr = pass.transitions(burn, window - 1, agent_.options().max_abs_reward);
     const auto q = pass.batch()
-                       .logits.slice(burn, length)
+                       .behaviour.slice(burn, length)
                        .reshape({window * batch, actions})
                        .template matrix<float>();
     return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())

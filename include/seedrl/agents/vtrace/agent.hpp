@@ -25,12 +25,11 @@ struct VTraceAgentOptions : AgentOptions {
   VTraceOptions vtrace;  ///< rho_bar, rho_bar_pg, lambda (all 1)
   ActorCriticLossOptions loss{0.5f, 0.0033391318945337044f};  ///< baseline and entropy costs
 
-  void validate() const {
-    AgentOptions::validate("VTraceAgentOptions");
-    SEEDRL_REQUIRE(network.policy_value_heads,
-                   "VTraceAgentOptions.network needs policy_value_heads");
-    vtrace.validate();
-    loss.validate();
+  void validate(std::string_view owner = "VTraceAgentOptions") const {
+    AgentOptions::validate(owner);
+    SEEDRL_REQUIRE(network.policy_value_heads, owner, ".network needs policy_value_heads");
+    vtrace.validate(str_cat(owner, ".vtrace"));
+    loss.validate(str_cat(owner, ".loss"));
   }
 };
 
@@ -45,9 +44,9 @@ class VTraceAgent : public StochasticPolicyActing {
   }
 
   const VTraceAgentOptions& options() const { return options_; }
-  const nn::NetworkConfig& network_config() const { return options_.network; }
+  const nn::NetworkOptions& network_config() const { return options_.network; }
   /// Evaluation actors take the most likely action.
-  static ActingSettings evaluation_acting() { return {ActionMode::greedy}; }
+  static ActingOptions evaluation_acting() { return {ActionMode::greedy}; }
 
  private:
   VTraceAgentOptions options_;

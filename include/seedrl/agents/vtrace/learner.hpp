@@ -35,7 +35,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
       : Core(VTraceAgent::kName, agent.options(), spec, kMetrics, agent.evaluation_acting()),
         agent_(agent),
         unrolls_(unrolls) {
-    SEEDRL_REQUIRE(spec.store_logits,
+    SEEDRL_REQUIRE(spec.store_behaviour,
                    "Learner<VTraceAgent>: unrolls must store the behaviour logits");
     SEEDRL_REQUIRE(
         spec.overlap == 1,
@@ -110,7 +110,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                                    .template matrix<float>()
                                    .topRows(steps * batch);
     const auto behaviour_logits = pass.batch()
-                                      .logits.reshape({length * batch, num_actions})
+                                      .behaviour.reshape({length * batch, num_actions})
                                       .template matrix<float>()
                                       .topRows(steps * batch);
     const Eigen::ArrayXXf log_rhos = (action_log_probs(target_logits, tr.actions) -
@@ -201,7 +201,7 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     const Tensor grad_values = pass.device_grad_values_buffer.view(out.values.shape());
     grad_logits.fill_zero();
     grad_values.fill_zero();
-    const auto terms = B::vtrace_loss(out.logits, out.values, fields.logits, fields.actions,
+    const auto terms = B::vtrace_loss(out.logits, out.values, fields.behaviour, fields.actions,
                                       fields.rewards, fields.flags, o.discount, o.max_abs_reward,
                                       o.vtrace, o.loss, grad_logits, grad_values);
     pass.network().backward({.logits = grad_logits, .values = grad_values});

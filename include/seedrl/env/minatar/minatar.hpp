@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 #include "seedrl/core/random.hpp"
 #include "seedrl/env/environment.hpp"
@@ -37,10 +38,9 @@ inline constexpr std::int32_t kNoop = 0, kLeft = 1, kUp = 2, kRight = 3, kDown =
 struct Options {
   double sticky_action_probability = 0.1;  ///< MinAtar's default
   bool difficulty_ramping = true;          ///< games that speed up over an episode do so
-  void validate() const {
-    SEEDRL_REQUIRE(sticky_action_probability >= 0.0 && sticky_action_probability < 1.0,
-                   "minatar::Options.sticky_action_probability must be in [0, 1), got ",
-                   sticky_action_probability);
+  void validate(std::string_view owner = "minatar::Options") const {
+    SEEDRL_REQUIRE(sticky_action_probability >= 0.0 && sticky_action_probability < 1.0, owner,
+                   ".sticky_action_probability must be in [0, 1), got ", sticky_action_probability);
   }
 };
 

@@ -1,4 +1,4 @@
-// NetworkConfig: the architecture of a Network (nn/network.hpp) as a value: its torso, core and
+// NetworkOptions: the architecture of a Network (nn/network.hpp) as a value: its torso, core and
 // heads, the text form checkpoints record (describe, parse_description), and what a forward and a
 // backward exchange with the caller (NetworkOutputs, NetworkGrads).
 #pragma once
@@ -25,7 +25,7 @@ enum class Torso {
   nature,   ///< observation [C, 84, 84] u8 (stacked frames first), scaled by 1/255
 };
 
-struct NetworkConfig {
+struct NetworkOptions {
   Torso torso = Torso::mlp;
   Shape observation_shape;  ///< one frame, see Torso
   std::vector<std::int64_t> mlp_hidden{64, 64};
@@ -42,24 +42,24 @@ struct NetworkConfig {
   bool dueling = false;            ///< the Q head is a value and an advantage stream (R2D2)
   std::uint64_t seed = 0;          ///< parameter initialisation
 
-  static NetworkConfig mlp(std::int64_t observation_size, std::int64_t num_actions,
-                           std::vector<std::int64_t> hidden = {64, 64}) {
-    NetworkConfig c;
+  static NetworkOptions mlp(std::int64_t observation_size, std::int64_t num_actions,
+                            std::vector<std::int64_t> hidden = {64, 64}) {
+    NetworkOptions c;
     c.torso = Torso::mlp;
     c.observation_shape = {observation_size};
     c.mlp_hidden = std::move(hidden);
     c.num_actions = num_actions;
     return c;
   }
-  static NetworkConfig minatar(std::int64_t channels, std::int64_t num_actions) {
-    NetworkConfig c;
+  static NetworkOptions minatar(std::int64_t channels, std::int64_t num_actions) {
+    NetworkOptions c;
     c.torso = Torso::minatar;
     c.observation_shape = {10, 10, channels};
     c.num_actions = num_actions;
     return c;
   }
-  static NetworkConfig nature(std::int64_t num_actions, std::int64_t stacked_frames = 4) {
-    NetworkConfig c;
+  static NetworkOptions nature(std::int64_t num_actions, std::int64_t stacked_frames = 4) {
+    NetworkOptions c;
     c.torso = Torso::nature;
     c.observation_shape = {stacked_frames, 84, 84};
     c.num_actions = num_actions;
@@ -67,72 +67,74 @@ struct NetworkConfig {
   }
 
   /// A Gaussian policy over `dims` real values (mean and log std) and a value head.
-  NetworkConfig& gaussian(std::int64_t dims) {
+  NetworkOptions& gaussian(std::int64_t dims) {
     num_actions = 0;
     action_dims = dims;
     return *this;
   }
   bool box_actions() const { return action_dims > 0; }
 
-  void validate() const {
-    SEEDRL_REQUIRE(action_dims >= 0, "NetworkConfig.action_dims must be >= 0, got ", action_dims);
+  void validate(std::string_view owner = "NetworkOptions") const {
+    SEEDRL_REQUIRE(action_dims >= 0, owner, ".action_dims must be >= 0, got ", action_dims);
     if (action_dims > 0) {
-      SEEDRL_REQUIRE(num_actions == 0,
-                     "NetworkConfig: num_actions and action_dims are exclusive (discrete "
+      SEEDRL_REQUIRE(num_actions == 0, owner,
+                     ": num_actions and action_dims are exclusive (discrete "
                      "actions or a box), got ",
                      num_actions, " and ", action_dims);
-      SEEDRL_REQUIRE(policy_value_heads && !q_head,
-                     "NetworkConfig: box actions (action_dims) need the policy and value heads "
+      SEEDRL_REQUIRE(policy_value_heads && !q_head, owner,
+                     ": box actions (action_dims) need the policy and value heads "
                      "and no Q head");
-      SEEDRL_REQUIRE(std::isfinite(initial_log_std),
-                     "NetworkConfig.initial_log_std must be finite, got ", initial_log_std);
+      SEEDRL_REQUIRE(std::isfinite(initial_log_std), owner, ".initial_log_std must be finite, got ",
+                     initial_log_std);
     } else {
-      SEEDRL_REQUIRE(num_actions > 0, "NetworkConfig.num_actions must be positive, got ",
-                     num_actions);
+      SEEDRL_REQUIRE(num_actions > 0, owner, ".num_actions must be positive, got ", num_actions);
     }
-    SEEDRL_REQUIRE(lstm_size >= 0, "NetworkConfig.lstm_size must be >= 0, got ", lstm_size);
-    SEEDRL_REQUIRE(policy_value_heads || q_head,
-                   "NetworkConfig: no head enabled (policy_value_heads or q_head)");
-    SEEDRL_REQUIRE(!dueling || q_head, "NetworkConfig.dueling needs q_head");
+    SEEDRL_REQUIRE(lstm_size >= 0, owner, ".lstm_size must be >= 0, got ", lstm_size);
+    SEEDRL_REQUIRE(policy_value_heads || q_head, owner,
+                   ": no head enabled (policy_value_heads or q_head)");
+    SEEDRL_REQUIRE(!dueling || q_head, owner, ".dueling needs q_head");
     SEEDRL_REQUIRE(mlp_activation == Activation::relu ||
                        (mlp_activation == Activation::tanh && torso == Torso::mlp),
-                   "NetworkConfig.mlp_activation must be relu, or tanh with the mlp torso; got ",
+                   owner, ".mlp_activation must be relu, or tanh with the mlp torso; got ",
                    activation_name(mlp_activation));
-    SEEDRL_REQUIRE(!separate_value_torso || (policy_value_heads && lstm_size == 0),
-                   "NetworkConfig.separate_value_torso needs the policy and value heads and no "
+    SEEDRL_REQUIRE(!separate_value_torso || (policy_value_heads && lstm_size == 0), owner,
+                   ".separate_value_torso needs the policy and value heads and no "
                    "LSTM core (lstm_size 0), got lstm_size ",
                    lstm_size);
     switch (torso) {
       case Torso::mlp:
-        SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0,
-                       "NetworkConfig.observation_shape for the mlp torso must be [D], got ",
-                       observation_shape);
+        SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0, owner,
+                       ".observation_shape for the mlp torso must be [D], got ", observation_shape);
         for (std::int64_t h : mlp_hidden) {
-          SEEDRL_REQUIRE(h > 0, "NetworkConfig.mlp_hidden sizes must be positive, got ", h);
+          SEEDRL_REQUIRE(h > 0, owner, ".mlp_hidden sizes must be positive, got ", h);
         }
         break;
       case Torso::minatar:
         SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape[0] >= 3 &&
                            observation_shape[1] >= 3 && observation_shape[2] > 0,
-                       "NetworkConfig.observation_shape for the minatar torso must be [H, W, C] "
+                       owner,
+                       ".observation_shape for the minatar torso must be [H, W, C] "
                        "(MinAtar: [10, 10, C]), got ",
                        observation_shape);
         break;
       case Torso::nature:
-        SEEDRL_REQUIRE(
-            observation_shape.rank() == 3 && observation_shape[0] > 0 &&
-                observation_shape[1] >= 36 && observation_shape[2] >= 36,
-            "NetworkConfig.observation_shape for the nature torso must be [C, H, W] with "
-            "H, W >= 36 (Atari: [4, 84, 84]), got ",
-            observation_shape);
+        SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape[0] > 0 &&
+                           observation_shape[1] >= 36 && observation_shape[2] >= 36,
+                       owner,
+                       ".observation_shape for the nature torso must be [C, H, W] with "
+                       "H, W >= 36 (Atari: [4, 84, 84]), got ",
+                       observation_shape);
         break;
     }
   }
 };
 
+/// NetworkOptions' name before seedrl's option structs were named alike (all *Options).
+using NetworkConfig [[deprecated("seedrl: NetworkConfig is now NetworkOptions")]] = NetworkOptions;
+
 /// The architecture in words ("minatar observation [10, 10, 4] actions 6 lstm 64 dueling"):
 /// checkpoints record it, and a learner refuses a checkpoint of another architecture.
-inline std::string describe(const NetworkConfig& n) {
+inline std::string describe(const NetworkOptions& n) {
   const char* torso = n.torso == Torso::mlp       ? "mlp"
                       : n.torso == Torso::minatar ? "minatar"
                                                   : "nature";
@@ -161,7 +163,7 @@ inline std::string describe(const NetworkConfig& n) {
 /// "dueling" (a dueling Q head alone); otherwise the result has the policy and value heads, and a
 /// caller that knows better (Policy, from a checkpoint's parameter names) sets them. Throws naming
 /// `source` and the text where it is not describe()'s format.
-NetworkConfig parse_description(std::string_view text, std::string_view source);
+NetworkOptions parse_description(std::string_view text, std::string_view source);
 
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
 /// forward(). Undefined when the head is disabled.
