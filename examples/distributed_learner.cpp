@@ -94,6 +94,17 @@ int main(int argc, char** argv) {
                "refuse actors without a certificate from --tls-ca");
   app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
       ->check(CLI::IsMember({"1.2", "1.3"}));
+  app.add_option("--tls-max-pending", socket.tls.max_pending_handshakes,
+                 "TLS handshakes in progress at most; more connections are closed at once "
+                 "(0: no cap; default 64)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--tls-handshakes-per-second", socket.tls.handshakes_per_second,
+                 "new TLS connections a second per peer address after a burst of "
+                 "--tls-handshake-burst; more are closed at once (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--tls-handshake-burst", socket.tls.handshake_burst,
+                 "TLS handshakes per peer address at once")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--max-slots", run.server.max_slots, "environments that can be connected at once")

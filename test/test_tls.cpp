@@ -171,6 +171,15 @@ TEST_CASE("TLS options: each bad file or setting is refused, naming it and what 
   s = server_options();
   s.tls.client_ca = f.ca;
   refuse(s, "TLS settings without a certificate");
+  s = tls_server();
+  s.tls.handshakes_per_second = -1.0;
+  refuse(s, "SocketServerOptions.tls.handshakes_per_second must be finite and >= 0");
+  s = tls_server();
+  s.tls.handshake_burst = 0;
+  refuse(s, "SocketServerOptions.tls.handshake_burst must be >= 1");
+  s = tls_server();
+  s.tls.max_pending_handshakes = -1;
+  refuse(s, "SocketServerOptions.tls.max_pending_handshakes must be >= 0");
 
   RemoteClientOptions c = tls_client(SocketAddress::parse("127.0.0.1:1"));
   CHECK_NOTHROW(c.validate());
@@ -340,9 +349,84 @@ TEST_CASE("TLS: stalled handshakes and a flood of half-open ones are closed at t
   }
   CHECK(steps > 0);
   for (auto& raw : flood) CHECK(raw->closed_by_peer(5s));
-  CHECK(log.wait_for({"127.0.0.1:", "no TLS handshake within 0.3 s"}, 50));
+  // Each refusal is logged with the peer's address, at most 10 lines a second; the rest are
+  // summed up. The address's burst (64, the member's handshake included) admitted 63 of the 100
+  // (a few more if the bucket refilled, 20 a second, while they connected); the rest were
+  // closed at accept.
+  CHECK(log.wait_for({"127.0.0.1:", "refused before the TLS handshake: more than 64 handshakes"},
+                     10));
+  CHECK(log.wait_for({"more connections were refused in a second (the last: 127.0.0.1:",
+                      "no TLS handshake within 0.3 s of connecting"}));
+  CHECK(server.stats().refused_at_accept <= 37);
+  CHECK(server.stats().refused_at_accept >= 30);
   CHECK(buffers.step(member, 2.0f).is_ok());
   CHECK(server.stats().active == 1);
+}
+
+TEST_CASE("TLS: a flood from one address is refused before any TLS work, in a few log lines") {
+  Log log;
+  FakeEndpoint endpoint;
+  SocketServerOptions options = tls_server(&log);
+  options.handshake_timeout = 10s;  // only the refusals at accept close within the test
+  options.max_connections = 128;
+  options.tls.handshake_burst = 3;
+  options.tls.handshakes_per_second = 0.5;
+  SocketServer server(endpoint, options);
+  server.start();
+  const SocketAddress address = server.address();
+  RemoteClient member(tls_client(address));  // the first of the 3
+  REQUIRE(member.connect(connect_request(11, 1)).is_ok());
+
+  // 30 connections at once from the same address: 2 more are admitted (and wait in their
+  // handshakes), 28 are closed at once; the member keeps stepping.
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 30; ++i) flood.push_back(std::make_unique<RawConnection>(address));
+  int closed = 0;
+  for (auto& raw : flood) closed += raw->closed_by_peer(300ms) ? 1 : 0;
+  CHECK(closed == 28);
+  ClientBuffers buffers(1);
+  CHECK(buffers.step(member, 1.0f).is_ok());
+  CHECK(server.stats().refused_at_accept == 28);
+  // At most 10 lines a second name the address and the rule; the rest are summed up in one.
+  CHECK(log.wait_for({"127.0.0.1:",
+                      "refused before the TLS handshake: more than 3 handshakes at "
+                      "once or 0.5 a second from 127.0.0.1"},
+                     10));
+  CHECK(log.wait_for({"18 more connections were refused in a second"}, 1, 3s));
+  {
+    std::lock_guard lock(log.mutex);
+    int refusals = 0;
+    for (const std::string& line : log.lines)
+      refusals += line.find(": refused before the TLS handshake") != std::string::npos &&
+                          line.find("more connections") == std::string::npos
+                      ? 1
+                      : 0;
+    CAPTURE(log.lines);
+    CHECK(refusals == 10);
+  }
+}
+
+TEST_CASE("TLS: handshakes in progress are capped; the cap frees as they end") {
+  Log log;
+  FakeEndpoint endpoint;
+  SocketServerOptions options = tls_server(&log);
+  options.handshake_timeout = 500ms;
+  options.tls.max_pending_handshakes = 2;
+  SocketServer server(endpoint, options);
+  server.start();
+  const SocketAddress address = server.address();
+  // Two peers that stall in the handshake take both places; a third is closed at once.
+  RawConnection stalled_a(address), stalled_b(address);
+  CHECK_FALSE(stalled_a.closed_by_peer(100ms));
+  RawConnection third(address);
+  CHECK(third.closed_by_peer(300ms));
+  CHECK(server.stats().refused_at_accept == 1);
+  CHECK(log.wait_for({"refused before the TLS handshake: 2 handshakes are in progress"}));
+  // At the deadline the stalled ones are closed, and an actor gets in.
+  CHECK(stalled_a.closed_by_peer(5s));
+  CHECK(stalled_b.closed_by_peer(5s));
+  RemoteClient member(tls_client(address));
+  CHECK(member.connect(connect_request(11, 1)).is_ok());
 }
 
 }  // namespace test_tls

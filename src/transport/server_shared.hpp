@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "asio.hpp"
+#include "handshake_limiter.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "tls.hpp"
@@ -54,6 +55,11 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   const ActionSpec action_spec;  // the endpoint's, read once
   // The TLS context of a TLS listener (options.tls), built once; read by the accept loop.
   std::optional<boost::asio::ssl::context> tls;
+  // A TLS listener's admission (flood control) and its refusals' log (handshake_limiter.hpp).
+  transport_detail::HandshakeLimiter handshake_limiter{options.tls.max_pending_handshakes,
+                                                       options.tls.handshakes_per_second,
+                                                       options.tls.handshake_burst};
+  transport_detail::RefusalLog refusal_log{10, [this](const std::string& line) { log(line); }};
   SocketAddress address;
   boost::asio::io_context io;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
@@ -77,8 +83,8 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
       SEEDRL_GUARDED_BY(sessions_mutex);
   std::uint64_t next_session SEEDRL_GUARDED_BY(sessions_mutex) = 0;
 
-  std::atomic<std::int64_t> accepted{0}, handshakes{0}, refused{0}, steps{0}, bytes_received{0},
-      bytes_sent{0};
+  std::atomic<std::int64_t> accepted{0}, handshakes{0}, refused{0}, refused_at_accept{0}, steps{0},
+      bytes_received{0}, bytes_sent{0};
 
   void log(const std::string& line) const {
     if (options.log) options.log(line);
@@ -133,6 +139,8 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   /// Accepts connections on `acceptor` (on the I/O threads) until it is closed.
   template <class Protocol>
   void accept(typename Protocol::acceptor& acceptor);
+  bool admit_tls(boost::asio::ip::tcp::socket& socket,
+                 transport_detail::HandshakeLimiter::Slot& slot);
   /// Every few milliseconds, asks each session to close if it waited too long (on its strand).
   void arm_sweep();
 };

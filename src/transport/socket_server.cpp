@@ -87,9 +87,14 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
           accept<Protocol>(acceptor);
           return;
         }
+        transport_detail::HandshakeLimiter::Slot handshake;
         if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
           error_code ignored;
           socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+          if (tls && !admit_tls(socket, handshake)) {
+            accept<Protocol>(acceptor);
+            return;
+          }
         }
         bool over_limit = false;
         std::uint64_t id = 0;
@@ -108,6 +113,7 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
             tls ? transport_detail::SessionStream(std::move(generic), *tls)
                 : transport_detail::SessionStream(std::move(generic)),
             id, std::move(peer));
+        session->hold_handshake_slot(std::move(handshake));
         bool registered = false;
         {
           // Checked under the lock that stop() takes to list the sessions: a connection accepted
@@ -125,6 +131,33 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
       });
 }
 
+// A TLS connection's admission before any TLS work (handshake_limiter.hpp): false when it was
+// refused and closed.
+bool SocketServer::Shared::admit_tls(asio::ip::tcp::socket& socket,
+                                     transport_detail::HandshakeLimiter::Slot& slot) {
+  using Verdict = transport_detail::HandshakeLimiter::Verdict;
+  error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string peer_ip = ec ? std::string("unknown") : remote.address().to_string();
+  const auto now = std::chrono::steady_clock::now();
+  const Verdict verdict = handshake_limiter.admit(peer_ip, now, slot);
+  if (verdict == Verdict::admit) return true;
+  ++refused_at_accept;
+  const TlsServerOptions& o = options.tls;
+  refusal_log(
+      verdict == Verdict::address_over_rate
+          ? str_cat(peer_ip, ":", ec ? 0 : remote.port(),
+                    ": refused before the TLS handshake: more than ", o.handshake_burst,
+                    " handshakes at once or ", o.handshakes_per_second, " a second from ", peer_ip)
+          : str_cat(peer_ip, ":", ec ? 0 : remote.port(),
+                    ": refused before the TLS handshake: ", o.max_pending_handshakes,
+                    " handshakes are in progress (max_pending_handshakes)"),
+      now);
+  error_code ignored;
+  socket.close(ignored);
+  return false;
+}
+
 // ---- SocketServer ----
 
 void SocketServer::Shared::arm_sweep() {
@@ -139,6 +172,7 @@ void SocketServer::Shared::arm_sweep() {
     const std::int64_t now = now_ns();
     for (auto& session : live_sessions())
       asio::post(session->strand(), [session, now] { session->sweep(now); });
+    refusal_log.tick(std::chrono::steady_clock::now());  // the sum of a flood's unsaid lines
     arm_sweep();
   });
 }
@@ -291,6 +325,7 @@ SocketServerStats SocketServer::stats() const {
   SocketServerStats out;
   out.accepted = s.accepted;
   out.handshakes = s.handshakes;
+  out.refused_at_accept = s.refused_at_accept;
   out.refused = s.refused;
   out.steps = s.steps;
   out.bytes_received = s.bytes_received;

@@ -83,7 +83,8 @@ void SocketSession::on_first_bytes(const error_code& ec) {
   const std::size_t n =
       ec ? 0 : stream_.socket().receive(asio::buffer(first), Socket::message_peek, peek);
   if (ec || peek || n == 0) {
-    shared_->log(str_cat(peer_, ": closed before the TLS handshake"));
+    shared_->refusal_log(str_cat(peer_, ": closed before the TLS handshake"),
+                         std::chrono::steady_clock::now());
     return close_now();
   }
   const bool tls =
@@ -101,10 +102,13 @@ void SocketSession::on_first_bytes(const error_code& ec) {
 
 void SocketSession::on_tls_handshake(const error_code& ec) {
   read_pending_ = false;
+  handshake_slot_.release();
   if (phase_ != Phase::tls_handshake) return;  // closed meanwhile (timeout, stop)
   if (ec) {
     ++shared_->refused;
-    shared_->log(str_cat(peer_, ": TLS handshake refused: ", tls_failure(ec, stream_.ssl())));
+    shared_->refusal_log(
+        str_cat(peer_, ": TLS handshake refused: ", tls_failure(ec, stream_.ssl())),
+        std::chrono::steady_clock::now());
     return close_now();
   }
   phase_ = Phase::awaiting_hello;
@@ -135,8 +139,9 @@ void SocketSession::sweep(std::int64_t now) {
   if (closing_phase()) return close_now();
   if (phase_ == Phase::tls_handshake) {
     ++shared_->refused;
-    shared_->log(str_cat(peer_, ": refused: no TLS handshake within ",
-                         seconds(shared_->options.handshake_timeout), " s of connecting"));
+    shared_->refusal_log(str_cat(peer_, ": refused: no TLS handshake within ",
+                                 seconds(shared_->options.handshake_timeout), " s of connecting"),
+                         std::chrono::steady_clock::now());
     return close_now();
   }
   if (!reading_phase()) return;  // stepping: the endpoint decides how long a step takes
@@ -471,6 +476,7 @@ void SocketSession::close_now() {
   if (phase_ == Phase::closed) return;
   phase_ = Phase::closed;
   stream_.close();
+  handshake_slot_.release();
   release_slots();
   shared_->forget(id_);
 }

@@ -92,6 +92,9 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   /// Starts reading the HELLO (after the TLS handshake on a TLS listener), or refuses the
   /// connection (unavailable) when over the limit.
   void start(bool over_limit);
+  /// The listener's count of this connection's TLS handshake (handshake_limiter.hpp), released
+  /// when the handshake ends or the connection closes. Before start().
+  void hold_handshake_slot(HandshakeLimiter::Slot slot) { handshake_slot_ = std::move(slot); }
   /// Tells the peer why the server stops and closes; a step with the endpoint is answered first.
   void shutdown(protocol::ErrorCode reason);
   /// Closes a session past its deadline: handshake or idle timeout, or the drain time.
@@ -158,7 +161,8 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   const std::string peer_;
 
   Phase phase_ = Phase::awaiting_hello;
-  bool over_limit_ = false;  // refuse once the TLS handshake lets an ERROR through
+  bool over_limit_ = false;                // refuse once the TLS handshake lets an ERROR through
+  HandshakeLimiter::Slot handshake_slot_;  // while the TLS handshake is in progress
   StepRequestState step_state_ = StepRequestState::idle;
   bool read_pending_ = false;   // the read side: a read (frame or drain) is outstanding
   bool write_pending_ = false;  // the write side: writing_buffer_ is being written

@@ -7,6 +7,7 @@
 #include <openssl/x509v3.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -128,6 +129,14 @@ void TlsServerOptions::validate(std::string_view owner) const {
   SEEDRL_REQUIRE(!require_client_certificate || !client_ca.empty(), owner,
                  ".tls.require_client_certificate needs tls.client_ca, the CA that signs the "
                  "actors' certificates");
+  SEEDRL_REQUIRE(max_pending_handshakes >= 0, owner,
+                 ".tls.max_pending_handshakes must be >= 0 (0: no cap), got ",
+                 max_pending_handshakes);
+  SEEDRL_REQUIRE(std::isfinite(handshakes_per_second) && handshakes_per_second >= 0.0, owner,
+                 ".tls.handshakes_per_second must be finite and >= 0 (0: no limit), got ",
+                 handshakes_per_second);
+  SEEDRL_REQUIRE(handshake_burst >= 1, owner, ".tls.handshake_burst must be >= 1, got ",
+                 handshake_burst);
 }
 
 void TlsClientOptions::validate(std::string_view owner) const {

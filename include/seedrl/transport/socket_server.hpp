@@ -67,7 +67,10 @@ struct SocketServerStats {
   std::int64_t handshakes = 0;  ///< connections that completed the handshake
   std::int64_t active = 0;      ///< connections open now
   std::int64_t refused = 0;     ///< connections closed with an ERROR frame for what they sent
-  std::int64_t steps = 0;       ///< STEP frames answered with actions
+  /// TLS connections closed at accept, before any TLS work: over their address's handshake rate
+  /// or the cap of handshakes in progress (TlsServerOptions).
+  std::int64_t refused_at_accept = 0;
+  std::int64_t steps = 0;  ///< STEP frames answered with actions
   std::int64_t bytes_received = 0;
   std::int64_t bytes_sent = 0;
 };

@@ -38,6 +38,14 @@ struct TlsServerOptions {
   /// Refuse actors that present no certificate signed by client_ca (needs client_ca).
   bool require_client_certificate = false;
   TlsVersion min_version = TlsVersion::tls13;
+  /// Flood control, decided at accept before any TLS work (a handshake costs the learner about a
+  /// millisecond of a core): at most this many handshakes in progress, further connections are
+  /// closed at once; 0: no cap.
+  int max_pending_handshakes = 64;
+  /// Per peer address (IP): a burst of handshake_burst handshakes, then handshakes_per_second;
+  /// a connection over that is closed at once. 0: no limit.
+  double handshakes_per_second = 20.0;
+  int handshake_burst = 64;
 
   bool enabled() const { return !certificate.empty(); }
   /// Throws seedrl::Error naming `owner`, the file and what is wrong with it: missing or
