@@ -129,6 +129,30 @@ TEST_CASE("Network: output shapes for every torso, with and without an LSTM core
   }
 }
 
+TEST_CASE("Network: outputs and gradients are found by head name") {
+  Rng rng(2);
+  nn::NetworkOptions config = nn::NetworkOptions::mlp(4, 3);
+  config.q_head = true;
+  Net net(config);
+  const auto& out = net.forward(random_observations({2, 5, 4}, DType::f32, rng));
+  CHECK(out.head("logits").raw_data() == out.logits.raw_data());
+  CHECK(out.head("values").raw_data() == out.values.raw_data());
+  CHECK(out.head("q").raw_data() == out.q.raw_data());
+  CHECK_FALSE(out.head("mean").defined());  // no Gaussian head
+  CHECK_THROWS_WITH_AS(out.head("policy"), doctest::Contains("no network head named 'policy'"),
+                       Error);
+  // A gradient set by name is the one backward() takes: the same as set by field.
+  nn::NetworkGrads by_name, by_field;
+  const Tensor grad_q = random_observations({2, 5, 3}, DType::f32, rng);
+  by_name.head("q") = grad_q;
+  by_field.q = grad_q;
+  net.backward(by_name);
+  const Tensor first = net.parameters().grads().clone();
+  net.backward(by_field);
+  CHECK((first.flat<float>() == net.parameters().grads().flat<float>()).all());
+  CHECK(first.flat<float>().abs().sum() > 0.0f);
+}
+
 TEST_CASE("Network: useful FLOPs of the Nature CNN as counted by hand") {
   Net net(nn::NetworkOptions::nature(18));
   // Multiply-accumulates per frame: conv1 32*20*20*(4*8*8), conv2 64*9*9*(32*4*4),

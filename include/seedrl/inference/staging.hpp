@@ -7,6 +7,10 @@
 // the CPU path pays nothing.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <utility>
+
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/nn/lstm_state.hpp"
@@ -52,34 +56,36 @@ class StateStaging {
 class HostOutputs {
  public:
   explicit HostOutputs(Device device)
-      : logits_(Device::cpu, device),
-        values_(Device::cpu, device),
-        q_(Device::cpu, device),
-        mean_(Device::cpu, device),
-        log_std_(Device::cpu, device),
+      : heads_(make_buffers(device, std::make_index_sequence<nn::kHeadNames.size()>())),
         h_(Device::cpu, device),
         c_(Device::cpu, device) {}
 
   const nn::NetworkOutputs& operator()(const nn::NetworkOutputs& outputs) {
     if (!on_device(outputs)) return outputs;
-    host_.logits = logits_(outputs.logits);
-    host_.values = values_(outputs.values);
-    host_.q = q_(outputs.q);
-    host_.mean = mean_(outputs.mean);
-    host_.log_std = log_std_(outputs.log_std);
+    const auto from = nn::head_tensors(outputs);
+    const auto to = nn::head_tensors(host_);
+    for (std::size_t i = 0; i < from.size(); ++i) *to[i] = heads_[i](*from[i]);
     host_.final_state = {h_(outputs.final_state.h), c_(outputs.final_state.c)};
     return host_;
   }
 
  private:
+  static constexpr std::size_t kHeads = nn::kHeadNames.size();
+
+  template <std::size_t... I>
+  static std::array<StagingBuffer, kHeads> make_buffers(Device device, std::index_sequence<I...>) {
+    return {((void)I, StagingBuffer(Device::cpu, device))...};
+  }
+
   static bool on_device(const nn::NetworkOutputs& o) {
-    for (const Tensor* t : {&o.logits, &o.values, &o.q, &o.mean, &o.final_state.h}) {
+    for (const Tensor* t : nn::head_tensors(o))
       if (t->defined()) return t->device() != Device::cpu;
-    }
+    if (o.final_state.h.defined()) return o.final_state.h.device() != Device::cpu;
     return false;
   }
 
-  StagingBuffer logits_, values_, q_, mean_, log_std_, h_, c_;
+  std::array<StagingBuffer, kHeads> heads_;  // one per head, in kHeadNames' order
+  StagingBuffer h_, c_;
   nn::NetworkOutputs host_;
 };
 

@@ -146,8 +146,8 @@ class Network {
     SEEDRL_REQUIRE(steps_ > 0, "Network: backward before forward");
     const std::int64_t frames = steps_ * batch_;
     const bool box = config_.box_actions();
-    const bool any_head = grads.logits.defined() || grads.values.defined() || grads.q.defined() ||
-                          grads.mean.defined() || grads.log_std.defined();
+    bool any_head = false;
+    for (const Tensor* g : head_tensors(grads)) any_head = any_head || g->defined();
     SEEDRL_REQUIRE(any_head || grads.final_state.defined(), "Network::backward: no gradient given");
     // Layers write their gradients; the ones a partial backward does not reach must read zero.
     const bool policy_partial =

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <sstream>
@@ -165,6 +166,28 @@ inline std::string describe(const NetworkOptions& n) {
 /// `source` and the text where it is not describe()'s format.
 NetworkOptions parse_description(std::string_view text, std::string_view source);
 
+/// The names of a network's head outputs, in the order of NetworkOutputs' and NetworkGrads'
+/// fields; code that copies, stages or checks every head iterates these (head_tensors) instead
+/// of naming each field.
+inline constexpr std::array<std::string_view, 5> kHeadNames{"logits", "mean", "log_std", "values",
+                                                            "q"};
+
+/// Each head's tensor of `heads` (a NetworkOutputs or NetworkGrads), in kHeadNames' order.
+template <class Heads>
+auto head_tensors(Heads& heads) {
+  return std::array{&heads.logits, &heads.mean, &heads.log_std, &heads.values, &heads.q};
+}
+
+/// The tensor of the head named `name` in `heads`; throws seedrl::Error naming it when no head
+/// has that name.
+template <class Heads>
+auto& head_tensor(Heads& heads, std::string_view name) {
+  const auto tensors = head_tensors(heads);
+  for (std::size_t i = 0; i < kHeadNames.size(); ++i)
+    if (kHeadNames[i] == name) return *tensors[i];
+  fail("no network head named '", name, "' (logits, mean, log_std, values, q)");
+}
+
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
 /// forward(). Undefined when the head is disabled.
 struct NetworkOutputs {
@@ -174,6 +197,9 @@ struct NetworkOutputs {
   Tensor values;          ///< [T, B]
   Tensor q;               ///< [T, B, A]
   LstmState final_state;  ///< [B, H] each, when there is an LSTM core
+
+  /// The output of the head named `name` (kHeadNames), undefined when that head is disabled.
+  const Tensor& head(std::string_view name) const { return head_tensor(*this, name); }
 };
 
 /// Gradients of a loss w.r.t. the outputs of the last forward(); undefined ones count as zero.
@@ -184,6 +210,9 @@ struct NetworkGrads {
   Tensor values{};
   Tensor q{};
   LstmState final_state{};
+
+  /// The gradient of the head named `name` (kHeadNames), to set or read.
+  Tensor& head(std::string_view name) { return head_tensor(*this, name); }
 };
 
 }  // namespace seedrl::nn
