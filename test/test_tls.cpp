@@ -327,6 +327,10 @@ TEST_CASE("TLS: stalled handshakes and a flood of half-open ones are closed at t
   SocketServerOptions options = tls_server(&log);
   options.handshake_timeout = 300ms;
   options.max_connections = 64;
+  // The address's burst alone decides who is admitted, however slowly the run goes (no refill
+  // to speak of, no cap on handshakes in progress).
+  options.tls.handshakes_per_second = 0.01;
+  options.tls.max_pending_handshakes = 0;
   SocketServer server(endpoint, options);
   server.start();
   const SocketAddress address = server.address();
@@ -349,16 +353,16 @@ TEST_CASE("TLS: stalled handshakes and a flood of half-open ones are closed at t
   }
   CHECK(steps > 0);
   for (auto& raw : flood) CHECK(raw->closed_by_peer(5s));
-  // Each refusal is logged with the peer's address, at most 10 lines a second; the rest are
-  // summed up. The address's burst (64, the member's handshake included) admitted 63 of the 100
-  // (a few more if the bucket refilled, 20 a second, while they connected); the rest were
-  // closed at accept.
-  CHECK(log.wait_for({"127.0.0.1:", "refused before the TLS handshake: more than 64 handshakes"},
+  // The address's burst (64, the member's handshake included) admitted 63 of the 100; the other
+  // 37 were closed at accept. Each refusal is logged with the peer's address, at most 10 lines a
+  // second; the rest are summed up.
+  CHECK(server.stats().refused_at_accept == 37);
+  CHECK(log.wait_for({"127.0.0.1:",
+                      "refused before the TLS handshake: more than 64 handshakes at "
+                      "once or 0.01 a second from 127.0.0.1"},
                      10));
-  CHECK(log.wait_for({"more connections were refused in a second (the last: 127.0.0.1:",
-                      "no TLS handshake within 0.3 s of connecting"}));
-  CHECK(server.stats().refused_at_accept <= 37);
-  CHECK(server.stats().refused_at_accept >= 30);
+  CHECK(log.wait_for({"more connections were refused in a second (the last: 127.0.0.1:"}));
+  CHECK(log.wait_for({"127.0.0.1:", "no TLS handshake within 0.3 s of connecting"}));
   CHECK(buffers.step(member, 2.0f).is_ok());
   CHECK(server.stats().active == 1);
 }
@@ -370,7 +374,7 @@ TEST_CASE("TLS: a flood from one address is refused before any TLS work, in a fe
   options.handshake_timeout = 10s;  // only the refusals at accept close within the test
   options.max_connections = 128;
   options.tls.handshake_burst = 3;
-  options.tls.handshakes_per_second = 0.5;
+  options.tls.handshakes_per_second = 0.01;  // no refill to speak of, however slow the run
   SocketServer server(endpoint, options);
   server.start();
   const SocketAddress address = server.address();
@@ -387,23 +391,30 @@ TEST_CASE("TLS: a flood from one address is refused before any TLS work, in a fe
   ClientBuffers buffers(1);
   CHECK(buffers.step(member, 1.0f).is_ok());
   CHECK(server.stats().refused_at_accept == 28);
-  // At most 10 lines a second name the address and the rule; the rest are summed up in one.
-  CHECK(log.wait_for({"127.0.0.1:",
-                      "refused before the TLS handshake: more than 3 handshakes at "
-                      "once or 0.5 a second from 127.0.0.1"},
-                     10));
-  CHECK(log.wait_for({"18 more connections were refused in a second"}, 1, 3s));
-  {
-    std::lock_guard lock(log.mutex);
-    int refusals = 0;
-    for (const std::string& line : log.lines)
-      refusals += line.find(": refused before the TLS handshake") != std::string::npos &&
-                          line.find("more connections") == std::string::npos
-                      ? 1
-                      : 0;
-    CAPTURE(log.lines);
-    CHECK(refusals == 10);
+  // At most 10 lines a second name the address and the rule; the rest are summed up, a line
+  // for each second that had more: every refusal is either said or counted.
+  int said = 0, summed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    said = summed = 0;
+    {
+      std::lock_guard lock(log.mutex);
+      for (const std::string& line : log.lines) {
+        if (const auto more = line.find(" more connection"); more != std::string::npos) {
+          summed += std::stoi(line.substr(0, more));
+        } else if (line.find("127.0.0.1:") == 0 &&
+                   line.find(": refused before the TLS handshake: more than 3 handshakes at once "
+                             "or 0.01 a second from 127.0.0.1") != std::string::npos) {
+          ++said;
+        }
+      }
+    }
+    if (said + summed == 28) break;
+    std::this_thread::sleep_for(20ms);
   }
+  CHECK(said + summed == 28);
+  CHECK(said >= 10);   // the first second's 10
+  CHECK(summed >= 1);  // 28 refusals in well under a second: the rest summed up
 }
 
 TEST_CASE("TLS: handshakes in progress are capped; the cap frees as they end") {
@@ -419,7 +430,7 @@ TEST_CASE("TLS: handshakes in progress are capped; the cap frees as they end") {
   RawConnection stalled_a(address), stalled_b(address);
   CHECK_FALSE(stalled_a.closed_by_peer(100ms));
   RawConnection third(address);
-  CHECK(third.closed_by_peer(300ms));
+  CHECK(third.closed_by_peer(2s));
   CHECK(server.stats().refused_at_accept == 1);
   CHECK(log.wait_for({"refused before the TLS handshake: 2 handshakes are in progress"}));
   // At the deadline the stalled ones are closed, and an actor gets in.
