@@ -80,9 +80,12 @@ TEST_CASE(
   const std::string newest = (dir / "checkpoint.safetensors").string();
   const TrainingResult first = train_locally<VTraceAgent, Backend>(
       agent, test::make_catch, test::example_run_options(20000, dir.string()));
+  // The second run goes on past wherever the first stopped (a loaded machine overshoots 20,000
+  // frames by a batch or more), so that its checkpoint differs from the first's.
   const TrainingResult second = train_locally<VTraceAgent, Backend>(
-      agent, test::make_catch, test::example_run_options(30000, dir.string()));
+      agent, test::make_catch, test::example_run_options(first.frames + 10000, dir.string()));
   REQUIRE(second.resumed);
+  REQUIRE(second.frames > first.frames);
   REQUIRE(io::checkpoint_generations(newest).size() == 2);
   corrupt_data(newest);
 
