@@ -133,14 +133,14 @@ struct ClientStepper {
     ConnectRequest request;
     request.run_id = new_run_id();
     request.num_envs = 1;
-    request.observation_spec = spec;
-    request.action_spec = {kActions};
+    request.spec.observation = spec;
+    request.spec.action = {kActions};
     const Status status = client.connect(request);
     SEEDRL_REQUIRE(status.is_ok(), "bench_transport: connect failed: ", status.to_string());
   }
   bool operator()() {
     static_cast<std::uint8_t*>(observation.raw_data())[0] = ++counter;
-    const bool ok = client.step(observation, reward, flags, action).is_ok();
+    const bool ok = client.step({observation, reward, flags, {}}, action).is_ok();
     flags[0] = 0;
     return ok;
   }
@@ -167,8 +167,8 @@ struct Flood {
         RemoteClient stranger(options);
         ConnectRequest request;
         request.num_envs = 1;
-        request.observation_spec = spec;
-        request.action_spec = {kActions};
+        request.spec.observation = spec;
+        request.spec.action = {kActions};
         while (flooding) {
           request.run_id = new_run_id();
           (void)stranger.connect(request);

@@ -146,8 +146,7 @@ int main(int argc, char** argv) {
           probe.observation_spec().shape.numel(), probe.action_spec().num_actions, cli.hidden);
       if (probe.action_spec().is_box()) network.gaussian(probe.action_spec().dims());
       const VTraceAgent agent = cli.make_agent(network, run.server.unroll_length);
-      TrainingSession<VTraceAgent, Backend> session(agent, probe.observation_spec(),
-                                                    probe.action_spec(), run);
+      TrainingSession<VTraceAgent, Backend> session(agent, step_spec(probe), run);
       std::vector<std::unique_ptr<SocketServer>> servers;
       for (const std::string& address : listen) {
         SocketServerOptions o = socket;

@@ -37,11 +37,38 @@ struct CountingEnv {
   }
 };
 static_assert(Environment<CountingEnv>);
+static_assert(!FieldEnvironment<CountingEnv>);
+
+// CountingEnv with two declared fields it writes at every reset and step: "countdown" (i32, the
+// steps left in the episode) and "goal" (f32[2]: the environment's index and the step count).
+struct FieldEnv : CountingEnv {
+  float index = 0.0f;
+  std::vector<StepFieldSpec> step_fields() const {
+    return {{"countdown", {{}, DType::i32}}, {"goal", {{2}, DType::f32}}};
+  }
+  void reset(const StepRow& row) {
+    CountingEnv::reset(row.observation());
+    write(row);
+  }
+  StepResult step(std::int32_t action, const StepRow& row) {
+    const StepResult r = CountingEnv::step(action, row.observation());
+    write(row);
+    return r;
+  }
+  void write(const StepRow& row) const {
+    row.field("countdown").data<std::int32_t>()[0] = length - step_count;
+    row.field(1).data<float>()[0] = index;
+    row.field(1).data<float>()[1] = static_cast<float>(step_count);
+  }
+};
+static_assert(FieldEnvironment<FieldEnv> && Environment<FieldEnv>);
 
 struct Sent {
   std::uint64_t run_id;
   std::vector<float> observations, rewards;
   std::vector<std::uint8_t> flags;
+  std::vector<std::int32_t> countdown;  // FieldEnv's fields, where the step has them
+  std::vector<float> goal;
 };
 
 // A client that records what the actor sends and answers with action 1, failing on demand.
@@ -50,6 +77,7 @@ struct ScriptedClient {
     std::mutex mutex;
     std::vector<std::uint64_t> connects;
     std::vector<Sent> steps;
+    StepSpec spec;     // of the last connect
     int fail_at = -1;  // step index answered with `failure`
     Status failure;
     int stop_after = 1 << 30;  // then stop the actor
@@ -62,13 +90,25 @@ struct ScriptedClient {
     std::lock_guard lock(state->mutex);
     run_id = r.run_id;
     state->connects.push_back(r.run_id);
+    state->spec = r.spec;
     return Status::ok();
   }
-  Status step(const Tensor& obs, std::span<const float> rewards,
-              std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
+  Status step(const StepRecord& step, std::span<std::int32_t> actions) {
     std::lock_guard lock(state->mutex);
-    Sent s{run_id, {}, {rewards.begin(), rewards.end()}, {flags.begin(), flags.end()}};
+    const Tensor& obs = step.observations;
+    Sent s{run_id,
+           {},
+           {step.rewards.begin(), step.rewards.end()},
+           {step.flags.begin(), step.flags.end()},
+           {},
+           {}};
     for (std::int64_t i = 0; i < obs.numel(); ++i) s.observations.push_back(obs.data<float>()[i]);
+    if (step.fields.size() == 2) {
+      const auto countdown = step.fields[0].flat<std::int32_t>();
+      const auto goal = step.fields[1].flat<float>();
+      s.countdown.assign(countdown.begin(), countdown.end());
+      s.goal.assign(goal.begin(), goal.end());
+    }
     state->steps.push_back(std::move(s));
     const int index = static_cast<int>(state->steps.size()) - 1;
     if (index == state->fail_at) return state->failure;
@@ -150,6 +190,74 @@ TEST_CASE("Actor: stop() from another thread ends run() promptly") {
   CHECK(new_run_id() != new_run_id());
   CHECK_THROWS_WITH_AS((Actor<CountingEnv, ScriptedClient>({}, client)),
                        doctest::Contains("Actor: no environments"), Error);
+}
+
+TEST_CASE("Actor: declared step fields travel in the step record, written by each environment") {
+  ScriptedClient client;
+  auto state = client.state;
+  FieldEnv a, b;
+  a.index = 0.0f;
+  b.index = 1.0f;
+  b.length = 2;
+  Actor<FieldEnv, ScriptedClient> actor({a, b}, client);
+  CHECK(actor.step_spec().fields == a.step_fields());
+  state->stop_after = 4;
+  state->stop = [&] { actor.stop(); };
+  CHECK(actor.run().is_ok());
+  CHECK(state->spec == step_spec(a));
+  REQUIRE(state->steps.size() == 4);
+  // Env 0 (3 steps): countdown 3 2 1 0, goal (0, step); env 1 (2 steps): 2 1 0 | 2 after a reset.
+  const std::int32_t countdown0[4] = {3, 2, 1, 0}, countdown1[4] = {2, 1, 0, 2};
+  const float steps1[4] = {0, 1, 2, 0};
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    const Sent& sent = state->steps[i];
+    REQUIRE(sent.countdown.size() == 2);
+    REQUIRE(sent.goal.size() == 4);
+    CHECK(sent.countdown[0] == countdown0[i]);
+    CHECK(sent.countdown[1] == countdown1[i]);
+    CHECK(sent.goal[0] == 0.0f);
+    CHECK(sent.goal[1] == static_cast<float>(i));
+    CHECK(sent.goal[2] == 1.0f);
+    CHECK(sent.goal[3] == steps1[i]);
+  }
+}
+
+TEST_CASE("Actor: environments with other fields are refused; an undeclared field by name") {
+  // Fields a run-time setting decides: two environments of one type may still differ.
+  struct Configurable : FieldEnv {
+    bool with_goal = true;
+    std::vector<StepFieldSpec> step_fields() const {
+      std::vector<StepFieldSpec> f = FieldEnv::step_fields();
+      if (!with_goal) f.pop_back();
+      return f;
+    }
+  };
+  Configurable without;
+  without.with_goal = false;
+  ScriptedClient client;
+  CHECK_THROWS_WITH_AS((Actor<Configurable, ScriptedClient>({Configurable{}, without}, client)),
+                       doctest::Contains("Actor: environments with different step specs"), Error);
+  struct BadName : FieldEnv {
+    std::vector<StepFieldSpec> step_fields() const { return {{"Goal", {{2}, DType::f32}}}; }
+  };
+  CHECK_THROWS_WITH_AS((Actor<BadName, ScriptedClient>({BadName{}}, client)),
+                       doctest::Contains("step field 0 is named 'Goal'"), Error);
+  struct Reserved : FieldEnv {
+    std::vector<StepFieldSpec> step_fields() const { return {{"reward", {{}, DType::f32}}}; }
+  };
+  CHECK_THROWS_WITH_AS((Actor<Reserved, ScriptedClient>({Reserved{}}, client)),
+                       doctest::Contains("step field 'reward' has the name of a part every step"),
+                       Error);
+
+  const std::vector<StepFieldSpec> fields = FieldEnv{}.step_fields();
+  const Tensor observation = Tensor::zeros({1, 1});
+  const std::vector<Tensor> batches = {Tensor::zeros({1}, DType::i32), Tensor::zeros({1, 2})};
+  const StepRow row(observation[0], fields, batches, 0);
+  CHECK_THROWS_WITH_AS(row.field("mask"),
+                       doctest::Contains("no step field 'mask' is declared (countdown i32[], "
+                                         "goal f32[2])"),
+                       Error);
 }
 
 }  // namespace test_actor

@@ -164,10 +164,10 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
 
   Connection c;
   ConnectRequest wrong_obs = connect_request(2, 1);
-  wrong_obs.observation_spec = {{3}, DType::f32};
+  wrong_obs.spec.observation = {{3}, DType::f32};
   CHECK(f.server.connect(wrong_obs, &c).is_invalid_argument());
   ConnectRequest wrong_actions = connect_request(2, 1);
-  wrong_actions.action_spec = {4};
+  wrong_actions.spec.action = {4};
   CHECK(f.server.connect(wrong_actions, &c).is_invalid_argument());
   CHECK(f.server.connect(connect_request(2, 1, 0), &c).is_invalid_argument());  // slot 0 is taken
   CHECK(f.server.connect(connect_request(2, 5), &c)
@@ -176,7 +176,7 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
 
   StepBuffers s(1);
   Tensor wrong = Tensor::zeros({1, 3});
-  CHECK(f.server.step(c, wrong, s.rewards, s.flags, s.actions).is_invalid_argument());
+  CHECK(f.server.step(c, {wrong, s.rewards, s.flags, {}}, s.actions).is_invalid_argument());
   s.rewards[0] = NAN;
   CHECK(s.step(f.server, c).is_invalid_argument());
   s.rewards[0] = 0.0f;
@@ -185,8 +185,9 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
   s.flags[0] = step_flags::kFirst | step_flags::kTerminated;
   CHECK(s.step(f.server, c).is_invalid_argument());
   std::vector<float> short_rewards;
-  CHECK(f.server.step(c, s.observations, short_rewards, s.flags, s.actions).is_invalid_argument());
-  CHECK(f.server.step(Connection{}, s.observations, s.rewards, s.flags, s.actions)
+  CHECK(f.server.step(c, {s.observations, short_rewards, s.flags, {}}, s.actions)
+            .is_invalid_argument());
+  CHECK(f.server.step(Connection{}, {s.observations, s.rewards, s.flags, {}}, s.actions)
             .is_invalid_argument());
   s.flags[0] = step_flags::kFirst;
   CHECK(s.step(f.server, c).is_ok());

@@ -62,7 +62,7 @@ struct BoxServer {
 
 ConnectRequest box_request(std::uint64_t run_id, std::int32_t envs, bool evaluation = false) {
   ConnectRequest r = connect_request(run_id, envs, -1, evaluation);
-  r.action_spec = kBox;
+  r.spec.action = kBox;
   return r;
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("InferenceServer: box actions are drawn, clipped to the bounds, and ke
   for (int k = 0; k < 3; ++k) {
     obs.data<float>()[0] = static_cast<float>(k);
     obs.data<float>()[3] = -static_cast<float>(k);
-    REQUIRE(f.server.step(c, obs, rewards, flags, std::span<float>(actions)).is_ok());
+    REQUIRE(f.server.step(c, {obs, rewards, flags, {}}, std::span<float>(actions)).is_ok());
     for (int i = 0; i < 2; ++i) {
       CHECK(actions[2 * i] >= -1.0f);
       CHECK(actions[2 * i] <= 1.0f);
@@ -124,7 +124,7 @@ TEST_CASE("InferenceServer: box actions are drawn, clipped to the bounds, and ke
   Tensor one = Tensor::zeros({1, 2});
   std::vector<float> eval_action(2), one_reward(1, 0.0f);
   std::vector<std::uint8_t> one_flag(1, step_flags::kFirst);
-  REQUIRE(f.server.step(e, one, one_reward, one_flag, std::span<float>(eval_action)).is_ok());
+  REQUIRE(f.server.step(e, {one, one_reward, one_flag, {}}, std::span<float>(eval_action)).is_ok());
   const nn::NetworkOutputs& out = reference.forward(Tensor::zeros({1, 1, 2}));
   CHECK(eval_action[0] == doctest::Approx(std::clamp(out.mean.data<float>()[0], -1.0f, 1.0f)));
   CHECK(eval_action[1] == doctest::Approx(std::clamp(out.mean.data<float>()[1], -0.5f, 0.5f)));
@@ -134,26 +134,28 @@ TEST_CASE("InferenceServer: box and discrete requests that do not fit are refuse
   BoxServer f(/*normalize=*/true);
   Connection c;
   ConnectRequest discrete = box_request(1, 1);
-  discrete.action_spec = {3};
+  discrete.spec.action = {3};
   const Status refused = f.server.connect(discrete, &c);
   CHECK(refused.is_invalid_argument());
   CHECK(refused.message().find("box of 2") != std::string::npos);
   ConnectRequest other_bounds = box_request(1, 1);
-  other_bounds.action_spec = ActionSpec::box(2, -1.0f, 1.0f);
+  other_bounds.spec.action = ActionSpec::box(2, -1.0f, 1.0f);
   CHECK(f.server.connect(other_bounds, &c).is_invalid_argument());
   REQUIRE(f.server.connect(box_request(1, 1), &c).is_ok());
   Tensor obs = Tensor::zeros({1, 2});
   std::vector<float> rewards(1, 0.0f), too_few(1);
   std::vector<std::int32_t> discrete_actions(1);
   std::vector<std::uint8_t> flags(1, step_flags::kFirst);
-  CHECK(f.server.step(c, obs, rewards, flags, std::span<float>(too_few)).is_invalid_argument());
-  CHECK(f.server.step(c, obs, rewards, flags, std::span<std::int32_t>(discrete_actions))
+  CHECK(
+      f.server.step(c, {obs, rewards, flags, {}}, std::span<float>(too_few)).is_invalid_argument());
+  CHECK(f.server.step(c, {obs, rewards, flags, {}}, std::span<std::int32_t>(discrete_actions))
             .is_invalid_argument());
   obs.data<float>()[1] = NAN;  // normalised observations must be finite
   std::vector<float> actions(2);
-  CHECK(f.server.step(c, obs, rewards, flags, std::span<float>(actions)).is_invalid_argument());
+  CHECK(
+      f.server.step(c, {obs, rewards, flags, {}}, std::span<float>(actions)).is_invalid_argument());
   obs.data<float>()[1] = 0.0f;
-  CHECK(f.server.step(c, obs, rewards, flags, std::span<float>(actions)).is_ok());
+  CHECK(f.server.step(c, {obs, rewards, flags, {}}, std::span<float>(actions)).is_ok());
 
   // A discrete network cannot serve a box, nor a Gaussian head a box of another size.
   nn::Network<Backend> net(tiny_agent().network_config());
@@ -188,7 +190,7 @@ TEST_CASE("InferenceServer: normalises observations and scales rewards as its no
     expected.scale_rewards(slots, flags, training, r);
     normalised.emplace_back(x.data(), x.data() + 4);
     scaled.push_back(r);
-    REQUIRE(f.server.step(c, obs, rewards, flags, std::span<float>(actions)).is_ok());
+    REQUIRE(f.server.step(c, {obs, rewards, flags, {}}, std::span<float>(actions)).is_ok());
     flags.assign(2, 0);
   }
   std::vector<std::unique_ptr<Unroll>> popped;

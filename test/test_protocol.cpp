@@ -1,6 +1,7 @@
 // The wire codec: exact bytes of each frame (as docs/protocol.md lays them out), round trips, and
 // a refusing Verdict with the right code for every kind of bad input, including every truncation.
-// What version 2 added (box action specs and ACTIONS, the version refusal) is test_protocol_v2.cpp.
+// What version 2 added (box action specs and ACTIONS) is test_protocol_v2.cpp; what version 3
+// added (declared step fields, the version refusal) is test_protocol_v3.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -32,7 +33,7 @@ TEST_CASE("protocol: a Verdict is ok or carries the ERROR frame to send, and is 
 TEST_CASE("protocol: the header is length, version, type, reserved, sequence") {
   std::string out;
   encode_header(out, FrameType::step, 0xa1b2c3d4, 100);
-  CHECK(out == Bytes{}.u32(108).u8(2).u8(4).u16(0).u32(0xa1b2c3d4).s);
+  CHECK(out == Bytes{}.u32(108).u8(3).u8(4).u16(0).u32(0xa1b2c3d4).s);
   FrameHeader h;
   CHECK(decode_header(bytes_of(out), kDefaultMaxFrameBytes, &h).is_ok());
   CHECK(h.length == 108);
@@ -47,28 +48,28 @@ TEST_CASE("protocol: a bad header gets the fault that names it") {
   auto header = [](std::uint32_t length, unsigned version, unsigned type, unsigned reserved) {
     return Bytes{}.u32(length).u8(version).u8(type).u16(reserved).u32(0).s;
   };
-  CHECK(code_of(decode_header(bytes_of(header(0xffffffffu, 2, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(0xffffffffu, 3, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::frame_too_large);
-  CHECK(code_of(decode_header(bytes_of(header(5000, 2, 4, 0)), 5000, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(5000, 3, 4, 0)), 5000, &h)) ==
         ErrorCode::frame_too_large);
-  CHECK(decode_header(bytes_of(header(4996, 2, 4, 0)), 5000, &h).is_ok());  // exactly 5000 bytes
-  CHECK(code_of(decode_header(bytes_of(header(7, 2, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(decode_header(bytes_of(header(4996, 3, 4, 0)), 5000, &h).is_ok());  // exactly 5000 bytes
+  CHECK(code_of(decode_header(bytes_of(header(7, 3, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  for (unsigned version : {0u, 1u, 3u, 255u}) {
+  for (unsigned version : {0u, 1u, 2u, 4u, 255u}) {
     CAPTURE(version);
     const Verdict v = decode_header(bytes_of(header(8, version, 4, 0)), kDefaultMaxFrameBytes, &h);
     CHECK(code_of(v) == ErrorCode::unsupported_version);
     CHECK(v.error().message.find(str_cat("version ", version, " is not supported")) !=
           std::string::npos);
-    CHECK(v.error().message.find("version 2") != std::string::npos);
+    CHECK(v.error().message.find("version 3") != std::string::npos);
   }
-  CHECK(code_of(decode_header(bytes_of(header(8, 2, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 3, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  CHECK(code_of(decode_header(bytes_of(header(8, 2, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 3, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  CHECK(code_of(decode_header(bytes_of(header(8, 2, 4, 1)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 3, 4, 1)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  const std::string full = header(8, 2, 4, 0);
+  const std::string full = header(8, 3, 4, 0);
   for (std::size_t n = 0; n < kHeaderBytes; ++n) {
     CHECK(code_of(decode_header(bytes_of(full).first(n), kDefaultMaxFrameBytes, &h)) ==
           ErrorCode::malformed);
@@ -87,9 +88,10 @@ TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
                                   .u32(84)
                                   .u8(0)  // discrete
                                   .u32(6)
+                                  .u8(0)  // no declared fields
                                   .s;
   CHECK(frame ==
-        Bytes{}.u32(8 + static_cast<std::uint32_t>(payload.size())).u8(2).u8(1).u16(0).u32(9).s +
+        Bytes{}.u32(8 + static_cast<std::uint32_t>(payload.size())).u8(3).u8(1).u16(0).u32(9).s +
             payload);
 
   Hello back;
@@ -98,8 +100,8 @@ TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
   CHECK(back.run_id == hello.run_id);
   CHECK(back.num_envs == 3);
   CHECK(back.evaluation);
-  CHECK(back.observation == hello.observation);
-  CHECK(back.action_spec == ActionSpec::discrete(6));
+  CHECK(back.spec.observation == hello.spec.observation);
+  CHECK(back.spec.action == ActionSpec::discrete(6));
 
   for (std::size_t n = 0; n < payload.size(); ++n) {
     Hello h;
@@ -124,7 +126,7 @@ TEST_CASE("protocol: HELLO fields out of range are refused") {
         .u8(dtype)
         .u8(rank);
     for (unsigned i = 0; i < rank; ++i) b.u32(dim);
-    return b.u8(0).u32(actions).s;
+    return b.u8(0).u32(actions).u8(0).s;
   };
   Hello h;
   CHECK(decode_hello(bytes_of(hello_payload("SEEDRL01", 3, 2, 0, 0, 1, 4, 2)), &h).is_ok());
@@ -151,19 +153,21 @@ TEST_CASE("protocol: HELLO fields out of range are refused") {
         ErrorCode::malformed);
   CHECK(decode_hello(bytes_of(hello_payload("SEEDRL01", 0, 2, 0, 0, 0, 0, 2)), &h)
             .is_ok());  // scalar obs
-  CHECK(h.observation.shape.rank() == 0);
+  CHECK(h.spec.observation.shape.rank() == 0);
 }
 
 TEST_CASE("protocol: WELCOME and ERROR round trip; long messages are cut") {
   std::string frame;
   encode_welcome(
-      frame, Welcome{TensorSpec{Shape{4}, DType::f32}, ActionSpec::discrete(2), 17, 1 << 20}, 3);
+      frame,
+      Welcome{StepSpec{TensorSpec{Shape{4}, DType::f32}, ActionSpec::discrete(2), {}}, 17, 1 << 20},
+      3);
   CHECK(frame.substr(kHeaderBytes) ==
-        Bytes{}.u8(0).u8(1).u32(4).u8(0).u32(2).u32(17).u32(1 << 20).s);
+        Bytes{}.u8(0).u8(1).u32(4).u8(0).u32(2).u8(0).u32(17).u32(1 << 20).s);
   Welcome w;
   CHECK(decode_welcome(payload_of(frame, FrameType::welcome), &w).is_ok());
-  CHECK(w.observation == TensorSpec{Shape{4}, DType::f32});
-  CHECK(w.action_spec == ActionSpec::discrete(2));
+  CHECK(w.spec.observation == TensorSpec{Shape{4}, DType::f32});
+  CHECK(w.spec.action == ActionSpec::discrete(2));
   CHECK(w.first_slot == 17);
   CHECK(w.max_frame_bytes == 1u << 20);
 
@@ -218,10 +222,10 @@ TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the pa
                                   .text(std::string(observations.begin(), observations.end()))
                                   .s;
   CHECK(frame.substr(kHeaderBytes) == payload);
-  CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(2).u8(4).u16(0).u32(42).s);
+  CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(3).u8(4).u16(0).u32(42).s);
 
   StepView view;
-  CHECK(decode_step(payload_of(frame, FrameType::step), 3, 5, &view).is_ok());
+  CHECK(decode_step(payload_of(frame, FrameType::step), step_layout(3, 5), &view).is_ok());
   CHECK(view.num_envs == 3);
   CHECK(view.reward(0) == 1.5f);
   CHECK(view.reward(1) == -2.0f);
@@ -240,29 +244,35 @@ TEST_CASE("protocol: a bad STEP is refused") {
     return frame.substr(kHeaderBytes);
   };
   StepView view;
-  CHECK(decode_step(bytes_of(payload()), 2, 16, &view).is_ok());
+  CHECK(decode_step(bytes_of(payload()), step_layout(2, 16), &view).is_ok());
   // Another environment count than the handshake's; an observation of the wrong size.
-  CHECK(code_of(decode_step(bytes_of(payload()), 3, 16, &view)) == ErrorCode::invalid_request);
-  CHECK(code_of(decode_step(bytes_of(payload()), 2, 15, &view)) == ErrorCode::invalid_request);
-  CHECK(code_of(decode_step(bytes_of(payload()), 2, 17, &view)) == ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(3, 16), &view)) ==
+        ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 15), &view)) ==
+        ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 17), &view)) ==
+        ErrorCode::invalid_request);
   // Every truncation.
   const std::string good = payload();
   for (std::size_t n = 0; n < good.size(); ++n)
-    CHECK_FALSE(decode_step(bytes_of(good).first(n), 2, 16, &view).is_ok());
+    CHECK_FALSE(decode_step(bytes_of(good).first(n), step_layout(2, 16), &view).is_ok());
   // Unknown flag bits, nonzero padding, a non-finite reward.
   flags[1] = 8;
-  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::malformed);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 16), &view)) ==
+        ErrorCode::malformed);
   flags[1] = 0;
   std::string padded = payload();
   padded[4 + 8 + 2] = 1;
-  CHECK(code_of(decode_step(bytes_of(padded), 2, 16, &view)) == ErrorCode::malformed);
+  CHECK(code_of(decode_step(bytes_of(padded), step_layout(2, 16), &view)) == ErrorCode::malformed);
   rewards[0] = std::numeric_limits<float>::quiet_NaN();
-  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 16), &view)) ==
+        ErrorCode::invalid_request);
   rewards[0] = std::numeric_limits<float>::infinity();
-  CHECK(code_of(decode_step(bytes_of(payload()), 2, 16, &view)) == ErrorCode::invalid_request);
+  CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 16), &view)) ==
+        ErrorCode::invalid_request);
   // A STEP of no environments (found by fuzz_protocol: no encoder can write one).
   const std::uint8_t empty[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  CHECK(code_of(decode_step(empty, 0, 16, &view)) == ErrorCode::malformed);
+  CHECK(code_of(decode_step(empty, step_layout(0, 16), &view)) == ErrorCode::malformed);
 }
 
 TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare header") {
@@ -288,7 +298,7 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
 
   frame.clear();
   encode_goodbye(frame, 4);
-  CHECK(frame == Bytes{}.u32(8).u8(2).u8(6).u16(0).u32(4).s);
+  CHECK(frame == Bytes{}.u32(8).u8(3).u8(6).u16(0).u32(4).s);
 }
 
 TEST_CASE("protocol: encoders refuse what the format cannot carry") {
@@ -297,13 +307,14 @@ TEST_CASE("protocol: encoders refuse what the format cannot carry") {
   hello.token.assign(kMaxTokenBytes + 1, 'x');
   CHECK_THROWS_AS(encode_hello(out, hello), Error);
   hello = sample_hello();
-  hello.action_spec = ActionSpec::box(static_cast<std::int32_t>(kMaxActionDims) + 1, -1.0f, 1.0f);
+  hello.spec.action = ActionSpec::box(static_cast<std::int32_t>(kMaxActionDims) + 1, -1.0f, 1.0f);
   CHECK_THROWS_WITH_AS(encode_hello(out, hello), doctest::Contains("257 dimensions"), Error);
-  hello.action_spec = ActionSpec::box({0.0f}, {std::numeric_limits<float>::quiet_NaN()});
+  hello.spec.action = ActionSpec::box({0.0f}, {std::numeric_limits<float>::quiet_NaN()});
   CHECK_THROWS_AS(encode_hello(out, hello), Error);
-  hello.action_spec = ActionSpec{};  // no actions at all
+  hello.spec.action = ActionSpec{};  // no actions at all
   CHECK_THROWS_AS(encode_hello(out, hello), Error);
-  Welcome welcome{TensorSpec{Shape{3}, DType::f32}, ActionSpec::box(2, 1.0f, 1.0f), 0, 4096};
+  Welcome welcome{StepSpec{TensorSpec{Shape{3}, DType::f32}, ActionSpec::box(2, 1.0f, 1.0f), {}}, 0,
+                  4096};
   CHECK_THROWS_AS(encode_welcome(out, welcome), Error);  // low == high
   const std::vector<float> five(5, 0.0f);
   CHECK_THROWS_AS(encode_box_actions(out, 0, five, 2), Error);  // not rows of 2

@@ -1,6 +1,6 @@
-// The wire codec's version 2: box action specs in HELLO and WELCOME and rows of floats in ACTIONS
-// (exact bytes, round trips, every refusal), and the refusal of a version-1 peer in words it can
-// read. The frames common to both versions are test_protocol.cpp.
+// What the wire codec's version 2 added: box action specs in HELLO and WELCOME and rows of floats
+// in ACTIONS (exact bytes, round trips, every refusal). The frames common to every version are
+// test_protocol.cpp; version 3's step fields and the refusal of older peers, test_protocol_v3.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,41 +18,10 @@ using namespace seedrl;
 using namespace seedrl::protocol;
 using namespace seedrl::test;
 
-TEST_CASE("protocol: a version-1 peer is refused in words it can read: ERROR keeps its layout") {
-  // A version-1 HELLO's header: refused by version, with its length and sequence read, so a
-  // server can skip the frame and answer to its sequence.
-  FrameHeader h;
-  const Verdict v =
-      decode_header(bytes_of(Bytes{}.u32(60).u8(1).u8(1).u16(0).u32(77).s), kMinMaxFrameBytes, &h);
-  CHECK(code_of(v) == ErrorCode::unsupported_version);
-  CHECK(v.error().message ==
-        "frame header: protocol version 1 is not supported: this side speaks version 2");
-  CHECK(h.version == 1);
-  CHECK(h.length == 60);
-  CHECK(h.sequence == 77);
-
-  // The refusal goes out with the old peer's version byte; older versions get their own, newer
-  // ones (which read older servers' ERRORs) and nonsense get this one.
-  CHECK(error_version_for(1) == 1);
-  CHECK(error_version_for(2) == 2);
-  CHECK(error_version_for(0) == protocol::kVersion);
-  CHECK(error_version_for(3) == protocol::kVersion);
-  const ErrorFrame refusal{ErrorCode::unsupported_version, "protocol version 1 is not supported"};
-  std::string old_frame, frame;
-  encode_error(old_frame, refusal, 77, error_version_for(1));
-  encode_error(frame, refusal, 77);
-  CHECK(old_frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 4 + 35).u8(1).u8(3).u16(0).u32(77).s);
-  // Only the version byte differs: the payload is version 1's ERROR (code, length, text).
-  CHECK(old_frame.substr(kHeaderBytes) == frame.substr(kHeaderBytes));
-  CHECK(old_frame.substr(kHeaderBytes) ==
-        Bytes{}.u16(2).u16(35).text("protocol version 1 is not supported").s);
-  CHECK(frame[4] == 2);
-}
-
 TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and the upper bounds") {
   Hello hello = sample_hello();
-  hello.observation = TensorSpec{Shape{3}, DType::f32};
-  hello.action_spec = kBox;
+  hello.spec.observation = TensorSpec{Shape{3}, DType::f32};
+  hello.spec.action = kBox;
   std::string frame;
   encode_hello(frame, hello, 4);
   const std::string payload = sample_hello_prefix()
@@ -65,13 +34,14 @@ TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and th
                                   .f32(-0.5f)
                                   .f32(2.0f)
                                   .f32(1.5f)
+                                  .u8(0)  // no declared fields
                                   .s;
   CHECK(frame.substr(kHeaderBytes) == payload);
   Hello back;
   REQUIRE(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
-  CHECK(back.action_spec == kBox);
-  CHECK(back.action_spec.is_box());
-  CHECK(back.observation == hello.observation);
+  CHECK(back.spec.action == kBox);
+  CHECK(back.spec.action.is_box());
+  CHECK(back.spec.observation == hello.spec.observation);
   for (std::size_t n = 0; n < payload.size(); ++n) {
     Hello h;
     CHECK(code_of(decode_hello(bytes_of(payload).first(n), &h)) == ErrorCode::malformed);
@@ -79,7 +49,8 @@ TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and th
   CHECK(code_of(decode_hello(bytes_of(payload + "x"), &back)) == ErrorCode::malformed);
 
   frame.clear();
-  encode_welcome(frame, Welcome{TensorSpec{Shape{3}, DType::f32}, kBox, 5, 1 << 20}, 4);
+  encode_welcome(frame, Welcome{StepSpec{TensorSpec{Shape{3}, DType::f32}, kBox, {}}, 5, 1 << 20},
+                 4);
   const std::string welcome_payload = Bytes{}
                                           .u8(0)
                                           .u8(1)
@@ -90,13 +61,14 @@ TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and th
                                           .f32(-0.5f)
                                           .f32(2.0f)
                                           .f32(1.5f)
+                                          .u8(0)
                                           .u32(5)
                                           .u32(1 << 20)
                                           .s;
   CHECK(frame.substr(kHeaderBytes) == welcome_payload);
   Welcome w;
   REQUIRE(decode_welcome(payload_of(frame, FrameType::welcome), &w).is_ok());
-  CHECK(w.action_spec == kBox);
+  CHECK(w.spec.action == kBox);
   CHECK(w.first_slot == 5);
   CHECK(w.max_frame_bytes == 1u << 20);
   for (std::size_t n = 0; n < welcome_payload.size(); ++n) {
@@ -106,21 +78,21 @@ TEST_CASE("protocol: a box HELLO and WELCOME carry the kind, D, the lower and th
 
   // The widest box with the longest token still fits a handshake frame.
   hello.token.assign(kMaxTokenBytes, 't');
-  hello.observation = TensorSpec{Shape{2, 2, 2, 2, 2, 2}, DType::u8};
-  hello.action_spec = ActionSpec::box(static_cast<std::int32_t>(kMaxActionDims), -1.0f, 1.0f);
+  hello.spec.observation = TensorSpec{Shape{2, 2, 2, 2, 2, 2}, DType::u8};
+  hello.spec.action = ActionSpec::box(static_cast<std::int32_t>(kMaxActionDims), -1.0f, 1.0f);
   frame.clear();
   encode_hello(frame, hello);
   CHECK(frame.size() <= kMinMaxFrameBytes);
   FrameHeader header;
   CHECK(decode_header(bytes_of(frame), kMinMaxFrameBytes, &header).is_ok());
   CHECK(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
-  CHECK(back.action_spec == hello.action_spec);
+  CHECK(back.spec.action == hello.spec.action);
 }
 
 TEST_CASE("protocol: an action spec that is no discrete count or valid box is refused by name") {
   // A WELCOME for observations f32[1] and the action spec `spec` (its bytes after the kind).
   auto welcome_with = [](unsigned kind, const std::string& spec) {
-    return Bytes{}.u8(0).u8(1).u32(1).u8(kind).text(spec).u32(0).u32(4096).s;
+    return Bytes{}.u8(0).u8(1).u32(1).u8(kind).text(spec).u8(0).u32(0).u32(4096).s;
   };
   auto box = [](std::uint32_t dims, std::vector<float> low, std::vector<float> high) {
     Bytes b;
@@ -172,8 +144,9 @@ TEST_CASE("protocol: an action spec that is no discrete count or valid box is re
   CHECK(code_of(v) == ErrorCode::malformed);
   CHECK(v.error().message.find("HELLO frame: box dimension 0 has bounds [1, 0]") !=
         std::string::npos);
-  CHECK(decode_hello(bytes_of(hello + Bytes{}.u8(1).text(box(1, {0.0f}, {1.0f})).s), &h).is_ok());
-  CHECK(h.action_spec == ActionSpec::box(1, 0.0f, 1.0f));
+  CHECK(decode_hello(bytes_of(hello + Bytes{}.u8(1).text(box(1, {0.0f}, {1.0f})).u8(0).s), &h)
+            .is_ok());
+  CHECK(h.spec.action == ActionSpec::box(1, 0.0f, 1.0f));
 }
 
 TEST_CASE("protocol: box ACTIONS are rows of D floats, each finite and within its bounds") {

@@ -46,7 +46,7 @@ TEST_CASE("RemoteClient: refusals that retrying cannot fix, and ones it can") {
 
   RemoteClient wrong_specs(client_options(server.address()));
   ConnectRequest r = connect_request(11, 1);
-  r.action_spec = {5};
+  r.spec.action = {5};
   CHECK(wrong_specs.connect(r).is_invalid_argument());
 
   const SocketAddress gone = server.address();
@@ -181,17 +181,16 @@ const ActionSpec kBox = ActionSpec::box({-1.0f, -0.5f}, {1.0f, 0.5f});
 class BoxEndpoint final : public InferenceEndpoint {
  public:
   explicit BoxEndpoint(bool clip = true) : clip_(clip) {}
-  TensorSpec observation_spec() const override { return {{2}, DType::f32}; }
-  ActionSpec action_spec() const override { return kBox; }
+  const StepSpec& step_spec() const override { return spec_; }
   Status connect(const ConnectRequest& request, Connection* connection) override {
-    if (!(request.observation_spec == observation_spec()) || !(request.action_spec == kBox))
+    if (!(request.spec.observation == observation_spec()) || !(request.spec.action == kBox))
       return Status::invalid_argument("other specs");
     *connection = Connection{0, request.num_envs, request.run_id, request.evaluation, ++ids_};
     return Status::ok();
   }
   void submit(StepRequest& request) override {
-    const float* obs = request.observations.data<float>();
-    if (!request.actions.empty() || request.box_actions.size() != 2 * request.rewards.size()) {
+    const float* obs = request.step.observations.data<float>();
+    if (!request.actions.empty() || request.box_actions.size() != 2 * request.step.num_envs()) {
       request.on_complete(Status::internal("BoxEndpoint: expected box actions"));
       return;
     }
@@ -207,13 +206,14 @@ class BoxEndpoint final : public InferenceEndpoint {
 
  private:
   bool clip_;
+  const StepSpec spec_{{{2}, DType::f32}, kBox, {}};
   std::atomic<std::uint64_t> ids_{0};
   std::atomic<std::int64_t> steps_{0};
 };
 
 ConnectRequest box_request(std::int32_t envs) {
   ConnectRequest r = connect_request(31, envs);
-  r.action_spec = kBox;
+  r.spec.action = kBox;
   return r;
 }
 
@@ -230,25 +230,26 @@ TEST_CASE("RemoteClient: box actions arrive as rows of D floats; the other overl
   std::memcpy(observations.data<float>(), values, sizeof(values));
   std::vector<float> rewards(3, 0.0f), actions(6, 99.0f);
   std::vector<std::uint8_t> flags(3, step_flags::kFirst);
-  REQUIRE(client.step(observations, rewards, flags, std::span<float>(actions)).is_ok());
+  REQUIRE(client.step({observations, rewards, flags, {}}, std::span<float>(actions)).is_ok());
   CHECK(actions == std::vector<float>{0.5f, -0.25f, -1.0f, 0.5f, 1.0f, -0.5f});
 
   // The discrete overload on a box connection, or rows of the wrong size: refused, and the
   // connection stays usable.
   std::vector<std::int32_t> discrete(3);
-  const Status wrong = client.step(observations, rewards, flags, std::span<std::int32_t>(discrete));
+  const Status wrong =
+      client.step({observations, rewards, flags, {}}, std::span<std::int32_t>(discrete));
   CHECK(wrong.is_invalid_argument());
   CHECK(wrong.message().find("carries box of 2 in [-1, 1] x [-0.5, 0.5]") != std::string::npos);
   CHECK(wrong.message().find("std::span<float>") != std::string::npos);
   std::vector<float> short_rows(5), too_many(8);
-  CHECK(client.step(observations, rewards, flags, std::span<float>(short_rows))
+  CHECK(client.step({observations, rewards, flags, {}}, std::span<float>(short_rows))
             .is_invalid_argument());
-  const Status rows = client.step(observations, rewards, flags, std::span<float>(too_many));
+  const Status rows = client.step({observations, rewards, flags, {}}, std::span<float>(too_many));
   CHECK(rows.is_invalid_argument());
   CHECK(rows.message().find("4 actions") != std::string::npos);
   CHECK(client.connected());
   observations.data<float>()[0] = -0.75f;
-  REQUIRE(client.step(observations, rewards, flags, std::span<float>(actions)).is_ok());
+  REQUIRE(client.step({observations, rewards, flags, {}}, std::span<float>(actions)).is_ok());
   CHECK(actions[0] == -0.75f);
   CHECK(endpoint.steps() == 2);
 
@@ -260,8 +261,8 @@ TEST_CASE("RemoteClient: box actions arrive as rows of D floats; the other overl
   REQUIRE(discrete_client.connect(connect_request(11, 1)).is_ok());
   ClientBuffers buffers(1);
   std::vector<float> box(1);
-  const Status not_box = discrete_client.step(buffers.observations, buffers.rewards, buffers.flags,
-                                              std::span<float>(box));
+  const Status not_box = discrete_client.step(
+      {buffers.observations, buffers.rewards, buffers.flags, {}}, std::span<float>(box));
   CHECK(not_box.is_invalid_argument());
   CHECK(not_box.message().find("carries 3 discrete actions") != std::string::npos);
   CHECK(not_box.message().find("std::span<std::int32_t>") != std::string::npos);
@@ -275,9 +276,9 @@ TEST_CASE("RemoteClient: a box request the protocol cannot carry throws before c
   server.start();
   RemoteClient client(client_options(server.address()));
   ConnectRequest r = box_request(1);
-  r.action_spec = ActionSpec::box(static_cast<std::int32_t>(protocol::kMaxActionDims) + 1, -1, 1);
+  r.spec.action = ActionSpec::box(static_cast<std::int32_t>(protocol::kMaxActionDims) + 1, -1, 1);
   CHECK_THROWS_WITH_AS(client.connect(r), doctest::Contains("at most 256 dimensions"), Error);
-  r.action_spec = ActionSpec::box({1.0f}, {1.0f});
+  r.spec.action = ActionSpec::box({1.0f}, {1.0f});
   CHECK_THROWS_WITH_AS(client.connect(r), doctest::Contains("low < high"), Error);
   CHECK(server.stats().accepted == 0);
 }
@@ -292,10 +293,10 @@ TEST_CASE("RemoteClient: a learner's box action outside the bounds is a server f
   std::vector<float> rewards(1, 0.0f), actions(2);
   std::vector<std::uint8_t> flags(1, step_flags::kFirst);
   observations.data<float>()[1] = 0.25f;
-  REQUIRE(client.step(observations, rewards, flags, std::span<float>(actions)).is_ok());
+  REQUIRE(client.step({observations, rewards, flags, {}}, std::span<float>(actions)).is_ok());
   CHECK(actions[1] == 0.25f);
   observations.data<float>()[1] = 0.75f;  // beyond 0.5: the server refuses to send it
-  const Status fault = client.step(observations, rewards, flags, std::span<float>(actions));
+  const Status fault = client.step({observations, rewards, flags, {}}, std::span<float>(actions));
   CHECK(fault.is_unavailable());  // internal: the actor reconnects
   CHECK(fault.message().find("internal") != std::string::npos);
   CHECK(fault.message().find("dimension 1 is outside [-0.5, 0.5]") != std::string::npos);
@@ -346,15 +347,15 @@ class OldServer {
 
 }  // namespace
 
-TEST_CASE("RemoteClient: a learner of protocol version 1 is refused for good, naming both") {
-  // What a version-1 server answers a version-2 HELLO: an ERROR in version 1.
+TEST_CASE("RemoteClient: learners of protocol versions 1 and 2 are refused for good, naming both") {
+  // What a version-1 server answers this version's HELLO: an ERROR in version 1.
   std::string error;
   protocol::encode_error(error,
                          {ErrorCode::unsupported_version,
-                          "frame header: protocol version 2; this server speaks version 1"},
+                          "frame header: protocol version 3; this server speaks version 1"},
                          0, /*version=*/1);
   // A version-1 WELCOME (observations f32[2], 3 actions, slot 0, 64 MiB frames), as if it had
-  // accepted: its version alone is enough to give up.
+  // accepted: its version alone is enough to give up; and a version-2 one.
   auto u32 = [](std::uint32_t v) {
     std::string b(4, '\0');
     for (std::size_t i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
@@ -363,16 +364,21 @@ TEST_CASE("RemoteClient: a learner of protocol version 1 is refused for good, na
   const std::string welcome = u32(8 + 18) + std::string("\x01\x02\x00\x00", 4) + u32(0) +
                               std::string("\x00\x01", 2) + u32(2) + u32(3) + u32(0) +
                               u32(64u << 20);
+  const std::string welcome_v2 = u32(8 + 19) + std::string("\x02\x02\x00\x00", 4) + u32(0) +
+                                 std::string("\x00\x01", 2) + u32(2) + std::string(1, '\0') +
+                                 u32(3) + u32(0) + u32(64u << 20);
   struct Case {
     const char* what;
     std::string answer;
+    int version;
     const char* quoted;  // what the client repeats of the server's answer
   };
   const Case cases[] = {
-      {"ERROR", error,
-       "(it says: unsupported version: frame header: protocol version 2; this "
+      {"ERROR", error, 1,
+       "(it says: unsupported version: frame header: protocol version 3; this "
        "server speaks version 1)"},
-      {"WELCOME", welcome, "update the learner"},
+      {"WELCOME", welcome, 1, "update the learner"},
+      {"version 2 WELCOME", welcome_v2, 2, "(declared step fields); update the learner"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
@@ -380,8 +386,8 @@ TEST_CASE("RemoteClient: a learner of protocol version 1 is refused for good, na
     RemoteClient client(client_options(old.address()));
     const Status refused = client.connect(connect_request(11, 1));
     CHECK(refused.is_invalid_argument());  // an Actor gives up rather than retrying forever
-    CHECK(refused.message().find("speaks protocol version 1; this client speaks version 2") !=
-          std::string::npos);
+    CHECK(refused.message().find(str_cat("speaks protocol version ", c.version,
+                                         "; this client speaks version 3")) != std::string::npos);
     CHECK(refused.message().find(c.quoted) != std::string::npos);
     CHECK_FALSE(client.connected());
   }

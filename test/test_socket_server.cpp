@@ -181,9 +181,9 @@ TEST_CASE(
   expect_refusal(
       "a newer version",  // answered in this server's version, which a newer actor reads
       [&](RawConnection& raw) {
-        std::string v3 = hello;
-        v3[4] = 3;
-        raw.send(v3);
+        std::string v4 = hello;
+        v4[4] = 4;
+        raw.send(v4);
       },
       ErrorCode::unsupported_version);
 
@@ -237,8 +237,8 @@ TEST_CASE(
         h.token = kToken;
         h.run_id = 5;
         h.num_envs = 1;
-        h.observation = {{4, 84, 84}, DType::u8};
-        h.action_spec = ActionSpec::discrete(3);
+        h.spec.observation = {{4, 84, 84}, DType::u8};
+        h.spec.action = ActionSpec::discrete(3);
         std::string frame;
         protocol::encode_hello(frame, h);
         raw.send(frame);

@@ -68,8 +68,8 @@ ConnectRequest pendulum_request(std::int32_t envs, ActionSpec actions = Pendulum
   ConnectRequest r;
   r.run_id = 21;
   r.num_envs = envs;
-  r.observation_spec = Pendulum().observation_spec();
-  r.action_spec = std::move(actions);
+  r.spec.observation = Pendulum().observation_spec();
+  r.spec.action = std::move(actions);
   return r;
 }
 
@@ -118,37 +118,47 @@ std::uint32_t u32_at(const std::string& bytes, std::size_t at) {
 
 }  // namespace
 
-TEST_CASE("SocketServer: an actor of protocol version 1 is told, in version 1, what is wrong") {
+TEST_CASE("SocketServer: actors of protocol versions 1 and 2 are told, in theirs, what is wrong") {
   FakeEndpoint endpoint;
   SocketServer server(endpoint, server_options());
   server.start();
-  // A version-1 HELLO as such an actor writes it: HELLO without the action kind byte.
-  std::string v1_hello = hello_frame(kToken);
-  const std::size_t kind_at = v1_hello.size() - 5;
-  REQUIRE(v1_hello[kind_at] == 0);  // discrete
+  // HELLOs as older actors write them: version 2's without the field count at the end, version
+  // 1's without the action kind byte either.
+  const std::string hello = hello_frame(kToken);
+  const std::size_t kind_at = hello.size() - 6;
+  REQUIRE(hello[kind_at] == 0);  // discrete
+  REQUIRE(hello.back() == 0);    // no declared fields
+  std::string v2_hello = hello.substr(0, hello.size() - 1);
+  v2_hello[0] = static_cast<char>(v2_hello[0] - 1);  // length
+  v2_hello[4] = 2;                                   // version
+  std::string v1_hello = v2_hello;
   v1_hello.erase(kind_at, 1);
-  v1_hello[0] = static_cast<char>(v1_hello[0] - 1);  // length
-  v1_hello[4] = 1;                                   // version
-  v1_hello[8] = 42;                                  // sequence
-  OldActorConnection actor(server.address());
-  REQUIRE(actor.send(v1_hello));
-  const std::string answer = actor.read_until_closed();
-  // One ERROR frame, with version 1's header and ERROR layout: a version-1 actor decodes it.
-  REQUIRE(answer.size() >= protocol::kHeaderBytes + 4);
-  CHECK(u32_at(answer, 0) + 4 == answer.size());
-  CHECK(answer[4] == 1);  // version
-  CHECK(answer[5] == static_cast<char>(protocol::FrameType::error));
-  CHECK(u32_at(answer, 8) == 42);  // the HELLO's sequence
-  protocol::ErrorFrame error;
-  const std::string payload = answer.substr(protocol::kHeaderBytes);
-  REQUIRE(protocol::decode_error(
-              {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()}, &error)
-              .is_ok());
-  CHECK(error.code == ErrorCode::unsupported_version);
-  CHECK(error.message ==
-        "protocol version 1 is not supported: this server speaks version 2 (box actions); update "
-        "the actor");
-  CHECK(server.stats().refused == 1);
+  v1_hello[0] = static_cast<char>(v1_hello[0] - 1);
+  v1_hello[4] = 1;
+  for (const auto& [version, frame] : {std::pair{1, v1_hello}, std::pair{2, v2_hello}}) {
+    CAPTURE(version);
+    std::string sent = frame;
+    sent[8] = 42;  // sequence
+    OldActorConnection actor(server.address());
+    REQUIRE(actor.send(sent));
+    const std::string answer = actor.read_until_closed();
+    // One ERROR frame, with the old version's header and ERROR layout: the actor decodes it.
+    REQUIRE(answer.size() >= protocol::kHeaderBytes + 4);
+    CHECK(u32_at(answer, 0) + 4 == answer.size());
+    CHECK(answer[4] == version);
+    CHECK(answer[5] == static_cast<char>(protocol::FrameType::error));
+    CHECK(u32_at(answer, 8) == 42);  // the HELLO's sequence
+    protocol::ErrorFrame error;
+    const std::string payload = answer.substr(protocol::kHeaderBytes);
+    REQUIRE(protocol::decode_error(
+                {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()}, &error)
+                .is_ok());
+    CHECK(error.code == ErrorCode::unsupported_version);
+    CHECK(error.message == str_cat("protocol version ", version,
+                                   " is not supported: this server speaks version 3 (declared "
+                                   "step fields); update the actor"));
+  }
+  CHECK(server.stats().refused == 2);
   CHECK(endpoint.connects() == 0);
 }
 
@@ -168,7 +178,7 @@ TEST_CASE("SocketServer: a box endpoint serves RemoteClients rows of actions wit
   constexpr int kSteps = 20;
   for (int t = 0; t < kSteps; ++t) {
     CAPTURE(t);
-    REQUIRE(client.step(observations, rewards, flags, std::span<float>(actions)).is_ok());
+    REQUIRE(client.step({observations, rewards, flags, {}}, std::span<float>(actions)).is_ok());
     for (std::int64_t e = 0; e < 2; ++e) {
       const float a = actions[static_cast<std::size_t>(e)];
       CHECK(a >= -2.0f);
@@ -183,7 +193,8 @@ TEST_CASE("SocketServer: a box endpoint serves RemoteClients rows of actions wit
   CHECK(clipped > 0);  // std e: draws beyond the bounds came back clipped, not refused
   // The discrete overload is the wrong one for this connection, and says so.
   std::vector<std::int32_t> discrete(2);
-  const Status wrong = client.step(observations, rewards, flags, std::span<std::int32_t>(discrete));
+  const Status wrong =
+      client.step({observations, rewards, flags, {}}, std::span<std::int32_t>(discrete));
   CHECK(wrong.is_invalid_argument());
   CHECK(wrong.message().find("box of 1 in [-2, 2]") != std::string::npos);
   CHECK(server.stats().steps == kSteps);
@@ -208,8 +219,7 @@ TEST_CASE("SocketServer: a HELLO whose actions differ from a box endpoint's is r
     const char* named;
   };
   const Case cases[] = {
-      {"other bounds", ActionSpec::box(1, -1.0f, 1.0f),
-       "the actor's actions are box of 1 in [-1, 1]"},
+      {"other bounds", ActionSpec::box(1, -1.0f, 1.0f), "actor actions are box of 1 in [-1, 1]"},
       {"one bound differs", ActionSpec::box({-2.0f}, {2.5f}), "box of 1 in [-2, 2.5]"},
       {"another dimension count", ActionSpec::box(2, -2.0f, 2.0f), "box of 2"},
       {"discrete actions", ActionSpec::discrete(3), "3 discrete actions"},
@@ -221,7 +231,7 @@ TEST_CASE("SocketServer: a HELLO whose actions differ from a box endpoint's is r
     CHECK(refused.is_invalid_argument());
     CHECK(refused.message().find("invalid request") != std::string::npos);
     CHECK(refused.message().find(c.named) != std::string::npos);
-    CHECK(refused.message().find("this learner's are box of 1 in [-2, 2]") != std::string::npos);
+    CHECK(refused.message().find("the server expects box of 1 in [-2, 2]") != std::string::npos);
     CHECK_FALSE(client.connected());
   }
   CHECK(server.stats().refused == 4);
@@ -231,19 +241,20 @@ TEST_CASE("SocketServer: a HELLO whose actions differ from a box endpoint's is r
   discrete_server.start();
   RemoteClient client(client_options(discrete_server.address()));
   ConnectRequest box = connect_request(5, 1);
-  box.action_spec = ActionSpec::box(1, -1.0f, 1.0f);
+  box.spec.action = ActionSpec::box(1, -1.0f, 1.0f);
   const Status refused = client.connect(box);
   CHECK(refused.is_invalid_argument());
-  CHECK(refused.message().find("this learner's are 3 discrete actions") != std::string::npos);
+  CHECK(refused.message().find("the server expects 3 discrete actions") != std::string::npos);
   CHECK(discrete.connects() == 0);
 }
 
 TEST_CASE("SocketServer: an endpoint whose box the protocol cannot carry is refused by name") {
   struct WideEndpoint final : InferenceEndpoint {
-    TensorSpec observation_spec() const override { return {{2}, DType::f32}; }
-    ActionSpec action_spec() const override {
-      return ActionSpec::box(static_cast<std::int32_t>(protocol::kMaxActionDims) + 1, -1.0f, 1.0f);
-    }
+    const StepSpec& step_spec() const override { return spec; }
+    StepSpec spec{
+        {{2}, DType::f32},
+        ActionSpec::box(static_cast<std::int32_t>(protocol::kMaxActionDims) + 1, -1.0f, 1.0f),
+        {}};
     Status connect(const ConnectRequest&, Connection*) override { return Status::ok(); }
     void submit(StepRequest& r) override { r.on_complete(Status::ok()); }
     void disconnect(const Connection&) override {}

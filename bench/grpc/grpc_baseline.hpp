@@ -24,8 +24,8 @@ class GrpcInferenceService final : public seedrl_bench::Inference::Service {
     ConnectRequest request;
     request.run_id = new_run_id();
     request.num_envs = 1;
-    request.observation_spec = endpoint_.observation_spec();
-    request.action_spec = endpoint_.action_spec();
+    request.spec.observation = endpoint_.observation_spec();
+    request.spec.action = endpoint_.action_spec();
     Connection connection;
     if (const Status connected = endpoint_.connect(request, &connection); !connected.is_ok())
       return {grpc::StatusCode::UNAVAILABLE, connected.to_string()};
@@ -46,7 +46,7 @@ class GrpcInferenceService final : public seedrl_bench::Inference::Service {
       const Tensor observation =
           Tensor::from_blob(bytes.data(), spec.shape.prepend({1}), spec.dtype);
       const Status status =
-          endpoint_.step(connection, observation, {&reward, 1}, {&flags, 1}, {&action, 1});
+          endpoint_.step(connection, {observation, {&reward, 1}, {&flags, 1}, {}}, {&action, 1});
       if (!status.is_ok()) {
         result = {grpc::StatusCode::UNAVAILABLE, status.message()};
         break;

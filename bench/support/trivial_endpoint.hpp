@@ -16,10 +16,9 @@ class TrivialEndpoint final : public InferenceEndpoint {
  public:
   TrivialEndpoint(TensorSpec observation_spec, std::int32_t num_actions, std::int32_t max_batch,
                   std::chrono::microseconds timeout)
-      : observation_spec_(std::move(observation_spec)),
+      : spec_{std::move(observation_spec), {num_actions}, {}},
         num_actions_(num_actions),
-        observation_bytes_(static_cast<std::size_t>(observation_spec_.shape.numel()) *
-                           size_of(observation_spec_.dtype)),
+        observation_bytes_(spec_.observation.bytes()),
         batcher_(max_batch, timeout,
                  [this](std::span<StepRequest* const> batch, std::int64_t frames) {
                    process(batch, frames);
@@ -30,13 +29,11 @@ class TrivialEndpoint final : public InferenceEndpoint {
 
   void stop() { batcher_.stop(Status::closed("benchmark over")); }
 
-  TensorSpec observation_spec() const override { return observation_spec_; }
-  ActionSpec action_spec() const override { return {num_actions_}; }
+  const StepSpec& step_spec() const override { return spec_; }
 
   Status connect(const ConnectRequest& request, Connection* connection) override {
     std::lock_guard lock(mutex_);
-    if (!(request.observation_spec == observation_spec_))
-      return Status::invalid_argument("other observation spec");
+    if (Status s = check_actor_spec(request.spec, spec_); !s.is_ok()) return s;
     *connection = Connection{next_slot_, request.num_envs, request.run_id, request.evaluation,
                              static_cast<std::uint64_t>(next_slot_) + 1};
     next_slot_ += request.num_envs;
@@ -63,7 +60,7 @@ class TrivialEndpoint final : public InferenceEndpoint {
     for (StepRequest* request : batch) {
       const std::size_t bytes =
           static_cast<std::size_t>(request->connection.num_envs) * observation_bytes_;
-      std::memcpy(batch_buffer_.data() + offset, request->observations.raw_data(), bytes);
+      std::memcpy(batch_buffer_.data() + offset, request->step.observations.raw_data(), bytes);
       for (std::int32_t e = 0; e < request->connection.num_envs; ++e) {
         // The action depends on the copied bytes, so the copy cannot be skipped.
         const std::uint8_t* obs = batch_buffer_.data() + offset + e * observation_bytes_;
@@ -74,7 +71,7 @@ class TrivialEndpoint final : public InferenceEndpoint {
     }
   }
 
-  TensorSpec observation_spec_;
+  StepSpec spec_;
   std::int32_t num_actions_;
   std::size_t observation_bytes_;
   std::mutex mutex_;

@@ -414,10 +414,14 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
   Message opset;  // OperatorSetIdProto: domain = 1 (empty: the default ONNX domain), version = 2
   opset.integer(2, kOnnxOpset);
   model.message(8, opset);  // opset_import
+  StepSpec::validate_fields(options.step_fields, "OnnxExportOptions.step_fields");
+  const std::string fields = StepSpec::fields_to_text(options.step_fields);
   for (const auto& [key, value] :
        {std::pair<std::string_view, std::string_view>{"seedrl.network", network},
-        {"seedrl.version", kVersion}}) {
-    Message entry;  // StringStringEntryProto: key = 1, value = 2
+        {"seedrl.version", kVersion},
+        {"seedrl.step_fields", fields}}) {
+    if (value.empty()) continue;  // no declared fields
+    Message entry;                // StringStringEntryProto: key = 1, value = 2
     entry.bytes(1, key).bytes(2, value);
     model.message(14, entry);  // metadata_props
   }

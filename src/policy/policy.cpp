@@ -48,6 +48,8 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                    d.normalization.active() ? d.normalization.moments->size() : 0,
                    " values for observations ", d.network.observation_shape);
   }
+  if (const std::string* fields = find("step_fields"))
+    d.step_fields = StepSpec::parse_fields(*fields, checkpoint);
   // The heads, from the parameters the file holds.
   const bool policy =
       file.find("policy.weight") != nullptr || file.find("policy_mean.weight") != nullptr;

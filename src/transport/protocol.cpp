@@ -101,8 +101,7 @@ void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence) 
   put<std::uint64_t>(out, hello.run_id);
   put<std::uint32_t>(out, hello.num_envs);
   put<std::uint8_t>(out, hello.evaluation ? 1 : 0);
-  put_spec(out, hello.observation);
-  put_action_spec(out, hello.action_spec);
+  put_step_spec(out, hello.spec);
   patch_length(out, start);
 }
 
@@ -135,8 +134,7 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
                   str_cat("HELLO frame: evaluation flag ", int{evaluation}, " is not 0 or 1"));
   }
   out->evaluation = evaluation == 1;
-  if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
-  if (Verdict v = get_action_spec(in, "HELLO", &out->action_spec); !v.is_ok()) return v;
+  if (Verdict v = get_step_spec(in, "HELLO", &out->spec); !v.is_ok()) return v;
   if (in.remaining() != 0) return in.trailing();
   return Verdict::ok();
 }
@@ -145,8 +143,7 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
 
 void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence) {
   const std::size_t start = begin_frame(out, FrameType::welcome, sequence);
-  put_spec(out, welcome.observation);
-  put_action_spec(out, welcome.action_spec);
+  put_step_spec(out, welcome.spec);
   put<std::uint32_t>(out, welcome.first_slot);
   put<std::uint32_t>(out, welcome.max_frame_bytes);
   patch_length(out, start);
@@ -154,8 +151,7 @@ void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequ
 
 Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out) {
   Cursor in(payload, "WELCOME");
-  if (Verdict v = get_spec(in, &out->observation); !v.is_ok()) return v;
-  if (Verdict v = get_action_spec(in, "WELCOME", &out->action_spec); !v.is_ok()) return v;
+  if (Verdict v = get_step_spec(in, "WELCOME", &out->spec); !v.is_ok()) return v;
   if (!in.get(&out->first_slot) || !in.get(&out->max_frame_bytes)) {
     return in.truncated("first slot and frame limit");
   }
@@ -203,73 +199,129 @@ Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
 
 // ---- STEP ----
 
-StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes) {
+namespace {
+std::uint64_t aligned8(std::uint64_t offset) {
+  return (offset + 7) / 8 * 8;
+}
+}  // namespace
+
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes,
+                       std::span<const std::uint64_t> field_bytes) {
+  SEEDRL_REQUIRE(field_bytes.size() <= StepSpec::kMaxFields, "protocol: a STEP of ",
+                 field_bytes.size(), " fields (at most ", StepSpec::kMaxFields, ")");
   StepLayout layout;
+  layout.num_envs = num_envs;
+  layout.observation_bytes = observation_bytes;
   layout.rewards_offset = 4;  // after the u32 environment count
   layout.flags_offset = layout.rewards_offset + 4 * std::size_t{num_envs};
-  // Zero padding after the flags puts the observations on a multiple of 8.
-  layout.observations_offset = (layout.flags_offset + num_envs + 7) / 8 * 8;
-  layout.payload_bytes = layout.observations_offset + std::uint64_t{num_envs} * observation_bytes;
+  // Zero padding after the flags puts the observations on a multiple of 8, and so every field.
+  layout.observations_offset = aligned8(layout.flags_offset + num_envs);
+  std::uint64_t end = layout.observations_end();
+  layout.num_fields = field_bytes.size();
+  for (std::size_t k = 0; k < field_bytes.size(); ++k) {
+    layout.field_bytes[k] = field_bytes[k];
+    layout.field_offsets[k] = aligned8(end);
+    end = layout.field_end(k);
+  }
+  layout.payload_bytes = end;
   layout.frame_bytes = kHeaderBytes + layout.payload_bytes;
   return layout;
 }
 
-void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
-                        std::span<const std::uint8_t> flags, std::size_t observation_bytes) {
-  SEEDRL_REQUIRE(!rewards.empty() && rewards.size() <= kMaxEnvs && flags.size() == rewards.size(),
-                 "protocol: a STEP needs 1 to ", kMaxEnvs,
-                 " environments with one reward and one flag byte each (got ", rewards.size(),
+StepLayout step_layout(std::uint32_t num_envs, const StepSpec& spec) {
+  std::array<std::uint64_t, StepSpec::kMaxFields> field_bytes{};
+  SEEDRL_REQUIRE(spec.fields.size() <= StepSpec::kMaxFields, "protocol: ", spec.fields.size(),
+                 " step fields (at most ", StepSpec::kMaxFields, ")");
+  for (std::size_t k = 0; k < spec.fields.size(); ++k) field_bytes[k] = spec.fields[k].spec.bytes();
+  return step_layout(num_envs, spec.observation.bytes(),
+                     std::span<const std::uint64_t>(field_bytes.data(), spec.fields.size()));
+}
+
+void encode_step_prefix(std::string& out, std::uint32_t sequence, const StepLayout& layout,
+                        std::span<const float> rewards, std::span<const std::uint8_t> flags) {
+  SEEDRL_REQUIRE(!rewards.empty() && rewards.size() <= kMaxEnvs && flags.size() == rewards.size() &&
+                     rewards.size() == layout.num_envs,
+                 "protocol: a STEP of this layout needs ", layout.num_envs, " environments (1 to ",
+                 kMaxEnvs, ") with one reward and one flag byte each (got ", rewards.size(),
                  " rewards, ", flags.size(), " flags)");
-  SEEDRL_REQUIRE(observation_bytes % rewards.size() == 0, "protocol: ", observation_bytes,
-                 " observation bytes do not split into ", rewards.size(), " environments");
-  const auto n = static_cast<std::uint32_t>(rewards.size());
-  const StepLayout layout = step_layout(n, observation_bytes / n);
   encode_header(out, FrameType::step, sequence, layout.payload_bytes);
   const std::size_t payload_start = out.size();
-  put<std::uint32_t>(out, n);
+  put<std::uint32_t>(out, layout.num_envs);
   for (float r : rewards) put<float>(out, r);
   out.append(reinterpret_cast<const char*>(flags.data()), flags.size());
   out.resize(payload_start + layout.observations_offset, '\0');  // the zero padding
 }
 
 void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
-                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations) {
-  encode_step_prefix(out, sequence, rewards, flags, observations.size());
+                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations,
+                 std::span<const std::span<const std::uint8_t>> fields) {
+  const std::size_t n = std::max<std::size_t>(rewards.size(), 1);
+  SEEDRL_REQUIRE(observations.size() % n == 0 && fields.size() <= StepSpec::kMaxFields,
+                 "protocol: ", observations.size(), " observation bytes and ", fields.size(),
+                 " fields do not split into ", rewards.size(), " environments");
+  std::array<std::uint64_t, StepSpec::kMaxFields> field_bytes{};
+  for (std::size_t k = 0; k < fields.size(); ++k) {
+    SEEDRL_REQUIRE(fields[k].size() % n == 0, "protocol: field ", k, "'s ", fields[k].size(),
+                   " bytes do not split into ", rewards.size(), " environments");
+    field_bytes[k] = fields[k].size() / n;
+  }
+  const StepLayout layout =
+      step_layout(static_cast<std::uint32_t>(rewards.size()), observations.size() / n,
+                  std::span<const std::uint64_t>(field_bytes.data(), fields.size()));
+  const std::size_t payload_start = out.size() + kHeaderBytes;
+  encode_step_prefix(out, sequence, layout, rewards, flags);
   out.append(reinterpret_cast<const char*>(observations.data()), observations.size());
+  for (std::size_t k = 0; k < fields.size(); ++k) {
+    out.resize(payload_start + layout.field_offsets[k], '\0');
+    out.append(reinterpret_cast<const char*>(fields[k].data()), fields[k].size());
+  }
 }
 
-Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
-                    std::size_t observation_bytes, StepView* out) {
+Verdict decode_step(std::span<const std::uint8_t> payload, const StepLayout& layout,
+                    StepView* out) {
   Cursor in(payload, "STEP");
   std::uint32_t n = 0;
   if (!in.get(&n)) return in.truncated("environment count");
   if (n == 0 || n > kMaxEnvs)
     return refuse(ErrorCode::malformed,
                   str_cat("STEP frame: ", n, " environments (1 to ", kMaxEnvs, ")"));
-  if (n != num_envs) {
-    return refuse(
-        ErrorCode::invalid_request,
-        str_cat("STEP frame: ", n, " environments, but this actor connected with ", num_envs));
+  if (n != layout.num_envs) {
+    return refuse(ErrorCode::invalid_request,
+                  str_cat("STEP frame: ", n, " environments, but this actor connected with ",
+                          layout.num_envs));
   }
-  const StepLayout layout = step_layout(n, observation_bytes);
   const std::uint8_t* rewards = nullptr;
   const std::uint8_t* flags = nullptr;
-  const std::uint8_t* padding = nullptr;
   // The cursor stands at layout.rewards_offset, after the count.
   if (!in.take(layout.flags_offset - layout.rewards_offset, &rewards))
     return in.truncated("rewards");
   if (!in.take(n, &flags)) return in.truncated("step flags");
-  const std::size_t padding_bytes = layout.observations_offset - in.offset();
-  if (!in.take(padding_bytes, &padding)) return in.truncated("padding");
-  for (std::size_t i = 0; i < padding_bytes; ++i) {
-    if (padding[i] != 0)
-      return refuse(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
+  if (payload.size() != layout.payload_bytes) {
+    const std::uint64_t after_flags = layout.payload_bytes - in.offset();
+    return refuse(
+        ErrorCode::invalid_request,
+        str_cat("STEP frame: ", in.remaining(), " bytes after the step flags; ", n,
+                " observations of ", layout.observation_bytes, " bytes",
+                layout.num_fields == 0 ? std::string()
+                                       : str_cat(" and ", layout.num_fields, " declared fields"),
+                " need ", after_flags));
   }
-  const std::uint64_t expected = layout.payload_bytes - layout.observations_offset;
-  if (in.remaining() != expected) {
-    return refuse(ErrorCode::invalid_request,
-                  str_cat("STEP frame: ", in.remaining(), " observation bytes; ", n,
-                          " observations of ", observation_bytes, " bytes need ", expected));
+  // Every padding region (after the flags, after the observations and each field but the last)
+  // is zero.
+  auto zero = [&](std::uint64_t from, std::uint64_t to) {
+    for (std::uint64_t i = from; i < to; ++i)
+      if (payload[i] != 0) return false;
+    return true;
+  };
+  if (!zero(in.offset(), layout.observations_offset))
+    return refuse(ErrorCode::malformed, "STEP frame: nonzero padding after the step flags");
+  std::uint64_t end = layout.observations_end();
+  for (std::size_t k = 0; k < layout.num_fields; ++k) {
+    if (!zero(end, layout.field_offsets[k]))
+      return refuse(ErrorCode::malformed,
+                    str_cat("STEP frame: nonzero padding before declared field ", k));
+    out->fields[k] = payload.data() + layout.field_offsets[k];
+    end = layout.field_end(k);
   }
   out->num_envs = n;
   out->rewards = rewards;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -57,9 +58,9 @@ Status RemoteClient::connect(const ConnectRequest& request) {
       request.num_envs >= 1 && static_cast<std::uint32_t>(request.num_envs) <= protocol::kMaxEnvs,
       "RemoteClient::connect: num_envs must be 1 to ", protocol::kMaxEnvs, ", got ",
       request.num_envs);
-  request.action_spec.validate("RemoteClient::connect");
-  SEEDRL_REQUIRE(request.action_spec.dims() <= static_cast<std::int32_t>(protocol::kMaxActionDims),
-                 "RemoteClient::connect: ", request.action_spec.to_string(),
+  request.spec.validate("RemoteClient::connect");
+  SEEDRL_REQUIRE(request.spec.action.dims() <= static_cast<std::int32_t>(protocol::kMaxActionDims),
+                 "RemoteClient::connect: ", request.spec.action.to_string(),
                  "; the protocol carries box actions of at most ", protocol::kMaxActionDims,
                  " dimensions");
   const Clock::time_point deadline = Clock::now() + c.options.connect_timeout;
@@ -73,8 +74,7 @@ Status RemoteClient::connect(const ConnectRequest& request) {
   hello.run_id = request.run_id;
   hello.num_envs = static_cast<std::uint32_t>(request.num_envs);
   hello.evaluation = request.evaluation;
-  hello.observation = request.observation_spec;
-  hello.action_spec = request.action_spec;
+  hello.spec = request.spec;
   c.send_buffer.clear();
   protocol::encode_hello(c.send_buffer, hello, c.sequence);
   iovec part{c.send_buffer.data(), c.send_buffer.size()};
@@ -96,22 +96,20 @@ Status RemoteClient::connect(const ConnectRequest& request) {
   if (protocol::Verdict v = protocol::decode_welcome(c.payload(at, header), &welcome); !v.is_ok()) {
     return c.lost(Status::unavailable(str_cat("bad WELCOME: ", v.error().message)));
   }
-  if (!(welcome.observation == request.observation_spec) ||
-      !(welcome.action_spec == request.action_spec)) {
-    return c.lost(Status::invalid_argument(
-        str_cat("the server expects observations ", welcome.observation.to_string(),
-                " and actions ", welcome.action_spec.to_string(), "; this actor has ",
-                request.observation_spec.to_string(), " and ", request.action_spec.to_string())));
+  if (!(welcome.spec == request.spec)) {
+    return c.lost(
+        Status::invalid_argument(str_cat("the server expects steps of ", welcome.spec.to_string(),
+                                         "; this actor's are ", request.spec.to_string())));
   }
   c.num_envs = hello.num_envs;
-  c.action_spec = std::move(welcome.action_spec);
-  c.observation_bytes = request.observation_spec.bytes();
+  c.action_spec = welcome.spec.action;
+  c.spec = std::move(welcome.spec);
+  c.layout = protocol::step_layout(c.num_envs, c.spec);
   c.first_slot = static_cast<std::int32_t>(welcome.first_slot);
   return Status::ok();
 }
 
-Status RemoteClient::step(const Tensor& observations, std::span<const float> rewards,
-                          std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
+Status RemoteClient::step(const StepRecord& step, std::span<std::int32_t> actions) {
   Impl& c = *impl_;
   if (!connected()) return Status::unavailable("RemoteClient: not connected");
   if (c.action_spec.is_box()) {
@@ -121,8 +119,7 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
                 "discrete one (std::span<std::int32_t>)"));
   }
   std::span<const std::uint8_t> answer;
-  if (Status s = exchange(observations, rewards, flags, actions.size(), &answer); !s.is_ok())
-    return s;
+  if (Status s = exchange(step, actions.size(), &answer); !s.is_ok()) return s;
   if (protocol::Verdict v = protocol::decode_actions(
           answer, static_cast<std::uint32_t>(c.action_spec.num_actions), actions);
       !v.is_ok()) {
@@ -131,8 +128,7 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
   return Status::ok();
 }
 
-Status RemoteClient::step(const Tensor& observations, std::span<const float> rewards,
-                          std::span<const std::uint8_t> flags, std::span<float> actions) {
+Status RemoteClient::step(const StepRecord& step, std::span<float> actions) {
   Impl& c = *impl_;
   if (!connected()) return Status::unavailable("RemoteClient: not connected");
   if (!c.action_spec.is_box()) {
@@ -147,10 +143,7 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
         str_cat("RemoteClient::step: ", actions.size(), " action values are not rows of ", dims));
   }
   std::span<const std::uint8_t> answer;
-  if (Status s = exchange(observations, rewards, flags, actions.size() / dims, &answer);
-      !s.is_ok()) {
-    return s;
-  }
+  if (Status s = exchange(step, actions.size() / dims, &answer); !s.is_ok()) return s;
   if (protocol::Verdict v = protocol::decode_box_actions(answer, c.action_spec, actions);
       !v.is_ok()) {
     return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
@@ -158,29 +151,46 @@ Status RemoteClient::step(const Tensor& observations, std::span<const float> rew
   return Status::ok();
 }
 
-// Both step()s: checks the sizes, sends the STEP and receives its ACTIONS, whose payload
-// `answer` then views (valid until the next exchange).
-Status RemoteClient::exchange(const Tensor& observations, std::span<const float> rewards,
-                              std::span<const std::uint8_t> flags, std::size_t action_rows,
+// Both step()s: checks the record against the connection's spec, sends the STEP (its
+// observations and fields straight from the actor's buffers) and receives its ACTIONS, whose
+// payload `answer` then views (valid until the next exchange).
+Status RemoteClient::exchange(const StepRecord& step, std::size_t action_rows,
                               std::span<const std::uint8_t>* answer) {
   Impl& c = *impl_;
   const std::size_t n = c.num_envs;
-  if (rewards.size() != n || flags.size() != n || action_rows != n ||
-      observations.bytes() != n * c.observation_bytes) {
+  const protocol::StepLayout& layout = c.layout;
+  bool fits = step.rewards.size() == n && step.flags.size() == n && action_rows == n &&
+              step.observations.defined() &&
+              step.observations.bytes() == n * layout.observation_bytes &&
+              step.fields.size() == layout.num_fields;
+  for (std::size_t k = 0; fits && k < step.fields.size(); ++k)
+    fits = step.fields[k].defined() && step.fields[k].bytes() == n * layout.field_bytes[k];
+  if (!fits) {
     return Status::invalid_argument(str_cat(
-        "RemoteClient::step: ", rewards.size(), " rewards, ", flags.size(), " flags, ", action_rows,
-        " actions and ", observations.bytes(), " observation bytes for ", n, " environments of ",
-        c.observation_bytes, " bytes",
+        "RemoteClient::step: ", step.rewards.size(), " rewards, ", step.flags.size(), " flags, ",
+        action_rows, " actions, ", step.observations.bytes(), " observation bytes and ",
+        step.fields.size(), " fields for ", n, " environments of ", c.spec.to_string(),
         c.action_spec.is_box() ? str_cat(" (actions: ", c.action_spec.dims(), " values each)")
                                : ""));
   }
   const Clock::time_point deadline = Clock::now() + c.options.step_timeout;
   const std::uint32_t sequence = ++c.sequence;
   c.send_buffer.clear();
-  protocol::encode_step_prefix(c.send_buffer, sequence, rewards, flags, observations.bytes());
-  iovec parts[2] = {{c.send_buffer.data(), c.send_buffer.size()},
-                    {observations.raw_data(), observations.bytes()}};
-  if (Status s = c.send_all(parts, 2, deadline); !s.is_ok()) return c.lost(s);
+  protocol::encode_step_prefix(c.send_buffer, sequence, layout, step.rewards, step.flags);
+  // The prefix, the observations, then each field after its zero padding (at most 7 bytes).
+  static constexpr std::array<char, 8> kZeros{};
+  std::array<iovec, 2 + 2 * StepSpec::kMaxFields> parts;
+  int count = 0;
+  parts[count++] = {c.send_buffer.data(), c.send_buffer.size()};
+  parts[count++] = {step.observations.raw_data(), step.observations.bytes()};
+  std::uint64_t end = layout.observations_end();
+  for (std::size_t k = 0; k < layout.num_fields; ++k) {
+    if (const std::uint64_t padding = layout.field_offsets[k] - end; padding > 0)
+      parts[count++] = {const_cast<char*>(kZeros.data()), padding};
+    parts[count++] = {step.fields[k].raw_data(), step.fields[k].bytes()};
+    end = layout.field_end(k);
+  }
+  if (Status s = c.send_all(parts.data(), count, deadline); !s.is_ok()) return c.lost(s);
 
   const std::size_t answer_bytes = protocol::actions_frame_bytes(c.num_envs, c.action_spec);
   const auto limit =

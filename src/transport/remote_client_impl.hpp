@@ -77,8 +77,9 @@ struct RemoteClient::Impl {
 
   std::uint32_t sequence = 0;
   std::uint32_t num_envs = 0;
-  ActionSpec action_spec;  // the connection's (the server's, checked equal to the actor's)
-  std::size_t observation_bytes = 0;
+  ActionSpec action_spec;       // the connection's (the server's, checked equal to the actor's)
+  StepSpec spec;                // the connection's steps
+  protocol::StepLayout layout;  // of its STEPs
   std::int32_t first_slot = -1;
   std::string send_buffer;
   std::vector<std::uint8_t> receive_buffer;  // [rx_begin, rx_end) holds bytes not yet consumed
@@ -259,13 +260,13 @@ struct RemoteClient::Impl {
     }
     const int theirs = *other_version;
     other_version.reset();
-    return lost(Status::invalid_argument(
-        str_cat("the server at ", address.to_string(), " speaks protocol version ", theirs,
-                "; this client speaks version ", int{protocol::kVersion},
-                theirs >= 1 && theirs < protocol::kVersion ? " (box actions); update the learner"
-                : theirs > protocol::kVersion              ? "; update the actor"
-                                                           : "",
-                said)));
+    return lost(Status::invalid_argument(str_cat(
+        "the server at ", address.to_string(), " speaks protocol version ", theirs,
+        "; this client speaks version ", int{protocol::kVersion},
+        theirs >= 1 && theirs < protocol::kVersion ? " (declared step fields); update the learner"
+        : theirs > protocol::kVersion              ? "; update the actor"
+                                                   : "",
+        said)));
   }
 
   Status refused(std::span<const std::uint8_t> bytes) {

@@ -46,13 +46,13 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   Shared(InferenceEndpoint& endpoint_, SocketServerOptions options_)
       : endpoint(endpoint_),
         options(std::move(options_)),
-        action_spec(endpoint_.action_spec()),
+        spec(endpoint_.step_spec()),
         sweep_strand(boost::asio::make_strand(io)),
         sweep_timer(sweep_strand) {}
 
   InferenceEndpoint& endpoint;
   const SocketServerOptions options;
-  const ActionSpec action_spec;  // the endpoint's, read once
+  const StepSpec spec;  // the endpoint's, read once
   // The TLS context of a TLS listener (options.tls), built once; read by the accept loop.
   std::optional<boost::asio::ssl::context> tls;
   // A TLS listener's admission (flood control) and its refusals' log (handshake_limiter.hpp).

@@ -179,8 +179,8 @@ void SocketServer::Shared::arm_sweep() {
 
 SocketServer::SocketServer(InferenceEndpoint& endpoint, SocketServerOptions options) {
   options.validate();
+  endpoint.step_spec().validate("SocketServer: the endpoint's step spec");
   const ActionSpec actions = endpoint.action_spec();
-  actions.validate("SocketServer: the endpoint's action spec");
   SEEDRL_REQUIRE(!actions.is_box() || actions.low.size() <= protocol::kMaxActionDims,
                  "SocketServer: the endpoint serves ", actions.to_string(),
                  "; the protocol carries box actions of at most ", protocol::kMaxActionDims,

@@ -197,7 +197,7 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
     ErrorFrame error = v.error();
     if (error.code == ErrorCode::frame_too_large) {
       error.message += handshake ? " (before the handshake)"
-                                 : str_cat(" (a STEP of this actor's observations is ",
+                                 : str_cat(" (a STEP of this actor's observations and fields is ",
                                            step_frame_bytes_, " bytes)");
     }
     if (error.code == ErrorCode::unsupported_version) {
@@ -208,7 +208,7 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
       error.message =
           str_cat("protocol version ", int{frame_.version},
                   " is not supported: this server speaks version ", int{protocol::kVersion},
-                  older   ? " (box actions); update the actor"
+                  older   ? " (declared step fields); update the actor"
                   : newer ? "; update the learner"
                           : "");
     }
@@ -295,18 +295,15 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   if (shared_->stopping)
     return fail({shared_->stop_reason.load(), "the learner is shutting down; retry later"});
 
-  const ActionSpec& actions = shared_->action_spec;
-  if (!(hello.action_spec == actions)) {
-    return fail({ErrorCode::invalid_request,
-                 str_cat("the actor's actions are ", hello.action_spec.to_string(),
-                         "; this learner's are ", actions.to_string())});
-  }
+  const StepSpec& spec = shared_->spec;
+  if (Status s = check_actor_spec(hello.spec, spec); !s.is_ok())
+    return fail({ErrorCode::invalid_request, s.message()});
   const std::uint32_t n = hello.num_envs;
-  const std::size_t observation_bytes = hello.observation.bytes();
-  const protocol::StepLayout step = protocol::step_layout(n, observation_bytes);
+  const protocol::StepLayout step = protocol::step_layout(n, spec);
   if (step.frame_bytes > shared_->options.max_frame_bytes) {
     return fail({ErrorCode::invalid_request,
-                 str_cat("a STEP of ", n, " observations of ", observation_bytes, " bytes needs ",
+                 str_cat("a STEP of ", n, " observations of ", spec.observation.bytes(), " bytes",
+                         spec.fields.empty() ? "" : " and their declared fields", " needs ",
                          step.frame_bytes, "-byte frames; this server accepts at most ",
                          shared_->options.max_frame_bytes, " (max_frame_bytes)")});
   }
@@ -314,32 +311,39 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   request.run_id = hello.run_id;
   request.num_envs = static_cast<std::int32_t>(n);
   request.evaluation = hello.evaluation;
-  request.observation_spec = hello.observation;
-  request.action_spec = hello.action_spec;
+  request.spec = std::move(hello.spec);
   if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
     connection_ = {};
     return fail({shared_->code_for(s), s.message()});
   }
   phase_ = Phase::ready;
   ++shared_->handshakes;
-  num_envs_ = n;
-  observation_bytes_ = observation_bytes;
+  step_layout_ = step;
   step_frame_bytes_ = static_cast<std::uint32_t>(step.frame_bytes);
 
   // The step request lives as long as the session; its views point into buffer_, where every
-  // STEP payload lands, so observations are copied only once more: into the inference batch.
+  // STEP payload lands, so observations and fields are copied only once more: into the inference
+  // batch.
   buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
   auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
   rewards_.assign(n, 0.0f);
-  box_ = actions.is_box();
+  box_ = spec.action.is_box();
   actions_.assign(box_ ? 0 : n, 0);
-  box_actions_.assign(box_ ? std::size_t{n} * actions.low.size() : 0, 0.0f);
+  box_actions_.assign(box_ ? std::size_t{n} * spec.action.low.size() : 0, 0.0f);
   request_.connection = connection_;
-  request_.observations = Tensor::from_blob(bytes + step.observations_offset,
-                                            hello.observation.shape.prepend({std::int64_t{n}}),
-                                            hello.observation.dtype);
-  request_.rewards = rewards_;
-  request_.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
+  const auto rows = std::int64_t{n};
+  request_.step.observations =
+      Tensor::from_blob(bytes + step.observations_offset, spec.observation.shape.prepend({rows}),
+                        spec.observation.dtype);
+  fields_.clear();
+  for (std::size_t k = 0; k < spec.fields.size(); ++k) {
+    fields_.push_back(Tensor::from_blob(bytes + step.field_offsets[k],
+                                        spec.fields[k].spec.shape.prepend({rows}),
+                                        spec.fields[k].spec.dtype));
+  }
+  request_.step.fields = fields_;
+  request_.step.rewards = rewards_;
+  request_.step.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
   request_.actions = actions_;
   request_.box_actions = box_actions_;
   request_.on_complete = [this](const Status& status) { on_step_complete(status); };
@@ -349,8 +353,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
                        connection_.first_slot, ", ", connection_.first_slot + connection_.num_envs,
                        ")"));
   protocol::Welcome welcome;
-  welcome.observation = shared_->endpoint.observation_spec();
-  welcome.action_spec = actions;
+  welcome.spec = spec;
   welcome.first_slot = static_cast<std::uint32_t>(connection_.first_slot);
   welcome.max_frame_bytes = shared_->options.max_frame_bytes;
   protocol::encode_welcome(next_write_, welcome, frame_.sequence);
@@ -362,11 +365,10 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
 
 void SocketSession::on_step(std::span<const std::uint8_t> payload) {
   protocol::StepView view;
-  if (protocol::Verdict v = protocol::decode_step(payload, num_envs_, observation_bytes_, &view);
-      !v.is_ok()) {
+  if (protocol::Verdict v = protocol::decode_step(payload, step_layout_, &view); !v.is_ok()) {
     return fail(v.error());
   }
-  for (std::uint32_t i = 0; i < num_envs_; ++i) rewards_[i] = view.reward(i);
+  for (std::uint32_t i = 0; i < step_layout_.num_envs; ++i) rewards_[i] = view.reward(i);
   step_sequence_ = frame_.sequence;
   phase_ = Phase::stepping;
   step_state_ = StepRequestState::submitted;
@@ -391,12 +393,12 @@ void SocketSession::on_step_done(const Status& status) {
       if (box_) {
         // The inference server clips its draws to the bounds; another endpoint might not, and
         // the actor would refuse the frame.
-        if (protocol::Verdict v = protocol::check_box_actions(shared_->action_spec, box_actions_);
+        if (protocol::Verdict v = protocol::check_box_actions(shared_->spec.action, box_actions_);
             !v.is_ok()) {
           return fail({ErrorCode::internal, str_cat("the learner's answer: ", v.error().message)});
         }
         protocol::encode_box_actions(next_write_, step_sequence_, box_actions_,
-                                     static_cast<std::uint32_t>(shared_->action_spec.low.size()));
+                                     static_cast<std::uint32_t>(shared_->spec.action.low.size()));
       } else {
         protocol::encode_actions(next_write_, step_sequence_, actions_);
       }

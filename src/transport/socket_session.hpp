@@ -180,11 +180,11 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   std::uint8_t error_version_ = protocol::kVersion;  // the version byte of an ERROR to the peer
 
   Connection connection_;
-  std::uint32_t num_envs_ = 0;
-  std::size_t observation_bytes_ = 0;
+  protocol::StepLayout step_layout_;  // of this actor's STEPs, from its HELLO
   std::uint32_t step_frame_bytes_ = protocol::kHeaderBytes;
   std::uint32_t step_sequence_ = 0;
   std::vector<float> rewards_;
+  std::vector<Tensor> fields_;         // views of the declared fields in buffer_
   bool box_ = false;                   // box actions: box_actions_, else actions_
   std::vector<std::int32_t> actions_;  // num_envs
   std::vector<float> box_actions_;     // num_envs * D

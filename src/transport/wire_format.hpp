@@ -21,10 +21,13 @@ namespace seedrl::protocol::wire {
 // from hostile dimensions cannot overflow.
 constexpr std::uint64_t kMaxObservationBytes = std::uint64_t{1} << 32;
 
-// The largest HELLO (the longest token, an observation of the highest rank, the widest box) fits a
-// handshake frame, which is all a server reads before the handshake.
+// The largest HELLO (the longest token, an observation of the highest rank, the widest box, the
+// most fields with the longest names and highest ranks) fits a handshake frame, which is all a
+// server reads before the handshake.
 static_assert(kHeaderBytes + 8 + 2 + kMaxTokenBytes + 8 + 4 + 1 + 1 + 1 + 4 * Shape::kMaxRank + 1 +
-                  4 + 8 * std::size_t{kMaxActionDims} <=
+                  4 + 8 * std::size_t{kMaxActionDims} + 1 +
+                  StepSpec::kMaxFields * (1 + StepFieldSpec::kMaxNameBytes + 1 + 1 +
+                                          4 * std::size_t{StepFieldSpec::kMaxRank}) <=
               kMinMaxFrameBytes);
 
 template <class T>
@@ -54,7 +57,7 @@ inline void put_spec(std::string& out, const TensorSpec& spec) {
   put<std::uint8_t>(out, static_cast<std::uint8_t>(spec.shape.rank()));
   for (std::int64_t d : spec.shape.dims()) {
     SEEDRL_REQUIRE(d >= 1 && d <= std::numeric_limits<std::int32_t>::max(),
-                   "protocol: observation dimension ", d, " cannot be sent");
+                   "protocol: a dimension of ", d, " cannot be sent");
     put<std::uint32_t>(out, static_cast<std::uint32_t>(d));
   }
 }
@@ -118,28 +121,28 @@ class Cursor {
   const char* what_;
 };
 
-inline Verdict get_spec(Cursor& in, TensorSpec* spec) {
+// `what` names the tensor in the messages ("observation", "step field 'mask'").
+inline Verdict get_spec(Cursor& in, TensorSpec* spec, const std::string& what = "observation") {
   std::uint8_t dtype = 0, rank = 0;
   if (!in.get(&dtype) || !in.get(&rank)) return in.truncated("observation spec");
   if (dtype > static_cast<std::uint8_t>(DType::i32)) {
-    return refuse(ErrorCode::malformed,
-                  str_cat("observation spec: unknown dtype code ", int{dtype}));
+    return refuse(ErrorCode::malformed, str_cat(what, " spec: unknown dtype code ", int{dtype}));
   }
   if (rank > Shape::kMaxRank) {
-    return refuse(ErrorCode::malformed, str_cat("observation spec: rank ", int{rank},
+    return refuse(ErrorCode::malformed, str_cat(what, " spec: rank ", int{rank},
                                                 " exceeds the maximum of ", Shape::kMaxRank));
   }
   std::int64_t dims[Shape::kMaxRank];
   std::uint64_t bytes = size_of(static_cast<DType>(dtype));
   for (int i = 0; i < rank; ++i) {
     std::uint32_t d = 0;
-    if (!in.get(&d)) return in.truncated("observation dimensions");
+    if (!in.get(&d)) return in.truncated("dimensions");
     if (d == 0 || d > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max())) {
-      return refuse(ErrorCode::malformed, str_cat("observation spec: dimension ", i, " is ", d));
+      return refuse(ErrorCode::malformed, str_cat(what, " spec: dimension ", i, " is ", d));
     }
     bytes *= d;
     if (bytes > kMaxObservationBytes) {
-      return refuse(ErrorCode::malformed, "observation spec: an observation of more than 4 GiB");
+      return refuse(ErrorCode::malformed, str_cat(what, " spec: a tensor of more than 4 GiB"));
     }
     dims[i] = d;
   }
@@ -194,6 +197,58 @@ inline Verdict get_action_spec(Cursor& in, const char* what, ActionSpec* spec) {
   }
   *spec = ActionSpec::box(std::move(low), std::move(high));
   return Verdict::ok();
+}
+
+// The declared fields: a u8 count, then for each a u8 name length, the name and its tensor spec.
+inline void put_fields(std::string& out, const std::vector<StepFieldSpec>& fields) {
+  StepSpec::validate_fields(fields, "protocol");
+  put<std::uint8_t>(out, static_cast<std::uint8_t>(fields.size()));
+  for (const StepFieldSpec& f : fields) {
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(f.name.size()));
+    out.append(f.name);
+    put_spec(out, f.spec);
+  }
+}
+
+inline Verdict get_fields(Cursor& in, const char* what, std::vector<StepFieldSpec>* fields) {
+  std::uint8_t count = 0;
+  if (!in.get(&count)) return in.truncated("step field count");
+  if (count > StepSpec::kMaxFields) {
+    return refuse(
+        ErrorCode::malformed,
+        str_cat(what, " frame: ", int{count}, " step fields (at most ", StepSpec::kMaxFields, ")"));
+  }
+  fields->clear();
+  for (int k = 0; k < count; ++k) {
+    std::uint8_t name_bytes = 0;
+    const std::uint8_t* name = nullptr;
+    if (!in.get(&name_bytes)) return in.truncated("step field name length");
+    if (name_bytes > StepFieldSpec::kMaxNameBytes) {
+      return refuse(ErrorCode::malformed,
+                    str_cat(what, " frame: step field ", k, " has a name of ", int{name_bytes},
+                            " bytes (at most ", StepFieldSpec::kMaxNameBytes, ")"));
+    }
+    if (!in.take(name_bytes, &name)) return in.truncated("step field name");
+    StepFieldSpec field;
+    field.name.assign(reinterpret_cast<const char*>(name), name_bytes);
+    if (Verdict v = get_spec(in, &field.spec, str_cat("step field ", k)); !v.is_ok()) return v;
+    fields->push_back(std::move(field));
+  }
+  if (std::string problem = StepSpec::fields_problem(*fields); !problem.empty())
+    return refuse(ErrorCode::malformed, str_cat(what, " frame: ", problem));
+  return Verdict::ok();
+}
+
+inline void put_step_spec(std::string& out, const StepSpec& spec) {
+  put_spec(out, spec.observation);
+  put_action_spec(out, spec.action);
+  put_fields(out, spec.fields);
+}
+
+inline Verdict get_step_spec(Cursor& in, const char* what, StepSpec* spec) {
+  if (Verdict v = get_spec(in, &spec->observation); !v.is_ok()) return v;
+  if (Verdict v = get_action_spec(in, what, &spec->action); !v.is_ok()) return v;
+  return get_fields(in, what, &spec->fields);
 }
 
 inline std::uint32_t checked_u32(std::size_t value, const char* what) {

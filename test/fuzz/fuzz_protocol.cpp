@@ -5,9 +5,10 @@
 //
 // The input is read as a stream of frames, as a session reads a socket: a header, then its
 // payload decoded by the decoder of its type. STEP and ACTIONS need the session's sizes; they
-// come from the frame's sequence number, so the fuzzer explores them too. ACTIONS are read as the
-// last HELLO or WELCOME of the stream says: rows of box actions after a box spec (the box
-// decoders), one discrete action per environment otherwise.
+// come from the frame's sequence number, so the fuzzer explores them too, and from the last HELLO
+// or WELCOME of the stream: a STEP carries that spec's declared fields after its observations,
+// and ACTIONS are rows of box actions after a box spec (the box decoders), one discrete action per
+// environment otherwise.
 //
 // Built with clang (-fsanitize=fuzzer,address,undefined) by test/fuzz/CMakeLists.txt; see
 // docs/protocol.md for how to run it.
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/transport/protocol.hpp"
 
 namespace {
@@ -59,28 +61,35 @@ void expect_valid(const ActionSpec& spec, const char* what) {
   }
 }
 
-// `spec`: the action spec of the stream's last accepted HELLO or WELCOME, if any.
+// An accepted step spec: a valid action spec and fields that follow every rule.
+void expect_valid(const StepSpec& spec, const char* what) {
+  expect_valid(spec.action, what);
+  if (!StepSpec::fields_problem(spec.fields).empty()) fail(what);
+}
+
+// `last`: the step spec of the stream's last accepted HELLO or WELCOME, if any.
 void decode_payload(const protocol::FrameHeader& header, Bytes payload,
-                    std::optional<ActionSpec>& spec) {
+                    std::optional<StepSpec>& last) {
+  const ActionSpec* spec = last ? &last->action : nullptr;
   using protocol::FrameType;
   std::string again;
   switch (header.type) {
     case FrameType::hello: {
       protocol::Hello hello;
       if (!protocol::decode_hello(payload, &hello).is_ok()) return;
-      expect_valid(hello.action_spec, "HELLO: an invalid action spec accepted");
+      expect_valid(hello.spec, "HELLO: an invalid step spec accepted");
       protocol::encode_hello(again, hello, header.sequence);
       expect_same_payload(again, payload, "HELLO does not round-trip");
-      spec = hello.action_spec;
+      last = hello.spec;
       return;
     }
     case FrameType::welcome: {
       protocol::Welcome welcome;
       if (!protocol::decode_welcome(payload, &welcome).is_ok()) return;
-      expect_valid(welcome.action_spec, "WELCOME: an invalid action spec accepted");
+      expect_valid(welcome.spec, "WELCOME: an invalid step spec accepted");
       protocol::encode_welcome(again, welcome, header.sequence);
       expect_same_payload(again, payload, "WELCOME does not round-trip");
-      spec = welcome.action_spec;
+      last = welcome.spec;
       return;
     }
     case FrameType::error: {
@@ -93,8 +102,13 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
     case FrameType::step: {
       const std::uint32_t num_envs = header.sequence & 0xffu;
       const std::size_t observation_bytes = (header.sequence >> 8) & 0xfffu;
+      std::vector<std::uint64_t> field_bytes;
+      if (last)
+        for (const StepFieldSpec& f : last->fields) field_bytes.push_back(f.spec.bytes());
+      const protocol::StepLayout layout =
+          protocol::step_layout(num_envs, observation_bytes, field_bytes);
       protocol::StepView view;
-      if (!protocol::decode_step(payload, num_envs, observation_bytes, &view).is_ok()) return;
+      if (!protocol::decode_step(payload, layout, &view).is_ok()) return;
       if (view.num_envs != num_envs) fail("STEP: wrong environment count");
       std::vector<float> rewards(num_envs);
       for (std::uint32_t i = 0; i < num_envs; ++i) rewards[i] = view.reward(i);
@@ -103,7 +117,13 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
                                                        num_envs * observation_bytes);
       if (observations.data() + observations.size() > payload.data() + payload.size())
         fail("STEP: observations outside the payload");
-      protocol::encode_step(again, header.sequence, rewards, flags, observations);
+      std::vector<std::span<const std::uint8_t>> fields;
+      for (std::size_t k = 0; k < field_bytes.size(); ++k) {
+        fields.emplace_back(view.fields[k], num_envs * field_bytes[k]);
+        if (fields.back().data() + fields.back().size() > payload.data() + payload.size())
+          fail("STEP: a declared field outside the payload");
+      }
+      protocol::encode_step(again, header.sequence, rewards, flags, observations, fields);
       expect_same_payload(again, payload, "STEP does not round-trip");
       return;
     }
@@ -146,7 +166,7 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Bytes rest(data, size);
-  std::optional<ActionSpec> spec;
+  std::optional<StepSpec> spec;
   // A small limit, so that the length checks are reached as well as the payload decoders.
   constexpr std::uint32_t kMaxFrameBytes = 1u << 16;
   while (rest.size() >= protocol::kHeaderBytes) {

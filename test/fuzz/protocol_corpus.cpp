@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,15 +39,15 @@ int main(int argc, char** argv) {
   hello.token = "secret";
   hello.run_id = 0x1234567890abcdefULL;
   hello.num_envs = 2;
-  hello.observation = {{4}, DType::f32};
-  hello.action_spec = ActionSpec::discrete(2);
+  hello.spec.observation = {{4}, DType::f32};
+  hello.spec.action = ActionSpec::discrete(2);
   std::string frame;
   protocol::encode_hello(frame, hello, 0);
   write(dir, "hello", frame);
 
   protocol::Welcome welcome;
-  welcome.observation = {{10, 10, 4}, DType::u8};
-  welcome.action_spec = ActionSpec::discrete(6);
+  welcome.spec.observation = {{10, 10, 4}, DType::u8};
+  welcome.spec.action = ActionSpec::discrete(6);
   welcome.first_slot = 7;
   welcome.max_frame_bytes = 1 << 20;
   frame.clear();
@@ -78,14 +79,14 @@ int main(int argc, char** argv) {
   // Box actions: Pendulum's torque, and two dimensions of their own bounds.
   const ActionSpec box = ActionSpec::box({-2.0f, -0.5f}, {2.0f, 1.5f});
   protocol::Hello box_hello = hello;
-  box_hello.observation = {{3}, DType::f32};
-  box_hello.action_spec = ActionSpec::box(1, -2.0f, 2.0f);
+  box_hello.spec.observation = {{3}, DType::f32};
+  box_hello.spec.action = ActionSpec::box(1, -2.0f, 2.0f);
   frame.clear();
   protocol::encode_hello(frame, box_hello, 0);
   write(dir, "hello_box", frame);
 
   protocol::Welcome box_welcome = welcome;
-  box_welcome.action_spec = box;
+  box_welcome.spec.action = box;
   frame.clear();
   protocol::encode_welcome(frame, box_welcome, 0);
   write(dir, "welcome_box", frame);
@@ -107,5 +108,19 @@ int main(int argc, char** argv) {
   hello_session += frame;
   protocol::encode_goodbye(hello_session, 2);
   write(dir, "session_box", hello_session);
+
+  // Declared fields: a HELLO with a mask and a player, then a STEP that carries them.
+  protocol::Hello field_hello = hello;
+  field_hello.spec.fields = {{"mask", {{3}, DType::u8}}, {"player", {{}, DType::i32}}};
+  std::string field_session;
+  protocol::encode_hello(field_session, field_hello, 0);
+  const std::vector<std::uint8_t> mask{1, 0, 1, 0, 1, 1};
+  const std::vector<std::uint8_t> players(2 * 4, 1);
+  const std::span<const std::uint8_t> fields[] = {mask, players};
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 16), rewards, flags, observations, fields);
+  field_session += frame;
+  protocol::encode_goodbye(field_session, 3);
+  write(dir, "session_fields", field_session);
   return 0;
 }

@@ -52,8 +52,8 @@ inline protocol::Hello sample_hello() {
   h.run_id = 0x0123456789abcdefULL;
   h.num_envs = 3;
   h.evaluation = true;
-  h.observation = TensorSpec{Shape{4, 84, 84}, DType::u8};
-  h.action_spec = ActionSpec::discrete(6);
+  h.spec.observation = TensorSpec{Shape{4, 84, 84}, DType::u8};
+  h.spec.action = ActionSpec::discrete(6);
   return h;
 }
 

@@ -73,19 +73,22 @@ struct ServerFixture {
   }
 };
 
-/// An actor's buffers for direct InferenceEndpoint::step calls.
+/// An actor's buffers for direct InferenceEndpoint::step calls (and `fields`, where the steps
+/// declare fields).
 struct StepBuffers {
   Tensor observations;
   std::vector<float> rewards;
   std::vector<std::uint8_t> flags;
   std::vector<std::int32_t> actions;
+  std::vector<Tensor> fields;
   explicit StepBuffers(std::int32_t envs, float reward = 0.0f)
       : observations(Tensor::zeros({envs, 2})),
         rewards(static_cast<std::size_t>(envs), reward),
         flags(static_cast<std::size_t>(envs), step_flags::kFirst),
         actions(static_cast<std::size_t>(envs), -1) {}
+  StepRecord record() const { return {observations, rewards, flags, fields}; }
   Status step(InferenceEndpoint& endpoint, const Connection& c) {
-    return endpoint.step(c, observations, rewards, flags, actions);
+    return endpoint.step(c, record(), actions);
   }
 };
 
@@ -96,8 +99,7 @@ inline ConnectRequest connect_request(std::uint64_t run_id, std::int32_t envs,
   r.num_envs = envs;
   r.first_slot = first_slot;
   r.evaluation = evaluation;
-  r.observation_spec = {{2}, DType::f32};
-  r.action_spec = {3};
+  r.spec = {{{2}, DType::f32}, {3}, {}};
   return r;
 }
 

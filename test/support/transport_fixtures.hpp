@@ -30,24 +30,20 @@
 
 namespace seedrl::test {
 
-/// Observations f32[2], 3 actions. The action for an environment is its observation's first
-/// value (mod 3), so a test sees that the bytes arrived. With hold(true), steps wait until
-/// release().
+/// Observations f32[2], 3 actions (and the fields `fields` declares, none by default). The action
+/// for an environment is its observation's first value (mod 3), so a test sees that the bytes
+/// arrived. With hold(true), steps wait until release().
 class FakeEndpoint final : public InferenceEndpoint {
  public:
-  explicit FakeEndpoint(std::int32_t max_slots = 64)
-      : owner_(static_cast<std::size_t>(max_slots), 0) {}
+  explicit FakeEndpoint(std::int32_t max_slots = 64, std::vector<StepFieldSpec> fields = {})
+      : spec_{{{2}, DType::f32}, {3}, std::move(fields)},
+        owner_(static_cast<std::size_t>(max_slots), 0) {}
 
-  TensorSpec observation_spec() const override { return {{2}, DType::f32}; }
-  ActionSpec action_spec() const override { return {3}; }
+  const StepSpec& step_spec() const override { return spec_; }
 
   Status connect(const ConnectRequest& request, Connection* connection) override {
     std::lock_guard lock(mutex_);
-    if (!(request.observation_spec == observation_spec()) ||
-        !(request.action_spec == action_spec())) {
-      return Status::invalid_argument(
-          str_cat("expected observations ", observation_spec().to_string()));
-    }
+    if (Status s = check_actor_spec(request.spec, spec_); !s.is_ok()) return s;
     const auto n = static_cast<std::size_t>(request.num_envs);
     for (std::size_t first = 0; first + n <= owner_.size(); ++first) {
       bool free = true;
@@ -71,8 +67,10 @@ class FakeEndpoint final : public InferenceEndpoint {
       return;
     }
     ++steps_;
-    last_rewards_.assign(request.rewards.begin(), request.rewards.end());
-    last_flags_.assign(request.flags.begin(), request.flags.end());
+    last_rewards_.assign(request.step.rewards.begin(), request.step.rewards.end());
+    last_flags_.assign(request.step.flags.begin(), request.step.flags.end());
+    last_fields_.clear();
+    for (const Tensor& f : request.step.fields) last_fields_.push_back(f.clone());
     if (hold_) {
       held_.push_back(&request);
       changed_.notify_all();
@@ -145,11 +143,16 @@ class FakeEndpoint final : public InferenceEndpoint {
     std::lock_guard lock(mutex_);
     return last_flags_;
   }
+  /// Copies of the last step's declared fields, [num_envs, field...] each.
+  std::vector<Tensor> last_fields() const {
+    std::lock_guard lock(mutex_);
+    return last_fields_;
+  }
 
  private:
   static void answer(StepRequest& request, const Status& status) {
     if (status.is_ok()) {
-      const float* obs = request.observations.data<float>();
+      const float* obs = request.step.observations.data<float>();
       for (std::size_t e = 0; e < request.actions.size(); ++e) {
         request.actions[e] = static_cast<std::int32_t>(obs[2 * e]) % 3;
       }
@@ -157,6 +160,7 @@ class FakeEndpoint final : public InferenceEndpoint {
     request.on_complete(status);
   }
 
+  const StepSpec spec_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::uint64_t> owner_;
@@ -166,6 +170,7 @@ class FakeEndpoint final : public InferenceEndpoint {
   std::int64_t steps_ = 0, connects_ = 0, disconnects_ = 0;
   std::vector<float> last_rewards_;
   std::vector<std::uint8_t> last_flags_;
+  std::vector<Tensor> last_fields_;
 };
 
 /// A blocking socket for writing arbitrary bytes at a server and reading what comes back.
@@ -272,8 +277,7 @@ inline std::string hello_frame(std::string token, std::uint32_t envs = 1,
   h.token = std::move(token);
   h.run_id = run_id;
   h.num_envs = envs;
-  h.observation = {{2}, DType::f32};
-  h.action_spec = ActionSpec::discrete(3);
+  h.spec = {{{2}, DType::f32}, ActionSpec::discrete(3), {}};
   std::string out;
   protocol::encode_hello(out, h);
   return out;
@@ -321,7 +325,7 @@ struct ClientBuffers : StepBuffers {
   Status step(RemoteClient& client, float value) {
     for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
       observations.data<float>()[2 * e] = value;
-    return client.step(observations, rewards, flags, actions);
+    return client.step(record(), actions);
   }
 };
 

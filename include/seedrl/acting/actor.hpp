@@ -1,9 +1,13 @@
 // Actor<Env, Client>: steps a batch of environments and nothing else; inference chooses the
 // actions (SEED RL: actors hold no model).
 //
-//   reset all envs ──▶ client.step(observations, rewards, flags) ──▶ actions ──▶ env.step ─┐
-//                        ▲                                                                 │
-//                        └─────────────────────────────────────────────────────────────────┘
+//   reset all envs ──▶ client.step(step record, actions) ──▶ actions ──▶ env.step ─┐
+//                        ▲                                                         │
+//                        └─────────────────────────────────────────────────────────┘
+//
+// The step record (core/step_record.hpp) is the actor's buffers: observations, rewards, step flags
+// and one buffer per field the environments declare (env/environment.hpp); environment e writes
+// its row of them.
 //
 // Every episode's last observation is sent (flagged terminated or truncated) so the learner can
 // bootstrap a truncated episode from it; the action returned for it is not executed: the
@@ -77,22 +81,23 @@ class Actor {
   Actor(std::vector<Env> envs, Client client, const ActorOptions& options = {})
       : envs_(std::move(envs)), client_(std::move(client)), options_(options) {
     SEEDRL_REQUIRE(!envs_.empty(), "Actor: no environments");
-    observation_spec_ = envs_.front().observation_spec();
-    action_spec_ = envs_.front().action_spec();
+    spec_ = seedrl::step_spec(envs_.front());
     for (const Env& env : envs_) {
-      SEEDRL_REQUIRE(
-          env.observation_spec() == observation_spec_ && env.action_spec() == action_spec_,
-          "Actor: environments with different observation or action specs");
+      SEEDRL_REQUIRE(seedrl::step_spec(env) == spec_,
+                     "Actor: environments with different step specs (", spec_.to_string(), " and ",
+                     seedrl::step_spec(env).to_string(), ")");
     }
-    action_spec_.validate("Actor: the environments' action spec");
-    SEEDRL_REQUIRE(action_spec_.is_box() == kBox, "Actor: the environments report ",
-                   action_spec_.to_string(), " but their step() takes ", kBox ? "box" : "discrete",
+    spec_.validate("Actor: the environments' step spec");
+    SEEDRL_REQUIRE(spec_.action.is_box() == kBox, "Actor: the environments report ",
+                   spec_.action.to_string(), " but their step() takes ", kBox ? "box" : "discrete",
                    " actions");
     const auto n = static_cast<std::int64_t>(envs_.size());
-    observations_ = Tensor::empty(observation_spec_.shape.prepend({n}), observation_spec_.dtype);
+    observations_ = Tensor::empty(spec_.observation.shape.prepend({n}), spec_.observation.dtype);
+    for (const StepFieldSpec& f : spec_.fields)
+      fields_.push_back(Tensor::zeros(f.spec.shape.prepend({n}), f.spec.dtype));
     rewards_.assign(envs_.size(), 0.0f);
     flags_.assign(envs_.size(), 0);
-    actions_.assign(envs_.size() * static_cast<std::size_t>(action_spec_.dims()), Action{});
+    actions_.assign(envs_.size() * static_cast<std::size_t>(spec_.action.dims()), Action{});
     episode_returns_.assign(envs_.size(), 0.0);
   }
 
@@ -143,6 +148,8 @@ class Actor {
 
   std::uint64_t run_id() const { return run_id_.load(); }
   std::int32_t num_envs() const { return static_cast<std::int32_t>(envs_.size()); }
+  /// What the actor's environments' steps are (their specs and declared fields).
+  const StepSpec& step_spec() const { return spec_; }
 
  private:
   Status play_one_connection() SEEDRL_EXCLUDES(stats_mutex_) {
@@ -150,8 +157,7 @@ class Actor {
     request.run_id = new_run_id();
     request.num_envs = num_envs();
     request.evaluation = options_.evaluation;
-    request.observation_spec = observation_spec_;
-    request.action_spec = action_spec_;
+    request.spec = spec_;
     request.first_slot = options_.first_slot;
     run_id_ = request.run_id;
     Status status = client_.connect(request);
@@ -161,16 +167,16 @@ class Actor {
       ++connections_;
     }
     for (std::size_t e = 0; e < envs_.size(); ++e) restart(e);
+    const StepRecord record{observations_, rewards_, flags_, fields_};
     while (!stopping_) {
-      status = client_.step(observations_, rewards_, flags_, actions_);
+      status = client_.step(record, std::span<Action>(actions_));
       if (!status.is_ok()) break;
       for (std::size_t e = 0; e < envs_.size(); ++e) {
         if (is_last(flags_[e])) {
           restart(e);
           continue;
         }
-        const StepResult result =
-            envs_[e].step(action(e), observations_[static_cast<std::int64_t>(e)]);
+        const StepResult result = step_row(envs_[e], action(e), row(e));
         rewards_[e] = result.reward;
         flags_[e] = static_cast<std::uint8_t>((result.terminated ? step_flags::kTerminated : 0) |
                                               (result.truncated ? step_flags::kTruncated : 0));
@@ -191,15 +197,21 @@ class Actor {
   // Environment e's action as its step() takes it.
   auto action(std::size_t e) const {
     if constexpr (kBox) {
-      const auto dims = static_cast<std::size_t>(action_spec_.dims());
+      const auto dims = static_cast<std::size_t>(spec_.action.dims());
       return std::span<const float>(actions_).subspan(e * dims, dims);
     } else {
       return actions_[e];
     }
   }
 
+  // Environment e's row of the step record.
+  StepRow row(std::size_t e) const {
+    const auto i = static_cast<std::int64_t>(e);
+    return StepRow(observations_[i], spec_.fields, fields_, i);
+  }
+
   void restart(std::size_t e) {
-    envs_[e].reset(observations_[static_cast<std::int64_t>(e)]);
+    reset_row(envs_[e], row(e));
     rewards_[e] = 0.0f;
     flags_[e] = step_flags::kFirst;
     episode_returns_[e] = 0.0;
@@ -208,9 +220,9 @@ class Actor {
   std::vector<Env> envs_;
   Client client_;
   ActorOptions options_;
-  TensorSpec observation_spec_;
-  ActionSpec action_spec_;
+  StepSpec spec_;
   Tensor observations_;
+  std::vector<Tensor> fields_;  // one [num_envs, field...] buffer per declared field
   std::vector<float> rewards_;
   std::vector<std::uint8_t> flags_;
   std::vector<Action> actions_;  // num_envs (discrete) or num_envs * D (box)

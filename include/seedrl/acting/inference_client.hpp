@@ -4,8 +4,7 @@
 //
 //   struct MyClient {
 //     seedrl::Status connect(const seedrl::ConnectRequest&);
-//     seedrl::Status step(const seedrl::Tensor& observations, std::span<const float> rewards,
-//                         std::span<const std::uint8_t> flags, std::span<std::int32_t> actions);
+//     seedrl::Status step(const seedrl::StepRecord& step, std::span<std::int32_t> actions);
 //     void disconnect();
 //   };
 //   static_assert(seedrl::InferenceClient<MyClient>);
@@ -28,25 +27,23 @@
 namespace seedrl {
 
 template <class C>
-concept InferenceClient = requires(C& client, const ConnectRequest& request,
-                                   const Tensor& observations, std::span<const float> rewards,
-                                   std::span<const std::uint8_t> flags,
+concept InferenceClient = requires(C& client, const ConnectRequest& request, const StepRecord& step,
                                    std::span<std::int32_t> actions) {
   { client.connect(request) } -> std::same_as<Status>;
-  { client.step(observations, rewards, flags, actions) } -> std::same_as<Status>;
+  { client.step(step, actions) } -> std::same_as<Status>;
   client.disconnect();
 };
 
 /// A client that can also step environments with box actions (num_envs * D floats).
 template <class C>
 concept BoxInferenceClient = InferenceClient<C> &&
-    requires(C& client, const Tensor& observations, std::span<const float> rewards,
-             std::span<const std::uint8_t> flags, std::span<float> actions) {
-  { client.step(observations, rewards, flags, actions) } -> std::same_as<Status>;
+    requires(C& client, const StepRecord& step, std::span<float> actions) {
+  { client.step(step, actions) } -> std::same_as<Status>;
 };
 
-/// Connects an actor to an InferenceServer in the same process: observations are read straight
-/// from the actor's buffer into the inference batch (one copy), actions written straight back.
+/// Connects an actor to an InferenceServer in the same process: observations (and declared
+/// fields) are read straight from the actor's buffers into the inference batch (one copy),
+/// actions written straight back.
 /// One client per actor; not shared between threads.
 ///
 /// Waiting for actions: the client yields its core for a short while before it sleeps (see
@@ -61,13 +58,11 @@ class LocalClient {
     if (connection_.connected()) disconnect();
     return endpoint_->connect(request, &connection_);
   }
-  Status step(const Tensor& observations, std::span<const float> rewards,
-              std::span<const std::uint8_t> flags, std::span<std::int32_t> actions) {
-    return timed_step(observations, rewards, flags, actions);
+  Status step(const StepRecord& step, std::span<std::int32_t> actions) {
+    return timed_step(step, actions);
   }
-  Status step(const Tensor& observations, std::span<const float> rewards,
-              std::span<const std::uint8_t> flags, std::span<float> actions) {
-    return timed_step(observations, rewards, flags, actions);
+  Status step(const StepRecord& step, std::span<float> actions) {
+    return timed_step(step, actions);
   }
   void disconnect() {
     if (!connection_.connected()) return;
@@ -78,13 +73,12 @@ class LocalClient {
 
  private:
   template <class Action>
-  Status timed_step(const Tensor& observations, std::span<const float> rewards,
-                    std::span<const std::uint8_t> flags, std::span<Action> actions) {
+  Status timed_step(const StepRecord& step, std::span<Action> actions) {
     if (!connection_.connected()) return Status::unavailable("LocalClient: not connected");
     const auto start = std::chrono::steady_clock::now();
     const bool spin = average_wait_us_ < 2.0 * InferenceEndpoint::kDefaultSpinMicros;
     Status status = endpoint_->step(
-        connection_, observations, rewards, flags, actions,
+        connection_, step, actions,
         std::chrono::microseconds(spin ? InferenceEndpoint::kDefaultSpinMicros : 0));
     const double waited =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <thread>
 
 #include "seedrl/core/status.hpp"
+#include "seedrl/core/step_record.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/core/thread_annotations.hpp"
@@ -19,11 +22,10 @@
 namespace seedrl {
 
 struct ConnectRequest {
-  std::uint64_t run_id = 0;     ///< fresh random id of this actor run (new after every reconnect)
-  std::int32_t num_envs = 1;    ///< environments the actor steps together
-  bool evaluation = false;      ///< act greedily and store nothing
-  TensorSpec observation_spec;  ///< what the actor's environments produce
-  ActionSpec action_spec;
+  std::uint64_t run_id = 0;   ///< fresh random id of this actor run (new after every reconnect)
+  std::int32_t num_envs = 1;  ///< environments the actor steps together
+  bool evaluation = false;    ///< act greedily and store nothing
+  StepSpec spec;  ///< what the actor's environments' steps are: observation, actions, fields
   std::int32_t first_slot =
       -1;  ///< ask for slots [first_slot, first_slot + num_envs); -1: any free range
 };
@@ -45,9 +47,7 @@ struct Connection {
 /// everything its views point to, alive until on_complete has been called.
 struct StepRequest {
   Connection connection;
-  Tensor observations;                  ///< [num_envs, obs...] on the CPU
-  std::span<const float> rewards;       ///< num_envs
-  std::span<const std::uint8_t> flags;  ///< num_envs step flags (experience/unroll.hpp)
+  StepRecord step;  ///< num_envs environments' step, on the CPU, as the endpoint's spec declares
   std::span<std::int32_t> actions;  ///< num_envs discrete actions, filled before on_complete(ok)
   /// Box actions instead (ActionSpec::box, D dimensions): num_envs * D, environment e's action at
   /// [e * D, (e + 1) * D), within the bounds; filled before on_complete(ok). Exactly one of
@@ -58,12 +58,33 @@ struct StepRequest {
   std::function<void(const Status&)> on_complete;
 };
 
+/// Ok, or invalid_argument saying how the steps an actor connects with differ from a server's
+/// (every part that differs: observations, actions, declared fields).
+inline Status check_actor_spec(const StepSpec& actor, const StepSpec& server) {
+  std::string differences;
+  auto differ = [&](const char* part, const std::string& theirs, const std::string& ours) {
+    differences += str_cat(differences.empty() ? "" : "; ", "actor ", part, " are ", theirs,
+                           ", the server expects ", ours);
+  };
+  if (!(actor.observation == server.observation))
+    differ("observations", actor.observation.to_string(), server.observation.to_string());
+  if (!(actor.action == server.action))
+    differ("actions", actor.action.to_string(), server.action.to_string());
+  if (!(actor.fields == server.fields)) {
+    differ("step fields", StepSpec::fields_to_string(actor.fields),
+           StepSpec::fields_to_string(server.fields));
+  }
+  return differences.empty() ? Status::ok() : Status::invalid_argument(differences);
+}
+
 class InferenceEndpoint {
  public:
   virtual ~InferenceEndpoint() = default;
 
-  virtual TensorSpec observation_spec() const = 0;
-  virtual ActionSpec action_spec() const = 0;
+  /// The steps it serves: observation, actions and declared fields. Actors must have the same.
+  virtual const StepSpec& step_spec() const = 0;
+  TensorSpec observation_spec() const { return step_spec().observation; }
+  ActionSpec action_spec() const { return step_spec().action; }
 
   /// Reserves slots for an actor. Fails with invalid_argument (wrong specs, too many envs, slots
   /// taken), unavailable (no free slots) or closed (the endpoint stopped).
@@ -83,18 +104,14 @@ class InferenceEndpoint {
   /// yields its core for up to `spin` (letting the server and the other actors run) before it
   /// sleeps on a condition variable: a sleep and wake-up per step is the cost that limits
   /// in-process actors otherwise.
-  Status step(const Connection& connection, const Tensor& observations,
-              std::span<const float> rewards, std::span<const std::uint8_t> flags,
-              std::span<std::int32_t> actions,
+  Status step(const Connection& connection, const StepRecord& step, std::span<std::int32_t> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
-    return step_and_wait({connection, observations, rewards, flags, actions, {}, {}}, spin);
+    return step_and_wait({connection, step, actions, {}, {}}, spin);
   }
   /// The same for box actions: `actions` holds num_envs * D values.
-  Status step(const Connection& connection, const Tensor& observations,
-              std::span<const float> rewards, std::span<const std::uint8_t> flags,
-              std::span<float> actions,
+  Status step(const Connection& connection, const StepRecord& step, std::span<float> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
-    return step_and_wait({connection, observations, rewards, flags, {}, actions, {}}, spin);
+    return step_and_wait({connection, step, {}, actions, {}}, spin);
   }
 
   static constexpr int kDefaultSpinMicros = 100;

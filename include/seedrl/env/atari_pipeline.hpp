@@ -139,6 +139,11 @@ struct AreaWeights {
 
 template <Environment Env>
 class AtariPipeline {
+  // The pipeline plays several raw frames per step into buffers of its own; which frame's
+  // declared fields a step should carry (the last? pooled?) is not decided yet.
+  static_assert(!FieldEnvironment<Env>,
+                "AtariPipeline: environments that declare step fields are not supported yet");
+
  public:
   static constexpr bool kHasLives = requires(const Env& e) {
     { e.lives() } -> std::convertible_to<int>;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <utility>
+#include <vector>
 
 #include "seedrl/env/environment.hpp"
 
@@ -21,10 +22,23 @@ class FlattenObservation {
     return env_.step(action, observation.reshape(inner_.shape));
   }
 
+  // An environment's declared step fields pass through unchanged.
+  std::vector<StepFieldSpec> step_fields() const requires FieldEnvironment<Env> {
+    return env_.step_fields();
+  }
+  void reset(const StepRow& row) requires FieldEnvironment<Env> { env_.reset(inner(row)); }
+  StepResult step(std::int32_t action, const StepRow& row) requires FieldEnvironment<Env> {
+    return env_.step(action, inner(row));
+  }
+
   Env& environment() { return env_; }
   const Env& environment() const { return env_; }
 
  private:
+  StepRow inner(const StepRow& row) const {
+    return row.with_observation(row.observation().reshape(inner_.shape));
+  }
+
   Env env_;
   TensorSpec inner_;
 };

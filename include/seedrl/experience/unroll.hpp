@@ -10,17 +10,21 @@
 // acting time: the logits [A] for discrete actions, the Gaussian's mean and log standard deviation
 // [2 D] for a box, so a learner recomputes mu(a|x) exactly as inference had it.
 // The flags are core/step_flags.hpp's: a last step followed by a first one is an episode
-// boundary, not experience.
+// boundary, not experience. The fields the environments declare (core/step_spec.hpp) are kept
+// beside the observations, one [L, field...] tensor each (Unroll::fields, UnrollBatch::field).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <ranges>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/step_flags.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/core/thread_annotations.hpp"
@@ -32,12 +36,13 @@ namespace seedrl {
 /// What an unroll holds and how long it is.
 struct UnrollSpec {
   TensorSpec observation;
-  std::int32_t num_actions = 0;  ///< discrete actions (0 with action_dims)
-  std::int64_t action_dims = 0;  ///< > 0: box actions of this many reals
-  std::int64_t length = 0;       ///< steps per unroll: burn_in + T + 1
-  std::int64_t overlap = 1;      ///< steps shared with the next unroll: burn_in + 1
-  bool store_behaviour = true;   ///< keep the behaviour policy (V-trace, PPO)
-  std::int64_t state_size = 0;   ///< recurrent state size H (0: not recurrent)
+  std::int32_t num_actions = 0;       ///< discrete actions (0 with action_dims)
+  std::int64_t action_dims = 0;       ///< > 0: box actions of this many reals
+  std::int64_t length = 0;            ///< steps per unroll: burn_in + T + 1
+  std::int64_t overlap = 1;           ///< steps shared with the next unroll: burn_in + 1
+  bool store_behaviour = true;        ///< keep the behaviour policy (V-trace, PPO)
+  std::int64_t state_size = 0;        ///< recurrent state size H (0: not recurrent)
+  std::vector<StepFieldSpec> fields;  ///< the steps' declared fields, kept in every unroll
 
   bool box_actions() const { return action_dims > 0; }
   /// Shape of one step's action: [] (one i32) or [D] (f32).
@@ -46,6 +51,14 @@ struct UnrollSpec {
   /// Floats recording the behaviour policy per step: A logits, or a Gaussian's D means and D log
   /// standard deviations.
   std::int64_t behaviour_size() const { return box_actions() ? 2 * action_dims : num_actions; }
+  /// The position of declared field `name`; throws naming `who`, the field and the declared ones
+  /// when there is none.
+  std::size_t field_index(std::string_view name, std::string_view who) const {
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (fields[i].name == name) return i;
+    fail(who, ": no step field '", name, "' (the steps declare ",
+         StepSpec::fields_to_string(fields), ")");
+  }
 };
 
 struct Unroll {
@@ -58,6 +71,7 @@ struct Unroll {
   Tensor behaviour;
   Tensor policy_versions;       ///< [L] i32
   nn::LstmState initial_state;  ///< [H] each when recurrent
+  std::vector<Tensor> fields;   ///< [L, field...] per declared field, in UnrollSpec::fields' order
   std::int32_t slot = -1;
 
   static std::unique_ptr<Unroll> allocate(const UnrollSpec& spec) {
@@ -71,6 +85,8 @@ struct Unroll {
     u->policy_versions = Tensor::empty({spec.length}, DType::i32);
     if (spec.state_size > 0)
       u->initial_state = {Tensor::empty({spec.state_size}), Tensor::empty({spec.state_size})};
+    for (const StepFieldSpec& f : spec.fields)
+      u->fields.push_back(Tensor::empty(f.spec.shape.prepend({spec.length}), f.spec.dtype));
     return u;
   }
 
@@ -89,6 +105,10 @@ struct Unroll {
     if (spec.store_behaviour ? !fits(behaviour, {n, spec.behaviour_size()}, DType::f32)
                              : behaviour.defined())
       return false;
+    if (fields.size() != spec.fields.size()) return false;
+    for (std::size_t k = 0; k < fields.size(); ++k)
+      if (!fits(fields[k], spec.fields[k].spec.shape.prepend({n}), spec.fields[k].spec.dtype))
+        return false;
     if (spec.state_size == 0) return !initial_state.h.defined() && !initial_state.c.defined();
     return fits(initial_state.h, {spec.state_size}, DType::f32) &&
            fits(initial_state.c, {spec.state_size}, DType::f32);
@@ -184,6 +204,11 @@ struct UnrollBatch {
   Tensor behaviour;             ///< [L, B, A], or [L, B, 2 D] for box actions
   Tensor policy_versions;       ///< [L, B] i32
   nn::LstmState initial_state;  ///< [B, H] each
+  std::vector<Tensor> fields;   ///< [L, B, field...] per declared field, in the spec's order
+
+  /// The declared field `name`, [L, B, field...]; throws naming it and the declared ones when
+  /// the steps have no such field.
+  const Tensor& field(std::string_view name) const { return fields[field_index_of(name)]; }
 
   /// Copies `unrolls` (a random-access range of pointers to unrolls of `spec`: unique_ptr,
   /// shared_ptr or raw) into this batch, reusing its storage when the shape repeats.
@@ -202,6 +227,12 @@ struct UnrollBatch {
       ensure(initial_state.h, {b, spec.state_size}, DType::f32);
       ensure(initial_state.c, {b, spec.state_size}, DType::f32);
     }
+    if (field_names_.size() != spec.fields.size()) field_names_.resize(spec.fields.size());
+    fields.resize(spec.fields.size());
+    for (std::size_t k = 0; k < spec.fields.size(); ++k) {
+      if (field_names_[k] != spec.fields[k].name) field_names_[k] = spec.fields[k].name;
+      ensure(fields[k], spec.fields[k].spec.shape.prepend({length, b}), spec.fields[k].spec.dtype);
+    }
     for (std::int64_t j = 0; j < b; ++j) {
       const Unroll& u = *unrolls[static_cast<std::size_t>(j)];
       SEEDRL_REQUIRE(u.observations.dim(0) == length, "UnrollBatch::stack: unroll ", j, " has ",
@@ -210,6 +241,9 @@ struct UnrollBatch {
         observations[t][j].copy_from(u.observations[t]);
         if (spec.store_behaviour) behaviour[t][j].copy_from(u.behaviour[t]);
         if (spec.box_actions()) actions[t][j].copy_from(u.actions[t]);
+        for (std::size_t k = 0; k < fields.size(); ++k) {
+          std::memcpy(fields[k][t].row_data(j), u.fields[k].row_data(t), u.fields[k].row_bytes());
+        }
       }
       scatter_column(rewards, u.rewards, j);
       scatter_column(flags, u.flags, j);
@@ -223,9 +257,18 @@ struct UnrollBatch {
   }
 
  private:
+  std::size_t field_index_of(std::string_view name) const {
+    for (std::size_t k = 0; k < field_names_.size(); ++k)
+      if (field_names_[k] == name) return k;
+    std::string declared;
+    for (const std::string& n : field_names_) declared += (declared.empty() ? "" : ", ") + n;
+    fail("UnrollBatch: no step field '", name, "' (the steps declare ",
+         declared.empty() ? "none" : declared, ")");
+  }
   static void ensure(Tensor& t, const Shape& shape, DType dtype) {
     if (!t.defined() || t.shape() != shape || t.dtype() != dtype) t = Tensor::empty(shape, dtype);
   }
+  std::vector<std::string> field_names_;  // the stacked spec's field names, in order
   // column j of a [L, B] tensor = the [L] tensor `src`
   static void scatter_column(const Tensor& dst, const Tensor& src, std::int64_t j) {
     const std::int64_t length = dst.dim(0), b = dst.dim(1);

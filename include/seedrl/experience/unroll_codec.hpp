@@ -1,8 +1,11 @@
 // ReplayItemCodec<Unroll>: how an R2D2 sequence is written into a saved replay state.
 //
 // Each tensor is written as dtype (u8), rank (u8), dims (i64 each) and its bytes (a blob); an
-// undefined tensor (no logits, no recurrent state) as dtype 255. Reading checks every field, so a
-// corrupt or truncated state is an error naming the source, never a crash.
+// undefined tensor (no logits, no recurrent state) as dtype 255. An unroll starts with the byte 254
+// and its number of declared step fields (u8), then its tensors, slot and fields; a state written
+// before step fields existed starts with its observations' dtype instead and still reads (with
+// no fields). Reading checks every field, so a corrupt or truncated state is an error naming the
+// source, never a crash.
 #pragma once
 
 #include <cstring>
@@ -18,6 +21,7 @@ namespace seedrl {
 namespace detail {
 
 inline constexpr std::uint8_t kUndefinedTensor = 255;
+inline constexpr std::uint8_t kUnrollWithFields = 254;
 
 inline void write_tensor(ByteWriter& w, const Tensor& t) {
   if (!t.defined()) {
@@ -30,8 +34,8 @@ inline void write_tensor(ByteWriter& w, const Tensor& t) {
   w.blob(std::string_view(static_cast<const char*>(t.raw_data()), t.bytes()));
 }
 
-inline Tensor read_tensor(ByteReader& r, const char* what) {
-  const auto dtype = r.get<std::uint8_t>();
+// A tensor whose dtype byte has been read.
+inline Tensor read_tensor_after(ByteReader& r, std::uint8_t dtype, std::string_view what) {
   if (dtype == kUndefinedTensor) return {};
   SEEDRL_REQUIRE(dtype <= static_cast<std::uint8_t>(DType::i32), r.source(), ": unroll ", what,
                  " has unknown dtype ", int(dtype));
@@ -53,11 +57,19 @@ inline Tensor read_tensor(ByteReader& r, const char* what) {
   return t;
 }
 
+inline Tensor read_tensor(ByteReader& r, std::string_view what) {
+  return read_tensor_after(r, r.get<std::uint8_t>(), what);
+}
+
 }  // namespace detail
 
 template <>
 struct ReplayItemCodec<Unroll> {
   static void write(ByteWriter& w, const Unroll& u) {
+    SEEDRL_REQUIRE(u.fields.size() <= StepSpec::kMaxFields, "replay: an unroll with ",
+                   u.fields.size(), " step fields");
+    w.put<std::uint8_t>(detail::kUnrollWithFields);
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(u.fields.size()));
     detail::write_tensor(w, u.observations);
     detail::write_tensor(w, u.rewards);
     detail::write_tensor(w, u.flags);
@@ -67,10 +79,19 @@ struct ReplayItemCodec<Unroll> {
     detail::write_tensor(w, u.initial_state.h);
     detail::write_tensor(w, u.initial_state.c);
     w.put<std::int32_t>(u.slot);
+    for (const Tensor& field : u.fields) detail::write_tensor(w, field);
   }
   static Unroll read(ByteReader& r) {
     Unroll u;
-    u.observations = detail::read_tensor(r, "observations");
+    std::uint8_t first = r.get<std::uint8_t>();
+    std::size_t num_fields = 0;
+    if (first == detail::kUnrollWithFields) {
+      num_fields = r.get<std::uint8_t>();
+      SEEDRL_REQUIRE(num_fields <= StepSpec::kMaxFields, r.source(), ": an unroll with ",
+                     num_fields, " step fields (at most ", StepSpec::kMaxFields, ")");
+      first = r.get<std::uint8_t>();
+    }
+    u.observations = detail::read_tensor_after(r, first, "observations");
     u.rewards = detail::read_tensor(r, "rewards");
     u.flags = detail::read_tensor(r, "flags");
     u.actions = detail::read_tensor(r, "actions");
@@ -79,6 +100,8 @@ struct ReplayItemCodec<Unroll> {
     u.initial_state.h = detail::read_tensor(r, "state h");
     u.initial_state.c = detail::read_tensor(r, "state c");
     u.slot = r.get<std::int32_t>();
+    for (std::size_t k = 0; k < num_fields; ++k)
+      u.fields.push_back(detail::read_tensor(r, "step field"));
     return u;
   }
 };
@@ -95,6 +118,10 @@ inline bool matches(const Unroll& u, const UnrollSpec& spec) {
   const bool behaviour = spec.store_behaviour
                              ? is(u.behaviour, {l, spec.behaviour_size()}, DType::f32)
                              : !u.behaviour.defined();
+  if (u.fields.size() != spec.fields.size()) return false;
+  for (std::size_t k = 0; k < u.fields.size(); ++k)
+    if (!is(u.fields[k], spec.fields[k].spec.shape.prepend({l}), spec.fields[k].spec.dtype))
+      return false;
   return is(u.observations, spec.observation.shape.prepend({l}), spec.observation.dtype) &&
          is(u.rewards, {l}, DType::f32) && is(u.flags, {l}, DType::u8) &&
          is(u.actions, spec.action_shape().prepend({l}), spec.action_dtype()) &&

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "seedrl/experience/unroll.hpp"
@@ -29,6 +30,10 @@ struct UnrollStep {
   std::int32_t policy_version = 0;
   const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
   const float* state_c = nullptr;
+  /// The declared fields (UnrollSpec::fields): row `field_row` of each of these tensors, which are
+  /// [rows, field...] batches (the inference batch's), is this step's value (copied).
+  std::span<const Tensor> fields;
+  std::int64_t field_row = 0;
 };
 
 class UnrollStore {
@@ -80,6 +85,16 @@ class UnrollStore {
       u.actions.data<std::int32_t>()[t] = step.action;
     }
     u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
+    SEEDRL_REQUIRE(step.fields.size() == spec_.fields.size(), "UnrollStore: the step has ",
+                   step.fields.size(), " fields, the spec declares ",
+                   StepSpec::fields_to_string(spec_.fields));
+    for (std::size_t k = 0; k < step.fields.size(); ++k) {
+      SEEDRL_REQUIRE(step.fields[k].row_bytes() == u.fields[k].row_bytes(), "UnrollStore: field '",
+                     spec_.fields[k].name, "' has rows of ", step.fields[k].row_bytes(),
+                     " bytes, the spec's have ", u.fields[k].row_bytes());
+      std::memcpy(u.fields[k].row_data(t), step.fields[k].row_data(step.field_row),
+                  u.fields[k].row_bytes());
+    }
     if (spec_.store_behaviour) {
       SEEDRL_REQUIRE(step.behaviour != nullptr,
                      "UnrollStore: the spec stores the behaviour policy but the step has none");
@@ -104,6 +119,8 @@ class UnrollStore {
     copy_rows(s.current->actions, done->actions);
     copy_rows(s.current->policy_versions, done->policy_versions);
     if (spec_.store_behaviour) copy_rows(s.current->behaviour, done->behaviour);
+    for (std::size_t k = 0; k < spec_.fields.size(); ++k)
+      copy_rows(s.current->fields[k], done->fields[k]);
     if (spec_.state_size > 0) {
       // The next unroll starts at step `from`: its initial state is the one before that step, and
       // the states before the overlapping steps move to the front.

@@ -4,7 +4,8 @@
 //                          a batch is up to max_batch frames, every connected environment's
 //                          frame, or what arrived within batch_timeout of the oldest request (a
 //                          half-full batch is served; seed_rl's batcher would wait forever)
-//            gather   copy observations once into the batch tensor, slots' recurrent state in
+//            gather   copy observations (and declared step fields) once into the batch
+//                     tensors, slots' recurrent state in
 //            forward  the network on the learner's newest values: on the CPU a private copy,
 //                     refreshed under SharedParameters' read lock (one memcpy) whenever the
 //                     learner's parameters moved, so the forward holds no lock and never reads
@@ -65,18 +66,17 @@ namespace seedrl {
 template <Agent A, nn::Backend B>
 class InferenceServer final : public InferenceEndpoint {
  public:
+  /// Serves steps of `spec` (observations, actions and declared fields); actors must connect with
+  /// the same spec.
   InferenceServer(const A& agent, SharedParameters& parameters, UnrollQueue& unrolls,
-                  const TensorSpec& observation_spec, const ActionSpec& action_spec,
-                  const InferenceServerOptions& options = {})
+                  const StepSpec& spec, const InferenceServerOptions& options = {})
       : agent_(agent),
         parameters_(parameters),
         unrolls_(unrolls),
-        observation_spec_(observation_spec),
-        action_spec_(action_spec),
+        spec_(spec),
         options_((options.validate(), options)),
         network_(agent.network_config()),
-        store_(options.max_slots, make_unroll_spec(agent, observation_spec, action_spec, options),
-               &unrolls.pool()),
+        store_(options.max_slots, make_unroll_spec(agent, spec, options), &unrolls.pool()),
         table_(options.max_slots),
         slots_(static_cast<std::size_t>(options.max_slots)),
         rng_(options.seed),
@@ -84,31 +84,14 @@ class InferenceServer final : public InferenceEndpoint {
                  [this](std::span<StepRequest* const> batch, std::int64_t frames) {
                    process(batch, frames);
                  }) {
-    SEEDRL_REQUIRE(observation_spec.shape == agent.network_config().observation_shape,
-                   "InferenceServer: observations ", observation_spec.to_string(),
-                   " do not match the network's observation shape ",
-                   agent.network_config().observation_shape);
-    action_spec.validate("InferenceServer");
-    if (action_spec.is_box()) {
-      SEEDRL_REQUIRE(BoxAgent<A>, "InferenceServer: actions ", action_spec.to_string(),
-                     " but the agent '", A::kName, "' acts on discrete actions only");
-      SEEDRL_REQUIRE(action_spec.dims() == agent.network_config().action_dims,
-                     "InferenceServer: actions ", action_spec.to_string(),
-                     " but the network's Gaussian head has ", agent.network_config().action_dims,
-                     " dimensions");
-    } else {
-      SEEDRL_REQUIRE(action_spec.num_actions == agent.network_config().num_actions,
-                     "InferenceServer: ", action_spec.num_actions, " actions but the network has ",
-                     agent.network_config().num_actions,
-                     agent.network_config().box_actions() ? " (it has a Gaussian head)" : "");
-    }
+    require_agent_serves(agent, spec, "InferenceServer");
     const NormalizationOptions& normalization = agent.options().normalization;
     if (normalization.any()) {
-      SEEDRL_REQUIRE(!normalization.observations || observation_spec.dtype == DType::f32,
+      SEEDRL_REQUIRE(!normalization.observations || spec.observation.dtype == DType::f32,
                      "InferenceServer: normalization.observations needs f32 observations, got ",
-                     observation_spec.to_string());
+                     spec.observation.to_string());
       MutexLock lock(normalizer_mutex_);
-      normalizer_.emplace(normalization, observation_spec.shape.numel(), agent.options().discount,
+      normalizer_.emplace(normalization, spec.observation.shape.numel(), agent.options().discount,
                           options.max_slots);
       normalize_observations_ = normalization.observations;
       scale_rewards_ = normalization.rewards;
@@ -125,6 +108,13 @@ class InferenceServer final : public InferenceEndpoint {
                       Tensor::zeros({options.max_slots, state_size()})};
     }
   }
+
+  /// The same for steps with no declared fields.
+  InferenceServer(const A& agent, SharedParameters& parameters, UnrollQueue& unrolls,
+                  const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const InferenceServerOptions& options = {})
+      : InferenceServer(agent, parameters, unrolls, StepSpec{observation_spec, action_spec, {}},
+                        options) {}
 
   ~InferenceServer() override { stop(); }
   InferenceServer(const InferenceServer&) = delete;
@@ -150,22 +140,13 @@ class InferenceServer final : public InferenceEndpoint {
     batcher_.stop(Status::closed("inference server stopped"));
   }
 
-  TensorSpec observation_spec() const override { return observation_spec_; }
-  ActionSpec action_spec() const override { return action_spec_; }
+  const StepSpec& step_spec() const override { return spec_; }
   const InferenceServerOptions& options() const { return options_; }
   UnrollSpec unroll_spec() const { return store_.spec(); }
 
   Status connect(const ConnectRequest& request, Connection* connection) override
       SEEDRL_EXCLUDES(mutex_) {
-    if (!(request.observation_spec == observation_spec_)) {
-      return Status::invalid_argument(
-          str_cat("actor observations are ", request.observation_spec.to_string(),
-                  ", the server expects ", observation_spec_.to_string()));
-    }
-    if (!(request.action_spec == action_spec_)) {
-      return Status::invalid_argument(str_cat("actor actions are ", request.action_spec.to_string(),
-                                              ", the server expects ", action_spec_.to_string()));
-    }
+    if (Status s = check_actor_spec(request.spec, spec_); !s.is_ok()) return s;
     if (request.num_envs < 1 || request.num_envs > options_.max_batch) {
       return Status::invalid_argument(str_cat(
           "num_envs ", request.num_envs, " must be in [1, max_batch = ", options_.max_batch, "]"));
@@ -178,8 +159,7 @@ class InferenceServer final : public InferenceEndpoint {
   }
 
   void submit(StepRequest& request) override SEEDRL_EXCLUDES(mutex_) {
-    Status refused = validate_step(
-        request, {observation_spec_, action_spec_, options_.max_slots, normalize_observations_});
+    Status refused = validate_step(request, {spec_, options_.max_slots, normalize_observations_});
     if (refused.is_ok()) {
       MutexLock lock(mutex_);
       if (stopping_) {
@@ -238,7 +218,7 @@ class InferenceServer final : public InferenceEndpoint {
   };
 
   std::int64_t state_size() const { return agent_.network_config().lstm_size; }
-  bool box() const { return action_spec_.is_box(); }
+  bool box() const { return spec_.action.is_box(); }
 
   // One batch of requests holding `frames` environments, in the phases of the top comment.
   void process(std::span<StepRequest* const> batch, std::int64_t frames) {
@@ -256,8 +236,12 @@ class InferenceServer final : public InferenceEndpoint {
   // One copy of each request's observations into the batch; the slots' recurrent state; a slot
   // serving a new connection restarts.
   void gather(std::span<StepRequest* const> batch, std::int64_t frames) {
-    observations_ = observation_buffer_.view(observation_spec_.shape.prepend({1, frames}),
-                                             observation_spec_.dtype);
+    observations_ = observation_buffer_.view(spec_.observation.shape.prepend({1, frames}),
+                                             spec_.observation.dtype);
+    for (std::size_t k = 0; k < spec_.fields.size(); ++k) {
+      const TensorSpec& f = spec_.fields[k].spec;
+      fields_[k] = field_buffers_[k].view(f.shape.prepend({frames}), f.dtype);
+    }
     resets_ = reset_buffer_.view({1, frames}, DType::u8);
     state_in_ = {};
     if (state_size() > 0) {
@@ -271,13 +255,18 @@ class InferenceServer final : public InferenceEndpoint {
     const Tensor frame_observations = observations_[0];
     const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
     for (const StepRequest* r : batch) {
-      std::memcpy(frame_observations.row_data(row), r->observations.raw_data(),
-                  r->observations.bytes());
+      std::memcpy(frame_observations.row_data(row), r->step.observations.raw_data(),
+                  r->step.observations.bytes());
+      for (std::size_t k = 0; k < fields_.size(); ++k) {
+        std::memcpy(fields_[k].row_data(row), r->step.fields[k].raw_data(),
+                    r->step.fields[k].bytes());
+      }
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const std::int32_t slot = r->connection.first_slot + e;
         if (slots_[static_cast<std::size_t>(slot)].connection != r->connection.id)
           restart_slot(slot, r->connection.id);
-        resets_.data<std::uint8_t>()[row] = is_first(r->flags[static_cast<std::size_t>(e)]) ? 1 : 0;
+        resets_.data<std::uint8_t>()[row] =
+            is_first(r->step.flags[static_cast<std::size_t>(e)]) ? 1 : 0;
         frame_slots_[static_cast<std::size_t>(row)] = slot;
         frame_evaluation_[static_cast<std::size_t>(row)] = r->connection.evaluation ? 1 : 0;
         if (state_size() > 0) {  // row views would cost two reference counts each
@@ -289,7 +278,7 @@ class InferenceServer final : public InferenceEndpoint {
     if (normalize_observations_) {
       MutexLock lock(normalizer_mutex_);
       normalizer_->normalize_observations(
-          observations_.reshape({frames, observation_spec_.shape.numel()}).template matrix<float>(),
+          observations_.reshape({frames, spec_.observation.shape.numel()}).template matrix<float>(),
           frame_evaluation_);
     }
   }
@@ -329,13 +318,13 @@ class InferenceServer final : public InferenceEndpoint {
   void select_box_actions() {
     if constexpr (BoxAgent<A>) {
       const std::int64_t frames = static_cast<std::int64_t>(frame_slots_.size());
-      const std::int64_t dims = action_spec_.dims();
+      const std::int64_t dims = spec_.action.dims();
       box_drawn_.resize(frames, dims);
       box_clipped_.resize(frames, dims);
       agent_.select_box_actions(*outputs_, frame_evaluation_, box_drawn_, rng_);
       for (std::int64_t i = 0; i < frames; ++i)
         for (std::int64_t d = 0; d < dims; ++d)
-          box_clipped_(i, d) = action_spec_.clip(static_cast<std::size_t>(d), box_drawn_(i, d));
+          box_clipped_(i, d) = spec_.action.clip(static_cast<std::size_t>(d), box_drawn_(i, d));
       if constexpr (A::kStoresLogits) {
         box_behaviour_.resize(frames, 2 * dims);
         box_behaviour_.leftCols(dims) =
@@ -350,7 +339,7 @@ class InferenceServer final : public InferenceEndpoint {
   void scatter(std::span<StepRequest* const> batch) {
     std::int64_t row = 0;
     const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
-    const std::int64_t dims = action_spec_.dims();
+    const std::int64_t dims = spec_.action.dims();
     for (StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         if (box()) {
@@ -378,8 +367,8 @@ class InferenceServer final : public InferenceEndpoint {
       frame_rewards_.clear();
       frame_flags_.clear();
       for (const StepRequest* r : batch) {
-        frame_rewards_.insert(frame_rewards_.end(), r->rewards.begin(), r->rewards.end());
-        frame_flags_.insert(frame_flags_.end(), r->flags.begin(), r->flags.end());
+        frame_rewards_.insert(frame_rewards_.end(), r->step.rewards.begin(), r->step.rewards.end());
+        frame_flags_.insert(frame_flags_.end(), r->step.flags.begin(), r->step.flags.end());
       }
       MutexLock lock(normalizer_mutex_);
       normalizer_->scale_rewards(frame_slots_, frame_flags_, frame_evaluation_, frame_rewards_);
@@ -397,8 +386,8 @@ class InferenceServer final : public InferenceEndpoint {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const auto i = static_cast<std::size_t>(row);
         const std::int32_t slot = frame_slots_[i];
-        const std::uint8_t flags = r->flags[static_cast<std::size_t>(e)];
-        const float reward = r->rewards[static_cast<std::size_t>(e)];
+        const std::uint8_t flags = r->step.flags[static_cast<std::size_t>(e)];
+        const float reward = r->step.rewards[static_cast<std::size_t>(e)];
         if (!is_first(flags) && !r->connection.evaluation) ++training_frames_;
         if (const auto done = slots_[static_cast<std::size_t>(slot)].episode.step(
                 flags, reward, r->connection.evaluation))
@@ -416,6 +405,8 @@ class InferenceServer final : public InferenceEndpoint {
           if (behaviour.defined()) step.behaviour = behaviour.row_data<float>(row);
         }
         step.policy_version = version_;
+        step.fields = fields_;
+        step.field_row = row;
         if (state_size() > 0) {
           step.state_h = state_in_.h.template row_data<float>(row);
           step.state_c = state_in_.c.template row_data<float>(row);
@@ -442,8 +433,7 @@ class InferenceServer final : public InferenceEndpoint {
   const A agent_;  // a copy: the caller's agent may be a temporary
   SharedParameters& parameters_;
   UnrollQueue& unrolls_;
-  const TensorSpec observation_spec_;
-  const ActionSpec action_spec_;
+  const StepSpec spec_;
   const InferenceServerOptions options_;
   nn::Network<B> network_;
   UnrollStore store_;
@@ -456,6 +446,7 @@ class InferenceServer final : public InferenceEndpoint {
   std::vector<SlotState> slots_;
   nn::LstmState state_table_;
   Tensor observations_, resets_;
+  std::vector<Tensor> fields_ = std::vector<Tensor>(spec_.fields.size());  // [frames, field...]
   nn::LstmState state_in_;
   const nn::NetworkOutputs* outputs_ = nullptr;
   std::int32_t version_ = 0;
@@ -479,6 +470,7 @@ class InferenceServer final : public InferenceEndpoint {
                 reset_buffer_ = ScratchBuffer::pinned(B::device),
                 state_h_buffer_ = ScratchBuffer::pinned(B::device),
                 state_c_buffer_ = ScratchBuffer::pinned(B::device);
+  std::vector<ScratchBuffer> field_buffers_ = std::vector<ScratchBuffer>(spec_.fields.size());
   StagingBuffer device_observations_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};

@@ -36,19 +36,27 @@ struct InferenceServerOptions {
   }
 };
 
-/// The unroll layout a server with these options produces for `agent`.
+/// The unroll layout a server with these options produces for `agent` from steps of `step`
+/// (every declared field is kept in the unrolls).
 template <Agent A>
-UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const ActionSpec& action,
+UnrollSpec make_unroll_spec(const A& agent, const StepSpec& step,
                             const InferenceServerOptions& options) {
   UnrollSpec spec;
-  spec.observation = observation;
-  spec.num_actions = action.num_actions;
-  spec.action_dims = action.is_box() ? action.dims() : 0;
+  spec.observation = step.observation;
+  spec.num_actions = step.action.num_actions;
+  spec.action_dims = step.action.is_box() ? step.action.dims() : 0;
+  spec.fields = step.fields;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
   spec.store_behaviour = A::kStoresLogits || records_q_values(agent);
   spec.state_size = agent.network_config().lstm_size;
   return spec;
+}
+/// The same for steps with no declared fields.
+template <Agent A>
+UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const ActionSpec& action,
+                            const InferenceServerOptions& options) {
+  return make_unroll_spec(agent, StepSpec{observation, action, {}}, options);
 }
 
 using InferenceServerStats = BatcherStats;

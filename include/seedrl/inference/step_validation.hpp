@@ -1,15 +1,19 @@
 // What a step must be before it may reach an inference batch: its shapes against the server's
-// specs, and its values (finite rewards, valid flags, finite observations where they are
-// normalised). A peer's bad step is answered with Status::invalid_argument naming the part; it
-// never disturbs the other actors (inference/inference_server.hpp).
+// step spec (the observations, the actions' room, every declared field), and its values (finite
+// rewards, valid flags, finite observations where they are normalised). A peer's bad step is
+// answered with Status::invalid_argument naming the part; it never disturbs the other actors
+// (inference/inference_server.hpp).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "seedrl/acting/inference_endpoint.hpp"
+#include "seedrl/agent/agent.hpp"
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/tensor_spec.hpp"
@@ -19,11 +23,32 @@ namespace seedrl {
 
 /// What a server accepts.
 struct StepRequirements {
-  TensorSpec observation;
-  ActionSpec action;
+  const StepSpec& spec;
   std::int32_t max_slots = 0;
   bool finite_observations = false;  ///< observations must be finite (they are normalised)
 };
+
+/// Throws naming `who` unless `spec` is valid and `agent`'s network acts on its observations and
+/// actions (a box only for a BoxAgent with a Gaussian head of as many dimensions).
+template <Agent A>
+void require_agent_serves(const A& agent, const StepSpec& spec, std::string_view who) {
+  spec.validate(who);
+  const nn::NetworkOptions& network = agent.network_config();
+  SEEDRL_REQUIRE(spec.observation.shape == network.observation_shape, who, ": observations ",
+                 spec.observation.to_string(), " do not match the network's observation shape ",
+                 network.observation_shape);
+  const ActionSpec& action = spec.action;
+  if (action.is_box()) {
+    SEEDRL_REQUIRE(BoxAgent<A>, who, ": actions ", action.to_string(), " but the agent '", A::kName,
+                   "' acts on discrete actions only");
+    SEEDRL_REQUIRE(action.dims() == network.action_dims, who, ": actions ", action.to_string(),
+                   " but the network's Gaussian head has ", network.action_dims, " dimensions");
+  } else {
+    SEEDRL_REQUIRE(action.num_actions == network.num_actions, who, ": ", action.num_actions,
+                   " actions but the network has ", network.num_actions,
+                   network.box_actions() ? " (it has a Gaussian head)" : "");
+  }
+}
 
 /// Ok, or invalid_argument saying what is wrong with `r`.
 inline Status validate_step(const StepRequest& r, const StepRequirements& layout) {
@@ -31,22 +56,37 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
   if (!c.connected() || c.first_slot + c.num_envs > layout.max_slots)
     return Status::invalid_argument("step on an unconnected actor");
   const auto n = static_cast<std::size_t>(c.num_envs);
-  const Shape expected = layout.observation.shape.prepend({c.num_envs});
-  const Tensor& obs = r.observations;
-  if (!obs.defined() || obs.shape() != expected || obs.dtype() != layout.observation.dtype ||
-      obs.device() != Device::cpu) {
-    return Status::invalid_argument(str_cat(
-        "observations must be ", name(layout.observation.dtype), expected, ", got ",
-        obs.defined() ? std::string(name(obs.dtype())) + obs.shape().to_string() : "nothing"));
+  const StepSpec& spec = layout.spec;
+  const StepRecord& step = r.step;
+  auto wrong_tensor = [&](const Tensor& t, const TensorSpec& want,
+                          std::string_view what) -> std::optional<Status> {
+    const Shape expected = want.shape.prepend({c.num_envs});
+    if (t.defined() && t.shape() == expected && t.dtype() == want.dtype &&
+        t.device() == Device::cpu)
+      return std::nullopt;
+    return Status::invalid_argument(
+        str_cat(what, " must be ", name(want.dtype), expected, " on the CPU, got ",
+                t.defined() ? std::string(name(t.dtype())) + t.shape().to_string() : "nothing"));
+  };
+  if (auto wrong = wrong_tensor(step.observations, spec.observation, "observations")) return *wrong;
+  if (step.fields.size() != spec.fields.size()) {
+    return Status::invalid_argument(str_cat("the step has ", step.fields.size(),
+                                            " declared fields; this server's steps have ",
+                                            StepSpec::fields_to_string(spec.fields)));
   }
-  if (r.rewards.size() != n || r.flags.size() != n) {
+  for (std::size_t k = 0; k < spec.fields.size(); ++k) {
+    if (auto wrong = wrong_tensor(step.fields[k], spec.fields[k].spec,
+                                  str_cat("step field '", spec.fields[k].name, "'")))
+      return *wrong;
+  }
+  if (step.rewards.size() != n || step.flags.size() != n) {
     return Status::invalid_argument(str_cat("rewards and flags must have ", n, " entries"));
   }
-  if (layout.action.is_box()) {
-    const std::size_t values = n * static_cast<std::size_t>(layout.action.dims());
+  if (spec.action.is_box()) {
+    const std::size_t values = n * static_cast<std::size_t>(spec.action.dims());
     if (!r.actions.empty() || r.box_actions.size() != values) {
       return Status::invalid_argument(str_cat("box actions need room for ", values, " values (", n,
-                                              " environments x ", layout.action.dims(), "), got ",
+                                              " environments x ", spec.action.dims(), "), got ",
                                               r.box_actions.size(),
                                               r.actions.empty() ? "" : " and discrete actions"));
     }
@@ -56,21 +96,21 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
                                             r.box_actions.empty() ? "" : " and box actions"));
   }
   if (layout.finite_observations) {
-    const float* values = obs.data<float>();
-    for (std::int64_t i = 0; i < obs.numel(); ++i) {
+    const float* values = step.observations.data<float>();
+    for (std::int64_t i = 0; i < step.observations.numel(); ++i) {
       if (!std::isfinite(values[i])) {
         return Status::invalid_argument(
-            str_cat("environment ", i / layout.observation.shape.numel(),
+            str_cat("environment ", i / spec.observation.shape.numel(),
                     ": observation is not finite (observations are normalised)"));
       }
     }
   }
   for (std::size_t e = 0; e < n; ++e) {
-    if (!std::isfinite(r.rewards[e]))
+    if (!std::isfinite(step.rewards[e]))
       return Status::invalid_argument(str_cat("environment ", e, ": reward is not finite"));
-    if (!valid_step_flags(r.flags[e])) {
+    if (!valid_step_flags(step.flags[e])) {
       return Status::invalid_argument(
-          str_cat("environment ", e, ": invalid step flags ", int(r.flags[e])));
+          str_cat("environment ", e, ": invalid step flags ", int(step.flags[e])));
     }
   }
   return Status::ok();

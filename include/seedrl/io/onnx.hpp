@@ -26,8 +26,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "seedrl/core/dtype.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/math/running_moments.hpp"
 #include "seedrl/nn/network.hpp"
 
@@ -59,6 +61,10 @@ struct OnnxExportOptions {
   /// exactly as inference and Policy apply them, so a host feeds raw observations. f32 only.
   std::optional<math::RunningMoments> observation_moments;
   float observation_clip = 10.0f;
+  /// The fields the run's steps declared (Policy::step_fields()), recorded in the model's metadata
+  /// as "seedrl.step_fields" (StepSpec::fields_to_text) so that a host knows what the agent was
+  /// trained with. A field becomes an input of the graph only where a head computes with it.
+  std::vector<StepFieldSpec> step_fields;
 };
 
 /// The opset and IR version the exporter writes.
@@ -67,7 +73,8 @@ inline constexpr std::int64_t kOnnxIrVersion = 7;
 
 /// The bytes of an ONNX model computing the network `config` describes with the values in
 /// `parameters` (on any device; they are copied to the host). The model's metadata holds
-/// "seedrl.network" (nn::describe) and "seedrl.version". Throws naming the problem: a parameter
+/// "seedrl.network" (nn::describe), "seedrl.version" and, for steps with declared fields,
+/// "seedrl.step_fields". Throws naming the problem: a parameter
 /// the architecture needs and the store lacks (or of another shape), a bad observation type.
 std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                         const OnnxExportOptions& options = {});

@@ -2,6 +2,7 @@
 //
 //   seedrl::Policy<> policy("run/checkpoint.safetensors");       // CPU backend
 //   policy.act(observations, actions);   // observations [N, ...] for streams 0..N-1
+//   policy.act({observations, fields}, actions);  // where the run's steps declared fields
 //   policy.reset(stream);                // that stream's episode ended: its LSTM state restarts
 //
 // Discrete actions come as int32 (one per stream), box actions as N x D floats (row-major), each
@@ -54,6 +55,16 @@ struct PolicyOptions {
   std::uint64_t seed = 0;  ///< for sample and epsilon_greedy
 };
 
+/// What Policy::act takes: N streams' observations [N, observation...] and, where the checkpoint's
+/// steps declare fields (PolicyDescription::step_fields), each field's N values [N, field...], in
+/// the declared order. A Tensor converts to an input without fields.
+struct PolicyInput {
+  PolicyInput(Tensor observations_in, std::span<const Tensor> fields_in = {})  // NOLINT: implicit
+      : observations(std::move(observations_in)), fields(fields_in) {}
+  Tensor observations;
+  std::span<const Tensor> fields;
+};
+
 /// What a checkpoint says about the agent in it, read without building anything.
 struct PolicyDescription {
   std::string agent;  ///< "vtrace", "r2d2", ... (empty where the checkpoint does not say)
@@ -64,6 +75,9 @@ struct PolicyDescription {
   ActionSpec action_spec;
   /// The observation statistics the run normalised with (inactive where it did not).
   ObservationNormalization normalization;
+  /// The fields the run's steps declared (metadata "step_fields"; none where it records none):
+  /// act() takes them beside the observations.
+  std::vector<StepFieldSpec> step_fields;
 };
 
 /// Reads `checkpoint`'s description; throws naming the file and the missing or unknown part.
@@ -89,20 +103,22 @@ class Policy {
   const ActionSpec& action_spec() const { return description_.action_spec; }
   /// The observation normalisation act() applies (inactive where the run had none).
   const ObservationNormalization& normalization() const { return description_.normalization; }
+  /// The step fields act() takes beside the observations (none for most runs).
+  const std::vector<StepFieldSpec>& step_fields() const { return description_.step_fields; }
   bool recurrent() const { return network_.recurrent(); }
   /// The network the checkpoint holds (e.g. for io::export_onnx).
   const nn::Network<B>& network() const { return network_; }
   /// The streams act() serves (0 until the first act(), and after reset()).
   std::int64_t streams() const { return streams_; }
 
-  /// One action per stream: `observations` [N, observation shape...] (f32, or u8 where the
-  /// network takes pixels) on any device, `actions` N entries. Throws naming the mismatch (also
-  /// for a checkpoint of box actions).
-  void act(const Tensor& observations, std::span<std::int32_t> actions);
-  std::vector<std::int32_t> act(const Tensor& observations);
+  /// One action per stream: `input.observations` [N, observation shape...] (f32, or u8 where the
+  /// network takes pixels) on any device, and the declared fields if any; `actions` N entries.
+  /// Throws naming the mismatch (also for a checkpoint of box actions).
+  void act(const PolicyInput& input, std::span<std::int32_t> actions);
+  std::vector<std::int32_t> act(const PolicyInput& input);
   /// Box actions: `actions` N x D values (row-major), within the recorded bounds. Throws naming
   /// the mismatch (also for a checkpoint of discrete actions).
-  void act(const Tensor& observations, std::span<float> actions);
+  void act(const PolicyInput& input, std::span<float> actions);
 
   /// Stream `stream`'s next act() starts a new episode (its LSTM state restarts from zero).
   void reset(std::int64_t stream);
@@ -117,9 +133,11 @@ class Policy {
   }
 
  private:
-  // Checks the observations and the room for `values` action values, runs the network and
-  // returns the number of streams N.
-  std::int64_t run(const Tensor& observations, std::size_t values, bool box);
+  // Checks the observations, the fields and the room for `values` action values, runs the network
+  // and returns the number of streams N.
+  std::int64_t run(const PolicyInput& input, std::size_t values, bool box);
+  // Throws naming the field unless `fields` are the declared ones, for N streams.
+  void require_fields(std::span<const Tensor> fields, std::int64_t n) const;
 
   std::string checkpoint_;
   PolicyDescription description_;
@@ -157,7 +175,8 @@ Policy<B>::Policy(const io::SafetensorsFile& file, PolicyOptions options)
 }
 
 template <nn::Backend B>
-std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool box) {
+std::int64_t Policy<B>::run(const PolicyInput& input_record, std::size_t values, bool box) {
+  const Tensor& observations = input_record.observations;
   const nn::NetworkOptions& config = description_.network;
   SEEDRL_REQUIRE(box == description_.action_spec.is_box(), "Policy::act: ", checkpoint_,
                  " acts on ", description_.action_spec.to_string(), "; call act() with ",
@@ -170,6 +189,7 @@ std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool
                  observations.defined() ? observations.shape().to_string() : "nothing");
   const std::int64_t n = observations.dim(0);
   SEEDRL_REQUIRE(n > 0, "Policy::act: no observations");
+  require_fields(input_record.fields, n);
   const std::int64_t per_stream = description_.action_spec.dims();
   SEEDRL_REQUIRE(static_cast<std::int64_t>(values) == n * per_stream, "Policy::act: ", n,
                  " observations need room for ", n * per_stream, " action values, got ", values);
@@ -204,8 +224,25 @@ std::int64_t Policy<B>::run(const Tensor& observations, std::size_t values, bool
 }
 
 template <nn::Backend B>
-void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions) {
-  const std::int64_t n = run(observations, actions.size(), false);
+void Policy<B>::require_fields(std::span<const Tensor> fields, std::int64_t n) const {
+  const std::vector<StepFieldSpec>& declared = description_.step_fields;
+  SEEDRL_REQUIRE(fields.size() == declared.size(), "Policy::act: ", checkpoint_,
+                 "'s steps declare ", StepSpec::fields_to_string(declared), "; act() was given ",
+                 fields.size(), " fields");
+  for (std::size_t k = 0; k < declared.size(); ++k) {
+    const Shape expected = declared[k].spec.shape.prepend({n});
+    SEEDRL_REQUIRE(fields[k].defined() && fields[k].shape() == expected &&
+                       fields[k].dtype() == declared[k].spec.dtype,
+                   "Policy::act: step field '", declared[k].name, "' must be ",
+                   name(declared[k].spec.dtype), expected, ", got ",
+                   fields[k].defined() ? str_cat(name(fields[k].dtype()), fields[k].shape())
+                                       : std::string("nothing"));
+  }
+}
+
+template <nn::Backend B>
+void Policy<B>::act(const PolicyInput& input, std::span<std::int32_t> actions) {
+  const std::int64_t n = run(input, actions.size(), false);
   const nn::NetworkOptions& config = description_.network;
   const Tensor& scores = config.policy_value_heads ? outputs_->logits : outputs_->q;
   const Tensor rows = scores.reshape({n, config.num_actions});
@@ -214,8 +251,8 @@ void Policy<B>::act(const Tensor& observations, std::span<std::int32_t> actions)
 }
 
 template <nn::Backend B>
-void Policy<B>::act(const Tensor& observations, std::span<float> actions) {
-  const std::int64_t n = run(observations, actions.size(), true);
+void Policy<B>::act(const PolicyInput& input, std::span<float> actions) {
+  const std::int64_t n = run(input, actions.size(), true);
   const ActionSpec& spec = description_.action_spec;
   const std::int64_t d = spec.dims();
   auto host = [](const Tensor& t) { return t.device() == Device::cpu ? t : t.clone(Device::cpu); };
@@ -233,11 +270,11 @@ void Policy<B>::act(const Tensor& observations, std::span<float> actions) {
 }
 
 template <nn::Backend B>
-std::vector<std::int32_t> Policy<B>::act(const Tensor& observations) {
-  SEEDRL_REQUIRE(observations.defined() && observations.rank() >= 1,
+std::vector<std::int32_t> Policy<B>::act(const PolicyInput& input) {
+  SEEDRL_REQUIRE(input.observations.defined() && input.observations.rank() >= 1,
                  "Policy::act: observations must be [N, ...]");
-  std::vector<std::int32_t> actions(static_cast<std::size_t>(observations.dim(0)));
-  act(observations, actions);
+  std::vector<std::int32_t> actions(static_cast<std::size_t>(input.observations.dim(0)));
+  act(input, actions);
   return actions;
 }
 

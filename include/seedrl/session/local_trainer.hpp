@@ -60,8 +60,7 @@ TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTraine
   static_assert(Environment<Env>, "make_env must return an Environment");
   options.validate();
   const Env probe = make_env(0, 0);
-  TrainingSession<A, B> session(agent, probe.observation_spec(), probe.action_spec(),
-                                options.session());
+  TrainingSession<A, B> session(agent, step_spec(probe), options.session());
 
   std::vector<std::unique_ptr<Actor<Env, LocalClient>>> actors;
   const std::int32_t total_actors = options.num_actors + options.evaluation_actors;

@@ -76,19 +76,17 @@ class TrainingSession {
                 "brings its learner (learner/learner.hpp says what a learner provides)");
 
  public:
-  /// Builds the learner and the inference server for environments of these specs and resumes
-  /// from `options.logdir`'s checkpoint if there is one (an error names the file and the problem).
+  /// Builds the learner and the inference server for environments whose steps are `spec`
+  /// (observations, actions, declared fields: seedrl::step_spec(env)) and resumes from
+  /// `options.logdir`'s checkpoint if there is one (an error names the file and the problem).
   /// With options.group, every member constructs its session at the same point (collective).
-  TrainingSession(const A& agent, const TensorSpec& observation_spec, const ActionSpec& action_spec,
-                  const TrainingSessionOptions& options)
+  TrainingSession(const A& agent, const StepSpec& spec, const TrainingSessionOptions& options)
       : options_((options.validate(), for_member(options))),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
                      : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
-        learner_(agent, make_unroll_spec(agent, observation_spec, action_spec, options.server),
-                 unrolls_),
-        server_(agent, learner_.parameters(), unrolls_, observation_spec, action_spec,
-                options_.server),
+        learner_(agent, make_unroll_spec(agent, spec, options.server), unrolls_),
+        server_(agent, learner_.parameters(), unrolls_, spec, options_.server),
         group_step_(*this),
         learner_metrics_(learner_.metric_schema()) {
     const int micro_batches = options_.effective_micro_batches();
@@ -113,6 +111,10 @@ class TrainingSession {
     server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
     server_.restore_normalization(resume_.counters->normalization, resume_.path);
   }
+  /// The same for steps with no declared fields.
+  TrainingSession(const A& agent, const TensorSpec& observation_spec, const ActionSpec& action_spec,
+                  const TrainingSessionOptions& options)
+      : TrainingSession(agent, StepSpec{observation_spec, action_spec, {}}, options) {}
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
 
@@ -208,6 +210,7 @@ class TrainingSession {
           ObservationNormalization::parse(server_.normalization_text(), "the run");
       onnx.observation_moments = normalization.moments;
       onnx.observation_clip = normalization.clip;
+      onnx.step_fields = server_.step_spec().fields;
       io::export_onnx(learner_.network(), options_.export_onnx, onnx);
       say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
     }
@@ -425,8 +428,11 @@ class TrainingSession {
     counters.episodes = now.episodes.episodes;
     counters.episode_window = server_.episodes().window_text();
     counters.normalization = server_.normalization_text();
-    // The action spec, for Policy: a box's bounds are in no other part of the checkpoint.
-    const io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
+    // The action spec, for Policy: a box's bounds are in no other part of the checkpoint; and the
+    // declared step fields, which Policy::act takes.
+    io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
+    if (!server_.step_spec().fields.empty())
+      extra.emplace("step_fields", StepSpec::fields_to_text(server_.step_spec().fields));
     learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
                              options_.keep_checkpoints);
     last_checkpoint_ = std::chrono::steady_clock::now();

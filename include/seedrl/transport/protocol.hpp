@@ -1,13 +1,14 @@
-// seedrl's actor <-> inference wire protocol, version 2 (specified byte by byte in
+// seedrl's actor <-> inference wire protocol, version 3 (specified byte by byte in
 // docs/protocol.md). Little-endian, fixed-width fields, every frame length-prefixed:
 //
 //   u32 length | u8 version | u8 type | u16 reserved (0) | u32 sequence | payload (length - 8)
 //
 //   actor                                   server
 //   HELLO (magic, version, token, run id,   ─▶
-//          envs, evaluation, observation    ◀─ WELCOME (specs, first slot, max frame) or ERROR
-//          and action specs)
-//   STEP  (rewards, flags, observations)    ─▶
+//          envs, evaluation, step spec:     ◀─ WELCOME (step spec, first slot, max frame) or ERROR
+//          observation, actions, fields)
+//   STEP  (rewards, flags, observations,    ─▶
+//          declared fields)
 //                                           ◀─ ACTIONS (one per environment: an i32, or a row of
 //                                              D f32 for a box), or ERROR
 //   ...                                        ERROR closes the connection
@@ -18,7 +19,9 @@
 // problem. Hostile input is expected and never read out of bounds; decoders never throw.
 //
 // Version 2 added box actions (ActionSpec::box): the handshake carries a whole action spec, and
-// ACTIONS carry rows of floats for a box. Peers of another version are refused by the header
+// ACTIONS carry rows of floats for a box. Version 3 added declared step fields
+// (core/step_spec.hpp): the handshake lists them and every STEP carries them after the
+// observations, each region 8-byte aligned. Peers of another version are refused by the header
 // (unsupported_version); ERROR frames have the same layout in every version, so a refusal can be
 // written in the old peer's version and read by it (docs/protocol.md, Versions).
 //
@@ -37,12 +40,13 @@
 
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/status.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/env/environment.hpp"
 
 namespace seedrl::protocol {
 
-inline constexpr std::uint8_t kVersion = 2;
+inline constexpr std::uint8_t kVersion = 3;
 inline constexpr std::array<char, 8> kMagic{'S', 'E', 'E', 'D', 'R', 'L', '0', '1'};
 inline constexpr std::size_t kHeaderBytes = 12;  ///< the fixed frame header
 inline constexpr std::size_t kMaxTokenBytes = 1024;
@@ -124,13 +128,13 @@ struct Hello {
   std::uint64_t run_id = 0;
   std::uint32_t num_envs = 0;
   bool evaluation = false;
-  TensorSpec observation;
-  ActionSpec action_spec;  ///< N discrete actions or a box of 1 to kMaxActionDims dimensions
+  /// The observation, the actions (N discrete or a box of 1 to kMaxActionDims dimensions) and the
+  /// declared fields (at most StepSpec::kMaxFields).
+  StepSpec spec;
 };
 
 struct Welcome {
-  TensorSpec observation;
-  ActionSpec action_spec;
+  StepSpec spec;  ///< the server's
   std::uint32_t first_slot = 0;
   std::uint32_t max_frame_bytes = 0;
 };
@@ -142,6 +146,8 @@ struct StepView {
   const std::uint8_t* flags = nullptr;    ///< num_envs bytes
   const std::uint8_t* observations =
       nullptr;  ///< num_envs * observation bytes, 8-byte aligned in the payload
+  /// Declared field k's num_envs values, 8-byte aligned in the payload (StepLayout::num_fields).
+  std::array<const std::uint8_t*, StepSpec::kMaxFields> fields{};
   float reward(std::uint32_t i) const {
     float r;
     std::memcpy(&r, rewards + 4 * i, 4);
@@ -183,29 +189,50 @@ void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t seque
 std::uint8_t error_version_for(std::uint8_t peer_version);
 Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
 
-/// Where the fields of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
-/// of the payload, which is the frame's byte kHeaderBytes.
+/// Where the parts of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
+/// of the payload, which is the frame's byte kHeaderBytes. Computed once per connection.
 struct StepLayout {
+  std::uint32_t num_envs = 0;
+  std::uint64_t observation_bytes = 0;  ///< one environment's observation
   std::size_t rewards_offset = 0;       ///< num_envs little-endian f32, after the u32 count
   std::size_t flags_offset = 0;         ///< num_envs step-flag bytes, then zero padding
   std::size_t observations_offset = 0;  ///< a multiple of 8: the observations start aligned
-  std::uint64_t payload_bytes = 0;      ///< observations_offset + num_envs * observation_bytes
-  std::uint64_t frame_bytes = 0;        ///< kHeaderBytes + payload_bytes
+  std::size_t num_fields = 0;           ///< declared fields, after the observations
+  /// Field k: num_envs values of field_bytes[k] each, from field_offsets[k] (a multiple of 8; zero
+  /// padding before it).
+  std::array<std::uint64_t, StepSpec::kMaxFields> field_bytes{};
+  std::array<std::uint64_t, StepSpec::kMaxFields> field_offsets{};
+  std::uint64_t payload_bytes = 0;  ///< up to the end of the last field (or the observations)
+  std::uint64_t frame_bytes = 0;    ///< kHeaderBytes + payload_bytes
+
+  /// The end of the observations, and of field k: where the next part's padding starts.
+  std::uint64_t observations_end() const {
+    return observations_offset + std::uint64_t{num_envs} * observation_bytes;
+  }
+  std::uint64_t field_end(std::size_t k) const {
+    return field_offsets[k] + std::uint64_t{num_envs} * field_bytes[k];
+  }
 };
 /// The layout of a STEP of `num_envs` (1 to kMaxEnvs) observations of `observation_bytes` each
-/// (at most the 4 GiB a HELLO can describe, so no size overflows).
-StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes);
-/// Appends a STEP frame's header and payload up to its observations, which are to follow:
-/// `observation_bytes` in all (senders that write them from their own buffer avoid a copy).
-void encode_step_prefix(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
-                        std::span<const std::uint8_t> flags, std::size_t observation_bytes);
-/// Appends a whole STEP frame; observations holds num_envs * observation bytes.
+/// (at most the 4 GiB a HELLO can describe, so no size overflows), then a value of each declared
+/// field of `field_bytes[k]` bytes per environment (at most StepSpec::kMaxFields of them).
+StepLayout step_layout(std::uint32_t num_envs, std::uint64_t observation_bytes,
+                       std::span<const std::uint64_t> field_bytes = {});
+/// The layout of STEPs of `num_envs` environments whose steps are `spec`.
+StepLayout step_layout(std::uint32_t num_envs, const StepSpec& spec);
+/// Appends a STEP frame's header and payload up to its observations, which are to follow with the
+/// declared fields, as `layout` places them (senders that write them from their own buffers, with
+/// zero padding before each field, avoid a copy).
+void encode_step_prefix(std::string& out, std::uint32_t sequence, const StepLayout& layout,
+                        std::span<const float> rewards, std::span<const std::uint8_t> flags);
+/// Appends a whole STEP frame: `observations` holds num_envs observations, `fields[k]` num_envs
+/// values of declared field k.
 void encode_step(std::string& out, std::uint32_t sequence, std::span<const float> rewards,
-                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations);
-/// Checks a STEP payload: exactly num_envs environments of observation_bytes each, valid flags,
-/// finite rewards, zero padding.
-Verdict decode_step(std::span<const std::uint8_t> payload, std::uint32_t num_envs,
-                    std::size_t observation_bytes, StepView* out);
+                 std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations,
+                 std::span<const std::span<const std::uint8_t>> fields = {});
+/// Checks a STEP payload against the connection's `layout`: exactly its environments,
+/// observations and fields, valid flags, finite rewards, zero padding.
+Verdict decode_step(std::span<const std::uint8_t> payload, const StepLayout& layout, StepView* out);
 
 /// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments with discrete
 /// actions.

@@ -16,7 +16,8 @@
 //                 or step() called with the other kind of actions than the connection's:
 //                 retrying cannot help; the message says why.
 //
-// TCP_NODELAY is set; a STEP is written straight from the actor's observation buffer (no copy).
+// TCP_NODELAY is set; a STEP is written straight from the actor's buffers (observations and
+// declared fields: no copy).
 // One client per actor; not shared between threads, except interrupt().
 #pragma once
 
@@ -55,20 +56,19 @@ class RemoteClient {
   RemoteClient(RemoteClient&&) noexcept;
   RemoteClient& operator=(RemoteClient&&) noexcept;
 
-  /// Connects and shakes hands (HELLO, then WELCOME or ERROR). The request's action spec (N
-  /// discrete actions or a box) must equal the server's; it decides which step() to call. Throws
-  /// seedrl::Error for a request the protocol cannot carry (no environments, an invalid action
-  /// spec, a box of more than protocol::kMaxActionDims dimensions).
+  /// Connects and shakes hands (HELLO, then WELCOME or ERROR). The request's step spec
+  /// (observation, actions: N discrete or a box, declared fields) must equal the server's; its
+  /// actions decide which step() to call. Throws seedrl::Error for a request the protocol cannot
+  /// carry (no environments, an invalid step spec, a box of more than protocol::kMaxActionDims
+  /// dimensions).
   Status connect(const ConnectRequest& request);
   /// One lock-step exchange: STEP out, ACTIONS back (one discrete action per environment).
   /// invalid_argument on a connection of box actions.
-  Status step(const Tensor& observations, std::span<const float> rewards,
-              std::span<const std::uint8_t> flags, std::span<std::int32_t> actions);
+  Status step(const StepRecord& step, std::span<std::int32_t> actions);
   /// The same for a box of D dimensions: `actions` receives num_envs rows of D values, each
   /// within its dimension's bounds (BoxInferenceClient). invalid_argument on a connection of
   /// discrete actions.
-  Status step(const Tensor& observations, std::span<const float> rewards,
-              std::span<const std::uint8_t> flags, std::span<float> actions);
+  Status step(const StepRecord& step, std::span<float> actions);
   /// Says GOODBYE and closes. Harmless when not connected.
   void disconnect();
   /// Thread-safe: makes a connect() or step() in progress, and every later one, return closed.
@@ -79,8 +79,7 @@ class RemoteClient {
   std::int32_t first_slot() const;
 
  private:
-  Status exchange(const Tensor& observations, std::span<const float> rewards,
-                  std::span<const std::uint8_t> flags, std::size_t action_rows,
+  Status exchange(const StepRecord& step, std::size_t action_rows,
                   std::span<const std::uint8_t>* answer);
 
   struct Impl;
