@@ -248,6 +248,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("Network: a critic head Q(x, a), its gradients and its action gradient") {
+  nn::NetworkOptions config = nn::NetworkOptions::mlp(5, 0, {16});
+  config.action_critic(3, {32, 16});
+  config.seed = 41;
+  nn::Network<Cpu> cpu_net(config);
+  nn::Network<Gpu> gpu_net(config);
+  Rng rng(42);
+  const Tensor obs = random_tensor({2, 4, 5}, rng);
+  const Tensor action = random_tensor({2, 4, 3}, rng);
+  const nn::NetworkInput cpu_inputs[] = {{"action", action}};
+  const nn::NetworkInput gpu_inputs[] = {{"action", on_gpu(action)}};
+  const auto& c = cpu_net.forward(obs, {}, {}, cpu_inputs);
+  const auto& g = gpu_net.forward(on_gpu(obs), {}, {}, gpu_inputs);
+  check_close(c.q, g.q, kRtol, "critic q");
+  const Tensor grad = random_tensor(c.q.shape(), rng);
+  cpu_net.backward({.q = grad});
+  gpu_net.backward({.q = on_gpu(grad)});
+  check_close(cpu_net.input_gradient("action"), gpu_net.input_gradient("action"), kGradRtol,
+              "gradient of the action");
+  for (std::size_t i = 0; i < cpu_net.parameters().parameters().size(); ++i) {
+    check_close(cpu_net.parameters().parameters()[i].grad,
+                gpu_net.parameters().parameters()[i].grad, kGradRtol,
+                "gradient of " + cpu_net.parameters().parameters()[i].name);
+  }
+}
+
 TEST_CASE("Optimizers and gradient clipping update identically") {
   for (auto kind : {nn::OptimizerKind::adam, nn::OptimizerKind::rmsprop, nn::OptimizerKind::sgd}) {
     nn::OptimizerOptions config;

@@ -84,6 +84,19 @@ class Graph {
     return node(op, inputs, {out}, attributes);
   }
 
+  /// apply() with inputs and attributes given as vectors.
+  std::string apply_list(std::string_view op, const std::vector<std::string>& inputs,
+                         const std::vector<Attribute>& attributes) {
+    const std::string out = str_cat("t", value_count_++);
+    Message n;  // NodeProto, as node() writes it
+    for (const std::string& in : inputs) n.bytes(1, in);
+    n.bytes(2, out);
+    n.bytes(3, str_cat(op, "_", node_count_++)).bytes(4, op);
+    for (const Attribute& a : attributes) n.message(5, a.proto);
+    graph_.message(1, n);
+    return out;
+  }
+
   /// The parameter `name`, checked against `shape`, as an f32 initializer called `name`.
   std::string parameter(const std::string& name, const Shape& shape) {
     return initializer(name, shape, parameter_values(name, shape));
@@ -142,6 +155,9 @@ class Graph {
   }
   void output(std::string_view name, OnnxType type, std::initializer_list<Dim> dims) {
     graph_.message(12, value_info(name, type, dims));  // GraphProto: output = 12
+  }
+  void output_dims(std::string_view name, OnnxType type, const std::vector<Dim>& dims) {
+    graph_.message(12, value_info(name, type, dims));
   }
 
   Message finish(std::string_view name, std::string_view doc) {
@@ -301,6 +317,57 @@ std::string lstm(Graph& g, const std::string& x, std::int64_t in, std::int64_t h
   return OnnxNames::lstm_h_out;
 }
 
+// The graph as the network's head kinds write their nodes into it (nn/onnx_graph.hpp).
+class HeadGraph final : public nn::OnnxGraph {
+ public:
+  explicit HeadGraph(Graph& g) : g_(g) {}
+
+  std::string linear(const std::string& x, const std::string& layer, std::int64_t in,
+                     std::int64_t out, nn::Activation activation, bool bias) override {
+    if (bias) return io::linear(g_, x, layer, in, out, activation);
+    // No bias: x W^T (MatMul with the transposed weight), then the activation.
+    const std::string w = g_.parameter(layer + ".weight", {out, in});
+    const std::int64_t transpose[] = {1, 0};
+    const std::string wt = g_.apply("Transpose", {w}, {Attribute::integers("perm", transpose)});
+    const std::string y = g_.apply("MatMul", {x, wt});
+    return activation == nn::Activation::none ? y : activate(y, activation);
+  }
+  std::string apply(std::string_view op, const std::vector<std::string>& inputs,
+                    const std::vector<nn::OnnxAttribute>& attributes) override {
+    std::vector<Attribute> attrs;
+    for (const nn::OnnxAttribute& a : attributes)
+      attrs.push_back(a.list ? Attribute::integers(a.name, a.values)
+                             : Attribute::integer(a.name, a.values.at(0)));
+    return g_.apply_list(op, inputs, attrs);
+  }
+  std::string parameter(const std::string& name, const Shape& shape) override {
+    return g_.parameter(name, shape);
+  }
+  std::string int64_constant(const std::vector<std::int64_t>& values) override {
+    return g_.int64_constant(values);
+  }
+  std::string input(std::string_view name, const std::vector<std::int64_t>& dims) override {
+    g_.input(name, OnnxType::f32, batch_dims(dims));
+    return std::string(name);
+  }
+  void output(const std::string& value, std::string_view name,
+              const std::vector<std::int64_t>& dims) override {
+    g_.node("Identity", {value}, {name});
+    g_.output_dims(name, OnnxType::f32, batch_dims(dims));
+  }
+
+ private:
+  static std::vector<Dim> batch_dims(const std::vector<std::int64_t>& dims) {
+    std::vector<Dim> all{kBatch};
+    for (std::int64_t d : dims) all.push_back({d, {}});
+    return all;
+  }
+  std::string activate(const std::string& y, nn::Activation activation) {
+    return g_.apply(activation == nn::Activation::relu ? "Relu" : "Tanh", {y});
+  }
+  Graph& g_;
+};
+
 }  // namespace
 
 std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
@@ -347,7 +414,7 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
 
   std::int64_t features = 0;
   std::string x = torso(g, config, "torso", observations, dtype, features);
-  const std::int64_t h = config.lstm_size, actions = config.num_actions;
+  const std::int64_t h = config.lstm_size;
   if (h > 0) {
     g.input(OnnxNames::lstm_h, OnnxType::f32, {kBatch, {h, {}}});
     g.input(OnnxNames::lstm_c, OnnxType::f32, {kBatch, {h, {}}});
@@ -355,49 +422,14 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
     features = h;
   }
 
-  const std::int64_t axis1[] = {1};
-  // A linear head "<name>" on the features, as graph output `output`.
-  auto head = [&](const char* name, std::int64_t out, const char* output) {
-    g.node("Gemm",
-           {x, g.parameter(str_cat(name, ".weight"), {out, features}),
-            g.parameter(str_cat(name, ".bias"), {out})},
-           {output}, {Attribute::integer("transB", 1)});
-    g.output(output, OnnxType::f32, {kBatch, {out, {}}});
-  };
-  if (config.policy_value_heads && config.box_actions()) {
-    const std::int64_t d = config.action_dims;
-    head("policy_mean", d, OnnxNames::mean);
-    if (config.state_dependent_log_std) {
-      head("policy_log_std", d, OnnxNames::log_std);
-    } else {  // the free log std, broadcast to every row
-      const std::string shape = g.apply("Shape", {OnnxNames::mean});
-      g.node("Expand", {g.parameter("policy_log_std.bias", {d}), shape}, {OnnxNames::log_std});
-      g.output(OnnxNames::log_std, OnnxType::f32, {kBatch, {d, {}}});
-    }
-  } else if (config.policy_value_heads) {
-    head("policy", actions, OnnxNames::logits);
-  }
-  if (config.policy_value_heads) {
-    std::int64_t value_features = features;
-    const std::string value_x =
-        config.separate_value_torso
-            ? torso(g, config, "value_torso", observations, dtype, value_features)
-            : x;
-    const std::string v = linear(g, value_x, "value", value_features, 1, nn::Activation::none);
-    g.node("Squeeze", {v, g.int64_constant(axis1)}, {OnnxNames::value});
-    g.output(OnnxNames::value, OnnxType::f32, {kBatch});
-  }
-  if (config.q_head && config.dueling) {  // Q = V + (A - mean_a A)
-    const std::string v = linear(g, x, "q_value", features, 1, nn::Activation::none);
-    const std::string a = linear(g, x, "q_advantage", features, actions, nn::Activation::none);
-    const std::string mean = g.apply(
-        "ReduceMean", {a}, {Attribute::integers("axes", axis1), Attribute::integer("keepdims", 1)});
-    const std::string centred = g.apply("Sub", {a, mean});
-    g.node("Add", {v, centred}, {OnnxNames::q});
-    g.output(OnnxNames::q, OnnxType::f32, {kBatch, {actions, {}}});
-  } else if (config.q_head) {
-    head("q", actions, OnnxNames::q);
-  }
+  // The heads write their own nodes, in the network's order (nn/heads/head_kinds.hpp).
+  nn::HeadOnnxInputs heads{x, features, x, features};
+  if (config.separate_value_torso)
+    heads.value_features = torso(g, config, "value_torso", observations, dtype, heads.value_size);
+  HeadGraph head_graph(g);
+  nn::for_each_head_kind([&](auto kind) {
+    if (decltype(kind)::in(config)) decltype(kind)::onnx(head_graph, config, heads);
+  });
   if (h > 0) {
     g.output(OnnxNames::lstm_h_out, OnnxType::f32, {kBatch, {h, {}}});
     g.output(OnnxNames::lstm_c_out, OnnxType::f32, {kBatch, {h, {}}});

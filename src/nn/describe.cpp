@@ -1,4 +1,5 @@
-// nn::parse_description: reads back what nn::describe() wrote (checkpoints record it).
+// nn::parse_description: reads back what nn::describe() wrote (checkpoints record it); each head
+// kind reads its own words.
 #include <charconv>
 #include <cstdint>
 #include <span>
@@ -7,82 +8,12 @@
 #include <vector>
 
 #include "seedrl/core/error.hpp"
-#include "seedrl/nn/network.hpp"
+#include "seedrl/nn/description.hpp"
+#include "seedrl/nn/description_reader.hpp"
 
 namespace seedrl::nn {
-namespace {
-
-// Reads describe()'s tokens left to right; every error names the source and the whole text.
-class Reader {
- public:
-  Reader(std::string_view text, std::string_view source) : text_(text), source_(source) {}
-
-  bool done() {
-    skip_spaces();
-    return pos_ == text_.size();
-  }
-  std::string_view word() {
-    skip_spaces();
-    const std::size_t begin = pos_;
-    while (pos_ < text_.size() && text_[pos_] != ' ' && text_[pos_] != '[') ++pos_;
-    return text_.substr(begin, pos_ - begin);
-  }
-  void expect(std::string_view w) {
-    const std::string_view got = word();
-    if (got != w) fail("expected '", w, "', found '", got, "'");
-  }
-  std::int64_t number() {
-    skip_spaces();
-    std::int64_t value = 0;
-    const char* begin = text_.data() + pos_;
-    const auto [end, ec] = std::from_chars(begin, text_.data() + text_.size(), value);
-    if (ec != std::errc() || end == begin) fail("expected a number at offset ", pos_);
-    pos_ += static_cast<std::size_t>(end - begin);
-    return value;
-  }
-  /// "[a, b, c]" or "[a,b,c]" (possibly empty).
-  std::vector<std::int64_t> list() {
-    skip_spaces();
-    if (pos_ >= text_.size() || text_[pos_] != '[') fail("expected '[' at offset ", pos_);
-    ++pos_;
-    std::vector<std::int64_t> values;
-    skip_spaces();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
-      return values;
-    }
-    for (;;) {
-      values.push_back(number());
-      skip_spaces();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return values;
-      }
-      fail("expected ',' or ']' at offset ", pos_);
-    }
-  }
-  template <class... Args>
-  [[noreturn]] void fail(const Args&... args) const {
-    throw Error(
-        str_cat(source_, ": network '", text_, "' is not a network description: ", args...));
-  }
-
- private:
-  void skip_spaces() {
-    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
-  }
-  std::string_view text_, source_;
-  std::size_t pos_ = 0;
-};
-
-}  // namespace
-
 NetworkOptions parse_description(std::string_view text, std::string_view source) {
-  Reader r(text, source);
+  DescriptionReader r(text, source);
   NetworkOptions c;
   const std::string_view torso = r.word();
   if (torso == "mlp") {
@@ -115,13 +46,10 @@ NetworkOptions parse_description(std::string_view text, std::string_view source)
   }
   while (!r.done()) {
     const std::string_view flag = r.word();
-    if (flag == "dueling") {
-      c.dueling = true;
-      c.q_head = true;
-      c.policy_value_heads = false;
-    } else if (flag == "log_std_head") {
-      c.state_dependent_log_std = true;
-    } else if (flag == "tanh") {
+    bool read = false;
+    for_each_head_kind([&](auto head) { read = read || decltype(head)::parse(flag, r, c); });
+    if (read) continue;
+    if (flag == "tanh") {
       c.mlp_activation = Activation::tanh;
     } else if (flag == "value_torso") {
       c.separate_value_torso = true;

@@ -32,22 +32,12 @@
 #include "seedrl/core/step_spec.hpp"
 #include "seedrl/math/running_moments.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/nn/onnx_graph.hpp"
 
 namespace seedrl::io {
 
-/// The names of the exported model's inputs and outputs.
-struct OnnxNames {
-  static constexpr const char* observations = "observations";
-  static constexpr const char* lstm_h = "lstm_h";
-  static constexpr const char* lstm_c = "lstm_c";
-  static constexpr const char* logits = "logits";
-  static constexpr const char* mean = "mean";
-  static constexpr const char* log_std = "log_std";
-  static constexpr const char* value = "value";
-  static constexpr const char* q = "q";
-  static constexpr const char* lstm_h_out = "lstm_h_out";
-  static constexpr const char* lstm_c_out = "lstm_c_out";
-};
+/// The names of the exported model's inputs and outputs (nn/onnx_graph.hpp).
+using OnnxNames = nn::OnnxNames;
 
 struct OnnxExportOptions {
   /// The element type of the `observations` input: u8 or f32. Default: what seedrl's matching

@@ -1,6 +1,6 @@
 // NetworkOptions: the architecture of a Network (nn/network.hpp) as a value: its torso, core and
-// heads, the text form checkpoints record (describe, parse_description), and what a forward and a
-// backward exchange with the caller (NetworkOutputs, NetworkGrads).
+// heads (the head kinds of nn/heads/), and what a forward and a backward exchange with the caller
+// (NetworkOutputs, NetworkGrads). Its text form, which checkpoints record, is nn/description.hpp.
 #pragma once
 
 #include <algorithm>
@@ -41,7 +41,11 @@ struct NetworkOptions {
   bool policy_value_heads = true;  ///< policy (logits, or Gaussian mean and log std) and value
   bool q_head = false;             ///< action values
   bool dueling = false;            ///< the Q head is a value and an advantage stream (R2D2)
-  std::uint64_t seed = 0;          ///< parameter initialisation
+  /// A critic Q(x, a) of an action of action_dims values given beside the observations (SAC;
+  /// nn/heads/critic.hpp), with these hidden layers after the features; no other head.
+  bool critic = false;
+  std::vector<std::int64_t> critic_hidden{256, 256};
+  std::uint64_t seed = 0;  ///< parameter initialisation
 
   static NetworkOptions mlp(std::int64_t observation_size, std::int64_t num_actions,
                             std::vector<std::int64_t> hidden = {64, 64}) {
@@ -73,16 +77,32 @@ struct NetworkOptions {
     action_dims = dims;
     return *this;
   }
+  /// A critic Q(x, a) of actions of `dims` values with `hidden` layers, and no other head.
+  NetworkOptions& action_critic(std::int64_t dims, std::vector<std::int64_t> hidden = {256, 256}) {
+    gaussian(dims);
+    policy_value_heads = false;
+    q_head = false;
+    critic = true;
+    critic_hidden = std::move(hidden);
+    return *this;
+  }
   bool box_actions() const { return action_dims > 0; }
 
   void validate(std::string_view owner = "NetworkOptions") const {
     SEEDRL_REQUIRE(action_dims >= 0, owner, ".action_dims must be >= 0, got ", action_dims);
+    if (critic) {
+      SEEDRL_REQUIRE(action_dims > 0 && !policy_value_heads && !q_head, owner,
+                     ": a critic (critic) takes actions of action_dims > 0 values and is the "
+                     "network's only head (no policy_value_heads, no q_head)");
+      for (std::int64_t h : critic_hidden)
+        SEEDRL_REQUIRE(h > 0, owner, ".critic_hidden sizes must be positive, got ", h);
+    }
     if (action_dims > 0) {
       SEEDRL_REQUIRE(num_actions == 0, owner,
                      ": num_actions and action_dims are exclusive (discrete "
                      "actions or a box), got ",
                      num_actions, " and ", action_dims);
-      SEEDRL_REQUIRE(policy_value_heads && !q_head, owner,
+      SEEDRL_REQUIRE(critic || (policy_value_heads && !q_head), owner,
                      ": box actions (action_dims) need the policy and value heads "
                      "and no Q head");
       SEEDRL_REQUIRE(std::isfinite(initial_log_std), owner, ".initial_log_std must be finite, got ",
@@ -91,8 +111,8 @@ struct NetworkOptions {
       SEEDRL_REQUIRE(num_actions > 0, owner, ".num_actions must be positive, got ", num_actions);
     }
     SEEDRL_REQUIRE(lstm_size >= 0, owner, ".lstm_size must be >= 0, got ", lstm_size);
-    SEEDRL_REQUIRE(policy_value_heads || q_head, owner,
-                   ": no head enabled (policy_value_heads or q_head)");
+    SEEDRL_REQUIRE(policy_value_heads || q_head || critic, owner,
+                   ": no head enabled (policy_value_heads, q_head or critic)");
     SEEDRL_REQUIRE(!dueling || q_head, owner, ".dueling needs q_head");
     SEEDRL_REQUIRE(mlp_activation == Activation::relu ||
                        (mlp_activation == Activation::tanh && torso == Torso::mlp),
@@ -133,39 +153,6 @@ struct NetworkOptions {
 /// NetworkOptions' name before seedrl's option structs were named alike (all *Options).
 using NetworkConfig [[deprecated("seedrl: NetworkConfig is now NetworkOptions")]] = NetworkOptions;
 
-/// The architecture in words ("minatar observation [10, 10, 4] actions 6 lstm 64 dueling"):
-/// checkpoints record it, and a learner refuses a checkpoint of another architecture.
-inline std::string describe(const NetworkOptions& n) {
-  const char* torso = n.torso == Torso::mlp       ? "mlp"
-                      : n.torso == Torso::minatar ? "minatar"
-                                                  : "nature";
-  std::ostringstream s;
-  s << torso << " observation " << n.observation_shape;
-  if (n.box_actions()) {
-    s << " box " << n.action_dims;
-  } else {
-    s << " actions " << n.num_actions;
-  }
-  s << " lstm " << n.lstm_size;
-  if (n.torso == Torso::mlp) {
-    s << " hidden [";
-    for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
-    s << "]";
-    if (n.mlp_activation == Activation::tanh) s << " tanh";
-  }
-  if (n.separate_value_torso) s << " value_torso";
-  if (n.dueling) s << " dueling";
-  if (n.box_actions() && n.state_dependent_log_std) s << " log_std_head";
-  return s.str();
-}
-
-/// The inverse of describe(): the torso, observation shape, actions, LSTM size, MLP widths and
-/// activation, the separate value torso and the dueling flag. describe() names the heads only by
-/// "dueling" (a dueling Q head alone); otherwise the result has the policy and value heads, and a
-/// caller that knows better (Policy, from a checkpoint's parameter names) sets them. Throws naming
-/// `source` and the text where it is not describe()'s format.
-NetworkOptions parse_description(std::string_view text, std::string_view source);
-
 /// The names of a network's head outputs, in the order of NetworkOutputs' and NetworkGrads'
 /// fields; code that copies, stages or checks every head iterates these (head_tensors) instead
 /// of naming each field.
@@ -195,7 +182,7 @@ struct NetworkOutputs {
   Tensor mean;            ///< [T, B, D] (box actions)
   Tensor log_std;         ///< [T, B, D] (box actions)
   Tensor values;          ///< [T, B]
-  Tensor q;               ///< [T, B, A]
+  Tensor q;               ///< [T, B, A]; a critic's: [T, B], Q of the given action
   LstmState final_state;  ///< [B, H] each, when there is an LSTM core
 
   /// The output of the head named `name` (kHeadNames), undefined when that head is disabled.
@@ -213,6 +200,7 @@ struct NetworkGrads {
 
   /// The gradient of the head named `name` (kHeadNames), to set or read.
   Tensor& head(std::string_view name) { return head_tensor(*this, name); }
+  const Tensor& head(std::string_view name) const { return head_tensor(*this, name); }
 };
 
 }  // namespace seedrl::nn

@@ -1,0 +1,248 @@
+// The critic head Q(x, a) (nn/heads/critic.hpp): its forward against a naive double-precision
+// loop over the parameters, its gradients (every parameter and the action input) against central
+// differences, its description words, its options refused by name, and its ONNX nodes against
+// seedrl's forward in ONNX Runtime. Also the head kinds as a list: every kind's outputs are found
+// by name, and what a network of each kind describes reads back.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/core/random.hpp"
+#include "seedrl/io/onnx.hpp"
+#include "seedrl/nn/network.hpp"
+#include "support/onnxruntime.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_critic_head {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+using Net = nn::Network<Backend>;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, Rng& rng, double scale = 1.0) {
+  Tensor t = Tensor::empty(shape);
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = static_cast<float>(rng.uniform(-scale, scale));
+  return t;
+}
+
+// Parameter `name` as a row-major double matrix [rows, cols] (a vector: [n, 1]).
+Eigen::MatrixXd parameter(Net& net, const std::string& name) {
+  for (const nn::Parameter& p : net.parameters().parameters()) {
+    if (p.name != name) continue;
+    const std::int64_t rows = p.shape[0], cols = p.shape.rank() > 1 ? p.shape[1] : 1;
+    Eigen::MatrixXd m(rows, cols);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) m(r, c) = p.value.data<float>()[r * cols + c];
+    return m;
+  }
+  FAIL("no parameter " << name);
+  return {};
+}
+
+// A critic on an MLP torso of one hidden layer: observations [5], actions [2], hidden [6, 4].
+nn::NetworkOptions critic_options() {
+  nn::NetworkOptions o = nn::NetworkOptions::mlp(5, 0, {7});
+  o.action_critic(2, {6, 4});
+  o.seed = 11;
+  return o;
+}
+
+// Random biases (initialised at small uniform values) so that every parameter matters.
+void randomise(Net& net, Rng& rng) {
+  for (nn::Parameter& p : net.parameters().parameters())
+    for (std::int64_t i = 0; i < p.shape.numel(); ++i)
+      p.value.data<float>()[i] = static_cast<float>(rng.uniform(-0.6, 0.6));
+  net.parameters().bump_version();
+}
+
+}  // namespace
+
+TEST_CASE("Critic head: Q(x, a) is the MLP on [features, action], as a naive loop computes it") {
+  Net net(critic_options());
+  Rng rng(3);
+  randomise(net, rng);
+  const std::int64_t steps = 2, batch = 3;
+  const Tensor obs = random_tensor({steps, batch, 5}, rng);
+  const Tensor action = random_tensor({steps, batch, 2}, rng);
+  const nn::NetworkInput inputs[] = {{"action", action}};
+  const nn::NetworkOutputs& out = net.forward(obs, {}, {}, inputs);
+  REQUIRE(out.q.shape() == Shape{steps, batch});
+  CHECK_FALSE(out.logits.defined());
+  CHECK_FALSE(out.values.defined());
+
+  const Eigen::MatrixXd w_torso = parameter(net, "torso.fc1.weight"),
+                        b_torso = parameter(net, "torso.fc1.bias"),
+                        w_x = parameter(net, "critic.fc1.weight"),
+                        b_1 = parameter(net, "critic.fc1.bias"),
+                        w_a = parameter(net, "critic.action.weight"),
+                        w_2 = parameter(net, "critic.fc2.weight"),
+                        b_2 = parameter(net, "critic.fc2.bias"),
+                        w_q = parameter(net, "critic.q.weight"),
+                        b_q = parameter(net, "critic.q.bias");
+  auto relu = [](Eigen::VectorXd v) { return v.cwiseMax(0.0); };
+  for (std::int64_t i = 0; i < steps * batch; ++i) {
+    Eigen::VectorXd x(5), a(2);
+    for (int k = 0; k < 5; ++k) x(k) = obs.data<float>()[5 * i + k];
+    for (int k = 0; k < 2; ++k) a(k) = action.data<float>()[2 * i + k];
+    const Eigen::VectorXd features = relu(w_torso * x + b_torso);
+    const Eigen::VectorXd h1 = relu(w_x * features + w_a * a + b_1);
+    const Eigen::VectorXd h2 = relu(w_2 * h1 + b_2);
+    const double q = (w_q * h2 + b_q)(0);
+    CAPTURE(i);
+    CHECK(out.q.data<float>()[i] == doctest::Approx(q).epsilon(1e-5));
+  }
+  // Without the action it says what it needs.
+  CHECK_THROWS_WITH_AS(net.forward(obs),
+                       doctest::Contains("the critic head needs the input 'action' (f32 [T, B, 2]"),
+                       Error);
+  const Tensor wrong = random_tensor({steps, batch, 3}, rng);
+  const nn::NetworkInput wrong_inputs[] = {{"action", wrong}};
+  CHECK_THROWS_WITH_AS(net.forward(obs, {}, {}, wrong_inputs),
+                       doctest::Contains("the critic head's input 'action'"), Error);
+}
+
+TEST_CASE("Critic head: gradients of every parameter and of the action match finite differences") {
+  Net net(critic_options());
+  Rng rng(5);
+  randomise(net, rng);
+  const Tensor obs = random_tensor({2, 2, 5}, rng);
+  Tensor action = random_tensor({2, 2, 2}, rng);
+  const Tensor w = random_tensor({2, 2}, rng);
+  auto loss = [&] {
+    const nn::NetworkInput inputs[] = {{"action", action}};
+    const nn::NetworkOutputs& out = net.forward(obs, {}, {}, inputs);
+    double s = 0.0;
+    for (std::int64_t i = 0; i < w.numel(); ++i)
+      s += static_cast<double>(w.data<float>()[i]) * out.q.data<float>()[i];
+    return s;
+  };
+  loss();
+  net.backward({.q = w});
+  const Tensor analytic = net.parameters().grads().clone();
+  const Tensor grad_action = net.input_gradient("action").clone();
+  REQUIRE(grad_action.shape() == Shape{2, 2, 2});
+  CHECK_FALSE(net.input_gradient("goal").defined());
+  const double h = 1e-3;
+  int checked = 0;
+  for (const nn::Parameter& p : net.parameters().parameters()) {
+    for (std::int64_t i = 0; i < p.shape.numel(); i += 3) {
+      float& value = p.value.data<float>()[i];
+      const float saved = value;
+      value = static_cast<float>(saved + h);
+      net.parameters().bump_version();
+      const double up = loss();
+      value = static_cast<float>(saved - h);
+      net.parameters().bump_version();
+      const double down = loss();
+      value = saved;
+      net.parameters().bump_version();
+      CAPTURE(p.name);
+      CAPTURE(i);
+      CHECK(analytic.data<float>()[p.offset + i] ==
+            doctest::Approx((up - down) / (2 * h)).epsilon(2e-2).scale(1.0));
+      ++checked;
+    }
+  }
+  CHECK(checked > 30);
+  for (std::int64_t i = 0; i < action.numel(); ++i) {
+    float& value = action.data<float>()[i];
+    const float saved = value;
+    value = static_cast<float>(saved + h);
+    const double up = loss();
+    value = static_cast<float>(saved - h);
+    const double down = loss();
+    value = saved;
+    CAPTURE(i);
+    CHECK(grad_action.data<float>()[i] ==
+          doctest::Approx((up - down) / (2 * h)).epsilon(2e-2).scale(1.0));
+  }
+}
+
+TEST_CASE("Critic head: its words in a description, and its options refused by name") {
+  nn::NetworkOptions o = critic_options();
+  const std::string text = nn::describe(o);
+  CHECK(text == "mlp observation [5] box 2 lstm 0 hidden [7] critic [6,4]");
+  const nn::NetworkOptions back = nn::parse_description(text, "ckpt");
+  CHECK(nn::describe(back) == text);
+  CHECK(back.critic);
+  CHECK(back.critic_hidden == std::vector<std::int64_t>{6, 4});
+  CHECK_FALSE(back.policy_value_heads);
+  // No hidden layer: Q = W_x x + W_a a + b (CleanRL's Q-network on an empty torso, but linear).
+  nn::NetworkOptions linear = nn::NetworkOptions::mlp(3, 0, {});
+  linear.action_critic(1, {});
+  CHECK(nn::parse_description(nn::describe(linear), "ckpt").critic_hidden.empty());
+  Net small(linear);
+  CHECK(small.parameters().parameters().size() == 3);  // critic.q.weight, .bias, action weight
+
+  nn::NetworkOptions with_policy = critic_options();
+  with_policy.policy_value_heads = true;
+  CHECK_THROWS_WITH_AS(with_policy.validate(),
+                       doctest::Contains("a critic (critic) takes actions of action_dims > 0 "
+                                         "values and is the network's only head"),
+                       Error);
+  nn::NetworkOptions zero = critic_options();
+  zero.critic_hidden = {6, 0};
+  CHECK_THROWS_WITH_AS(zero.validate(), doctest::Contains(".critic_hidden sizes must be positive"),
+                       Error);
+}
+
+TEST_CASE("Head kinds: every kind's outputs by name, and every description reads back") {
+  std::vector<nn::NetworkOptions> kinds;
+  kinds.push_back(nn::NetworkOptions::mlp(4, 3));  // policy logits, value
+  kinds.push_back(nn::NetworkOptions::mlp(4, 0).gaussian(2));
+  kinds.back().state_dependent_log_std = true;
+  nn::NetworkOptions q = nn::NetworkOptions::mlp(4, 3);
+  q.policy_value_heads = false;
+  q.q_head = true;
+  kinds.push_back(q);
+  q.dueling = true;
+  kinds.push_back(q);
+  kinds.push_back(critic_options());
+  for (const nn::NetworkOptions& o : kinds) {
+    const std::string text = nn::describe(o);
+    CAPTURE(text);
+    CHECK(nn::describe(nn::parse_description(text, "test")) == text);
+    Net net(o);
+    Rng rng(1);
+    const Tensor obs = random_tensor({1, 2, 4}, rng);
+    const Tensor action = random_tensor({1, 2, 2}, rng);
+    const nn::NetworkInput inputs[] = {{"action", action}};
+    const Tensor critic_obs = random_tensor({1, 2, 5}, rng);
+    const nn::NetworkOutputs& out =
+        o.critic ? net.forward(critic_obs, {}, {}, inputs) : net.forward(obs);
+    int defined = 0;
+    for (std::string_view name : nn::kHeadNames) defined += out.head(name).defined() ? 1 : 0;
+    CHECK(defined == (o.policy_value_heads ? 2 + (o.box_actions() ? 1 : 0) : 1));
+  }
+}
+
+TEST_CASE("ONNX export: a critic takes the action as an input and matches seedrl's forward") {
+  std::string why;
+  test::OnnxRuntime* ort = test::OnnxRuntime::get(why);
+  if (ort == nullptr) {
+    std::printf("SEEDRL_SKIPPED: %s\n", why.c_str());
+    return;
+  }
+  Net net(critic_options());
+  Rng rng(9);
+  randomise(net, rng);
+  test::OnnxRuntime::Session session(*ort, io::encode_onnx(net.config(), net.parameters()));
+  const Tensor obs = random_tensor({4, 5}, rng);
+  const Tensor action = random_tensor({4, 2}, rng);
+  const nn::NetworkInput inputs[] = {{"action", action.reshape({1, 4, 2})}};
+  const nn::NetworkOutputs& ours = net.forward(obs.reshape({1, 4, 5}), {}, {}, inputs);
+  const std::vector<Tensor> theirs = session.run(
+      {io::OnnxNames::observations, io::OnnxNames::action}, {obs, action}, {io::OnnxNames::q});
+  REQUIRE(theirs[0].shape() == Shape{4});
+  for (std::int64_t i = 0; i < 4; ++i)
+    CHECK(theirs[0].data<float>()[i] == doctest::Approx(ours.q.data<float>()[i]).epsilon(1e-4));
+}
+
+}  // namespace test_critic_head
