@@ -6,10 +6,14 @@
 //
 //   inputs   observations  [batch, observation shape...]  u8 (MinAtar, Nature) or f32 (MLP)
 //            lstm_h, lstm_c [batch, H] f32                 recurrent networks only
+//            action [batch, D] f32                         a critic only (Q of this action)
 //   outputs  logits [batch, A], value [batch]              policy and value heads
 //            mean, log_std [batch, D], value [batch]        Gaussian policy (box actions)
 //            q [batch, A]                                  Q head (dueling combined in the graph)
+//            q [batch]                                     a critic
 //            lstm_h_out, lstm_c_out [batch, H]             recurrent networks only
+//
+// Each head kind writes its own nodes (nn/heads/, through nn::OnnxGraph).
 //
 // Observation normalisation (OnnxExportOptions::observation_moments), pixel scaling (1/255 for
 // the Nature CNN) and the layout changes of seedrl's channels-last
