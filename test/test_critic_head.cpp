@@ -205,6 +205,10 @@ TEST_CASE("Head kinds: every kind's outputs by name, and every description reads
   q.dueling = true;
   kinds.push_back(q);
   kinds.push_back(critic_options());
+  nn::NetworkOptions scalars = nn::NetworkOptions::mlp(4, 0, {});
+  scalars.policy_value_heads = false;
+  scalars.scalars = 2;
+  kinds.push_back(scalars);
   for (const nn::NetworkOptions& o : kinds) {
     const std::string text = nn::describe(o);
     CAPTURE(text);
@@ -221,6 +225,44 @@ TEST_CASE("Head kinds: every kind's outputs by name, and every description reads
     for (std::string_view name : nn::kHeadNames) defined += out.head(name).defined() ? 1 : 0;
     CHECK(defined == (o.policy_value_heads ? 2 + (o.box_actions() ? 1 : 0) : 1));
   }
+}
+
+TEST_CASE("Scalars head: learned values broadcast to every frame, their gradient summed") {
+  nn::NetworkOptions o = nn::NetworkOptions::mlp(1, 0, {});
+  o.policy_value_heads = false;
+  o.scalars = 2;
+  o.initial_scalar = -0.5f;
+  CHECK(nn::describe(o) == "mlp observation [1] actions 0 lstm 0 hidden [] scalars 2");
+  Net net(o);
+  const nn::NetworkOutputs& out = net.forward(Tensor::zeros({2, 3, 1}));
+  REQUIRE(out.scalars.shape() == Shape{2, 3, 2});
+  for (std::int64_t i = 0; i < out.scalars.numel(); ++i)
+    CHECK(out.scalars.data<float>()[i] == -0.5f);
+  Tensor grad = Tensor::empty({2, 3, 2});
+  for (std::int64_t i = 0; i < grad.numel(); ++i)
+    grad.data<float>()[i] = static_cast<float>(i % 2 + 1);
+  net.backward({.scalars = grad});
+  for (const nn::Parameter& p : net.parameters().parameters()) {
+    CAPTURE(p.name);
+    if (p.name == "scalars.bias") {
+      CHECK(p.grad.data<float>()[0] == doctest::Approx(6.0));   // 6 frames x 1
+      CHECK(p.grad.data<float>()[1] == doctest::Approx(12.0));  // 6 frames x 2
+    } else {
+      CHECK(p.grad.data<float>()[0] == 0.0f);  // the zero input reaches no weight
+    }
+  }
+
+  std::string why;
+  test::OnnxRuntime* ort = test::OnnxRuntime::get(why);
+  if (ort == nullptr) {
+    std::printf("SEEDRL_SKIPPED: %s\n", why.c_str());
+    return;
+  }
+  test::OnnxRuntime::Session session(*ort, io::encode_onnx(net.config(), net.parameters()));
+  const std::vector<Tensor> theirs =
+      session.run({io::OnnxNames::observations}, {Tensor::zeros({4, 1})}, {"scalars"});
+  REQUIRE(theirs[0].shape() == Shape{4, 2});
+  for (std::int64_t i = 0; i < 8; ++i) CHECK(theirs[0].data<float>()[i] == -0.5f);
 }
 
 TEST_CASE("ONNX export: a critic takes the action as an input and matches seedrl's forward") {

@@ -80,6 +80,7 @@
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/r2d2/learner.hpp"
+#include "seedrl/agents/sac.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/agents/vtrace/learner.hpp"
 #include "seedrl/experience/bounded_queue.hpp"

@@ -1,5 +1,7 @@
 #include "seedrl/policy/policy.hpp"
 
+#include <sstream>
+
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/math/categorical.hpp"
 
@@ -47,6 +49,21 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                    checkpoint, ": observation statistics of ",
                    d.normalization.active() ? d.normalization.moments->size() : 0,
                    " values for observations ", d.network.observation_shape);
+  }
+  if (const std::string* policy = find("policy")) {
+    std::istringstream words(*policy);
+    std::string kind;
+    SacLogStdBounds bounds;
+    words >> kind >> bounds.min >> bounds.max;
+    SEEDRL_REQUIRE(kind == "squashed_gaussian" && words && words.eof() && d.network.box_actions(),
+                   checkpoint, ": metadata 'policy' is '", *policy,
+                   "'; expected 'squashed_gaussian MIN MAX' on a network of box actions");
+    try {
+      bounds.validate("policy");
+    } catch (const Error& e) {
+      fail(checkpoint, ": metadata 'policy': ", e.what());
+    }
+    d.squashed = bounds;
   }
   if (const std::string* fields = find("step_fields"))
     d.step_fields = StepSpec::parse_fields(*fields, checkpoint);

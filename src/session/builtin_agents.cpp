@@ -10,5 +10,7 @@ template class InferenceServer<R2D2Agent, cpu::Backend>;
 template class TrainingSession<R2D2Agent, cpu::Backend>;
 template class InferenceServer<PpoAgent, cpu::Backend>;
 template class TrainingSession<PpoAgent, cpu::Backend>;
+template class InferenceServer<SacAgent, cpu::Backend>;
+template class TrainingSession<SacAgent, cpu::Backend>;
 
 }  // namespace seedrl

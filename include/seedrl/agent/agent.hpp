@@ -32,6 +32,7 @@
 //     void select_box_actions(const nn::NetworkOutputs& outputs,
 //                             std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
 //                             Rng& rng) const;
+//     // or the same with a last `const BoxActingContext&` (the bounds, the parameter version).
 //
 // An agent may also record the Q-values inference acted on in the unrolls' behaviour field (R2D2
 // with actor priorities): `bool records_q_values() const` (records_q_values below).
@@ -136,11 +137,38 @@ bool records_q_values(const A& agent) {
   }
 }
 
-template <class A>
-concept BoxAgent = Agent<A> &&
-    requires(const A& agent, const nn::NetworkOutputs& outputs,
-             std::span<const std::uint8_t> evaluation, math::MatrixRef actions, Rng& rng) {
-  agent.select_box_actions(outputs, evaluation, actions, rng);
+/// What inference knows when it selects box actions: the box, and the version of the parameters
+/// that act (0: the learner has not updated yet). An agent that needs it (SAC: it scales its
+/// squashed actions to the box, and acts at random before the first update) takes it as the last
+/// argument of its select_box_actions.
+struct BoxActingContext {
+  std::span<const float> low, high;
+  std::int64_t parameter_version = 0;
 };
+
+template <class A>
+concept BoxAgent = Agent<A> &&(
+    requires(const A& agent, const nn::NetworkOutputs& outputs,
+             std::span<const std::uint8_t> evaluation, math::MatrixRef actions,
+             Rng& rng) { agent.select_box_actions(outputs, evaluation, actions, rng); } ||
+    requires(const A& agent, const nn::NetworkOutputs& outputs,
+             std::span<const std::uint8_t> evaluation, math::MatrixRef actions, Rng& rng,
+             const BoxActingContext& context) {
+      agent.select_box_actions(outputs, evaluation, actions, rng, context);
+    });
+
+/// `agent`'s box actions for a batch, with the context where the agent takes it.
+template <BoxAgent A>
+void select_box_actions(const A& agent, const nn::NetworkOutputs& outputs,
+                        std::span<const std::uint8_t> evaluation, math::MatrixRef actions, Rng& rng,
+                        const BoxActingContext& context) {
+  if constexpr (requires {
+                  agent.select_box_actions(outputs, evaluation, actions, rng, context);
+                }) {
+    agent.select_box_actions(outputs, evaluation, actions, rng, context);
+  } else {
+    agent.select_box_actions(outputs, evaluation, actions, rng);
+  }
+}
 
 }  // namespace seedrl

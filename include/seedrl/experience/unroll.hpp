@@ -43,6 +43,8 @@ struct UnrollSpec {
   bool store_behaviour = true;        ///< keep the behaviour policy (V-trace, PPO)
   std::int64_t state_size = 0;        ///< recurrent state size H (0: not recurrent)
   std::vector<StepFieldSpec> fields;  ///< the steps' declared fields, kept in every unroll
+  /// The actions' spec (a box's bounds, for a learner that scales to them: SAC).
+  ActionSpec action_spec;
 
   bool box_actions() const { return action_dims > 0; }
   /// Shape of one step's action: [] (one i32) or [D] (f32).

@@ -321,7 +321,8 @@ class InferenceServer final : public InferenceEndpoint {
       const std::int64_t dims = spec_.action.dims();
       box_drawn_.resize(frames, dims);
       box_clipped_.resize(frames, dims);
-      agent_.select_box_actions(*outputs_, frame_evaluation_, box_drawn_, rng_);
+      seedrl::select_box_actions(agent_, *outputs_, frame_evaluation_, box_drawn_, rng_,
+                                 {spec_.action.low, spec_.action.high, version_});
       for (std::int64_t i = 0; i < frames; ++i)
         for (std::int64_t d = 0; d < dims; ++d)
           box_clipped_(i, d) = spec_.action.clip(static_cast<std::size_t>(d), box_drawn_(i, d));

@@ -46,6 +46,7 @@ UnrollSpec make_unroll_spec(const A& agent, const StepSpec& step,
   spec.num_actions = step.action.num_actions;
   spec.action_dims = step.action.is_box() ? step.action.dims() : 0;
   spec.fields = step.fields;
+  spec.action_spec = step.action;
   spec.length = options.burn_in + options.unroll_length + 1;
   spec.overlap = options.burn_in + 1;
   spec.store_behaviour = A::kStoresLogits || records_q_values(agent);

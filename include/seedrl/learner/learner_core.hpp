@@ -103,6 +103,7 @@ class LearnerCore {
       io::Metadata metadata = checkpoint_metadata();
       metadata.insert(extra.begin(), extra.end());
       metadata["acting"] = evaluation_acting_.to_text();  // for Policy (policy/policy.hpp)
+      for (const auto& [key, value] : policy_metadata()) metadata[key] = value;
       io::save_checkpoint(path, networks_.checkpoint_parts(), counters, metadata, generations);
     }
     save_state(path);
@@ -383,6 +384,9 @@ class LearnerCore {
     return finish_step(g, [] {});
   }
 
+  /// What a learner tells Policy about its acting network beyond its description (SAC: the
+  /// "policy" is a squashed Gaussian); saved with every checkpoint, not checked on load.
+  virtual io::Metadata policy_metadata() const { return {}; }
   /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
   virtual void save_state(const std::string& /*checkpoint*/) {}
   /// Called by load_checkpoint under the write lock, after parameters and optimizer state.

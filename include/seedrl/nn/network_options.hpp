@@ -45,6 +45,10 @@ struct NetworkOptions {
   /// nn/heads/critic.hpp), with these hidden layers after the features; no other head.
   bool critic = false;
   std::vector<std::int64_t> critic_hidden{256, 256};
+  /// > 0: this many learned values that depend on no input (SAC's temperature;
+  /// nn/heads/scalars.hpp), starting at initial_scalar.
+  std::int64_t scalars = 0;
+  float initial_scalar = 0.0f;
   std::uint64_t seed = 0;  ///< parameter initialisation
 
   static NetworkOptions mlp(std::int64_t observation_size, std::int64_t num_actions,
@@ -107,12 +111,15 @@ struct NetworkOptions {
                      "and no Q head");
       SEEDRL_REQUIRE(std::isfinite(initial_log_std), owner, ".initial_log_std must be finite, got ",
                      initial_log_std);
-    } else {
+    } else if (policy_value_heads || q_head) {
       SEEDRL_REQUIRE(num_actions > 0, owner, ".num_actions must be positive, got ", num_actions);
     }
+    SEEDRL_REQUIRE(scalars >= 0 && std::isfinite(initial_scalar), owner,
+                   ".scalars must be >= 0 and initial_scalar finite, got ", scalars, " and ",
+                   initial_scalar);
     SEEDRL_REQUIRE(lstm_size >= 0, owner, ".lstm_size must be >= 0, got ", lstm_size);
-    SEEDRL_REQUIRE(policy_value_heads || q_head || critic, owner,
-                   ": no head enabled (policy_value_heads, q_head or critic)");
+    SEEDRL_REQUIRE(policy_value_heads || q_head || critic || scalars > 0, owner,
+                   ": no head enabled (policy_value_heads, q_head, critic or scalars)");
     SEEDRL_REQUIRE(!dueling || q_head, owner, ".dueling needs q_head");
     SEEDRL_REQUIRE(mlp_activation == Activation::relu ||
                        (mlp_activation == Activation::tanh && torso == Torso::mlp),
@@ -156,13 +163,14 @@ using NetworkConfig [[deprecated("seedrl: NetworkConfig is now NetworkOptions")]
 /// The names of a network's head outputs, in the order of NetworkOutputs' and NetworkGrads'
 /// fields; code that copies, stages or checks every head iterates these (head_tensors) instead
 /// of naming each field.
-inline constexpr std::array<std::string_view, 5> kHeadNames{"logits", "mean", "log_std", "values",
-                                                            "q"};
+inline constexpr std::array<std::string_view, 6> kHeadNames{"logits", "mean", "log_std",
+                                                            "values", "q",    "scalars"};
 
 /// Each head's tensor of `heads` (a NetworkOutputs or NetworkGrads), in kHeadNames' order.
 template <class Heads>
 auto head_tensors(Heads& heads) {
-  return std::array{&heads.logits, &heads.mean, &heads.log_std, &heads.values, &heads.q};
+  return std::array{&heads.logits, &heads.mean, &heads.log_std,
+                    &heads.values, &heads.q,    &heads.scalars};
 }
 
 /// The tensor of the head named `name` in `heads`; throws seedrl::Error naming it when no head
@@ -172,7 +180,7 @@ auto& head_tensor(Heads& heads, std::string_view name) {
   const auto tensors = head_tensors(heads);
   for (std::size_t i = 0; i < kHeadNames.size(); ++i)
     if (kHeadNames[i] == name) return *tensors[i];
-  fail("no network head named '", name, "' (logits, mean, log_std, values, q)");
+  fail("no network head named '", name, "' (logits, mean, log_std, values, q, scalars)");
 }
 
 /// What forward() computed; tensors are views of buffers the network owns, valid until the next
@@ -183,6 +191,7 @@ struct NetworkOutputs {
   Tensor log_std;         ///< [T, B, D] (box actions)
   Tensor values;          ///< [T, B]
   Tensor q;               ///< [T, B, A]; a critic's: [T, B], Q of the given action
+  Tensor scalars;         ///< [T, B, K]: learned values broadcast to every frame
   LstmState final_state;  ///< [B, H] each, when there is an LSTM core
 
   /// The output of the head named `name` (kHeadNames), undefined when that head is disabled.
@@ -196,6 +205,7 @@ struct NetworkGrads {
   Tensor log_std{};
   Tensor values{};
   Tensor q{};
+  Tensor scalars{};
   LstmState final_state{};
 
   /// The gradient of the head named `name` (kHeadNames), to set or read.

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "seedrl/agent/acting.hpp"
+#include "seedrl/algo/sac_loss.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -78,6 +79,11 @@ struct PolicyDescription {
   /// The fields the run's steps declared (metadata "step_fields"; none where it records none):
   /// act() takes them beside the observations.
   std::vector<StepFieldSpec> step_fields;
+  /// SAC's policy (metadata "policy": "squashed_gaussian MIN MAX"): the action is tanh(u) scaled
+  /// to the box, u ~ N(mean, exp(log_std)) with log_std = MIN + (MAX - MIN)(tanh(raw) + 1) / 2 of
+  /// the network's raw output (algo/sac_loss.hpp); greedy acting takes u = mean. Empty: a plain
+  /// Gaussian whose draws are clipped to the box.
+  std::optional<SacLogStdBounds> squashed;
 };
 
 /// Reads `checkpoint`'s description; throws naming the file and the missing or unknown part.
@@ -259,6 +265,20 @@ void Policy<B>::act(const PolicyInput& input, std::span<float> actions) {
   const Tensor mean = host(outputs_->mean).reshape({n, d});
   const Tensor log_std = host(outputs_->log_std).reshape({n, d});
   Eigen::Map<RowMatrixXf> out(actions.data(), n, d);
+  if (description_.squashed) {  // SAC: within the box by construction
+    Eigen::ArrayXf scale(d), bias(d);
+    for (std::int64_t j = 0; j < d; ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      scale(j) = 0.5f * (spec.high[k] - spec.low[k]);
+      bias(j) = 0.5f * (spec.high[k] + spec.low[k]);
+    }
+    const SacMatrix zeros = SacMatrix::Zero(n, d);
+    out = sac_sample(mean.matrix<float>().array(), log_std.matrix<float>().array(), scale, bias,
+                     *description_.squashed, &rng_,
+                     acting_.mode == ActionMode::sample ? nullptr : &zeros)
+              .action.matrix();
+    return;
+  }
   if (acting_.mode == ActionMode::sample) {
     math::DiagGaussian::sample(mean.matrix<float>(), log_std.matrix<float>(), out, rng_);
   } else {

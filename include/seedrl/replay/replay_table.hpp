@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,6 +47,12 @@ struct ReplayTableOptions {
                    limiter.min_size_to_sample, ") must not exceed the capacity (", capacity, ")");
   }
 };
+
+/// The replay state file a learner saves next to its checkpoint (R2D2AgentOptions and
+/// SacAgentOptions::checkpoint_replay).
+inline std::string replay_state_path(const std::string& checkpoint) {
+  return (std::filesystem::path(checkpoint).parent_path() / "replay.seedrl").string();
+}
 
 template <class Item>
 class ReplayTable {

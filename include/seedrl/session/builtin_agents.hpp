@@ -5,6 +5,7 @@
 
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/sac.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/inference/inference_server.hpp"
@@ -18,5 +19,7 @@ extern template class InferenceServer<R2D2Agent, cpu::Backend>;
 extern template class TrainingSession<R2D2Agent, cpu::Backend>;
 extern template class InferenceServer<PpoAgent, cpu::Backend>;
 extern template class TrainingSession<PpoAgent, cpu::Backend>;
+extern template class InferenceServer<SacAgent, cpu::Backend>;
+extern template class TrainingSession<SacAgent, cpu::Backend>;
 
 }  // namespace seedrl

@@ -149,11 +149,6 @@ class R2D2Agent {
   R2D2AgentOptions options_;
 };
 
-/// The replay state file saved next to a checkpoint when R2D2AgentOptions::checkpoint_replay.
-inline std::string replay_state_path(const std::string& checkpoint) {
-  return (std::filesystem::path(checkpoint).parent_path() / "replay.seedrl").string();
-}
-
 static_assert(Agent<R2D2Agent>);
 
 }  // namespace seedrl

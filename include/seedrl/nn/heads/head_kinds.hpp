@@ -12,6 +12,7 @@
 #include "seedrl/nn/heads/gaussian_policy.hpp"
 #include "seedrl/nn/heads/policy_logits.hpp"
 #include "seedrl/nn/heads/q_values.hpp"
+#include "seedrl/nn/heads/scalars.hpp"
 #include "seedrl/nn/heads/value.hpp"
 
 namespace seedrl::nn {
@@ -25,6 +26,7 @@ void for_each_head_kind(F&& f) {
   f(DuelingQ{});
   f(QValues{});
   f(Critic{});
+  f(Scalars{});
 }
 
 /// The heads a network of `options` has, on features of `features` values, their parameters

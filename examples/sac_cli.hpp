@@ -1,0 +1,121 @@
+// SAC's command-line options (SacCli) and the body of the SAC programs (pendulum_sac, mujoco_sac):
+// CleanRL's sac_continuous_action settings by default. Builds on agent_cli.hpp and cli.hpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "seedrl/agents/sac.hpp"
+
+namespace seedrl::examples {
+
+struct SacCli : RunCli {
+  std::vector<std::int64_t> hidden{256, 256}, critic_hidden{256, 256};
+  double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
+  double replay_ratio = 256.0;
+  float alpha = 1.0f;
+  bool learn_temperature = true, prioritized = false;
+  std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
+  std::int64_t actor_update_period = 1;
+
+  SacCli() {
+    batch = 256;
+    learning_rate = 3e-4;
+    max_grad_norm = 0.0;
+    decay = false;
+    frames = 1'000'000;
+  }
+
+  void add_options(CLI::App& app, TrainingSessionOptions& session) {
+    app.option_defaults()->always_capture_default();
+    add_run_options(app, session);
+    app.add_option("--hidden", hidden, "the actor's MLP sizes")->check(CLI::PositiveNumber);
+    app.add_option("--critic-hidden", critic_hidden, "each critic's MLP sizes")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--critic-learning-rate", critic_learning_rate, "the critics' Adam rate")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--temperature-learning-rate", temperature_learning_rate,
+                   "the temperature's Adam rate")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--tau", tau, "Polyak factor of the target critics")
+        ->check(CLI::Range(1e-6, 1.0));
+    app.add_option("--alpha", alpha, "the temperature: its start, or its value when fixed")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--learn-temperature", learn_temperature,
+                   "learn the temperature towards an entropy of -dims (false: fixed --alpha)");
+    app.add_option("--learning-starts", learning_starts,
+                   "transitions of uniformly random actions before the first update")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-capacity", replay_capacity, "transitions the replay keeps")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--replay-ratio", replay_ratio,
+                   "samples per inserted transition (batch 256, one update per step: 256)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--prioritized", prioritized, "prioritized replay (false: uniform)");
+    app.add_option("--n-step", n_step, "n-step returns")->check(CLI::Range(1, 100));
+    app.add_option("--actor-update-period", actor_update_period,
+                   "the actor and the temperature step every this many critic updates")
+        ->check(CLI::Range(1, 1000));
+  }
+
+  /// The run: 1 actor of 1 environment (CleanRL's), unrolls of 1 step (windows of n_step + 1).
+  static LocalTrainerOptions default_run() {
+    LocalTrainerOptions run;
+    run.num_actors = 1;
+    run.envs_per_actor = 1;
+    run.checkpoint_seconds = 300;
+    run.server.unroll_length = 1;
+    run.server.batch_timeout = std::chrono::microseconds(100);
+    return run;
+  }
+
+  SacAgent make_agent(const TensorSpec& observations, const ActionSpec& actions,
+                      LocalTrainerOptions& run) const {
+    SacAgentOptions o;
+    nn::NetworkOptions network = nn::NetworkOptions::mlp(observations.shape.numel(), 0, hidden);
+    network.gaussian(actions.dims());
+    network.state_dependent_log_std = true;
+    set_agent_options(o, network);
+    o.max_grad_norm = max_grad_norm;
+    o.learning_rate = {learning_rate, 0, 0.0};
+    o.critic_learning_rate = {critic_learning_rate, 0, 0.0};
+    o.temperature_learning_rate = {temperature_learning_rate, 0, 0.0};
+    o.critic_hidden = critic_hidden;
+    o.tau = tau;
+    o.initial_alpha = alpha;
+    o.learn_temperature = learn_temperature;
+    o.learning_starts = learning_starts;
+    o.replay_capacity = std::max(replay_capacity, learning_starts);
+    o.replay_ratio = replay_ratio;
+    o.replay.sampler = prioritized ? SamplerKind::prioritized : SamplerKind::uniform;
+    o.n_step = n_step;
+    o.actor_update_period = actor_update_period;
+    run.server.unroll_length = 1;
+    run.server.burn_in = n_step - 1;
+    return SacAgent(o);
+  }
+};
+
+/// The body of the SAC programs: SAC on box-action environments from `make_env(seed)`; prints the
+/// JSON line and returns the exit status (errors on stderr).
+template <class MakeEnv>
+int train_sac(const char* program, const std::string& env_name, const SacCli& cli,
+              LocalTrainerOptions run, MakeEnv make_env) {
+  try {
+    const auto probe = make_env(0);
+    run.run_info.push_back({"env", env_name});
+    const SacAgent agent = cli.make_agent(probe.observation_spec(), probe.action_spec(), run);
+    const TrainingResult result =
+        train_agent_in_process(program, env_name, cli, run, agent, make_env);
+    print_result(env_name, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(program, e);
+  }
+}
+
+}  // namespace seedrl::examples

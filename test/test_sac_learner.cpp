@@ -1,0 +1,272 @@
+// The SAC learner: its n-step windows against a brute force (terminations end them, truncations
+// bootstrap), what one update moves (every network, the Polyak targets by tau, the actor only
+// every actor_update_period updates, a fixed temperature not at all), checkpoints of every
+// network and the temperature, Policy acting with the squashed mean, and a bandit it solves
+// through the whole runtime.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include "seedrl/agents/sac.hpp"
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_sac_learner {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+using SacLearner = Learner<SacAgent, Backend>;
+
+namespace {
+
+const ActionSpec kBox = ActionSpec::box(1, -2.0f, 2.0f);
+
+SacAgentOptions tiny_options() {
+  SacAgentOptions o;
+  o.sizes(2, 1);
+  o.network.mlp_hidden = {8};
+  o.network.seed = 3;
+  o.critic_hidden = {8};
+  o.batch_size = 8;
+  o.learning_starts = 8;
+  o.replay_capacity = 64;
+  o.replay_ratio = 8.0;
+  o.learning_rate = {1e-2, 0, 0.0};
+  o.critic_learning_rate = {1e-2, 0, 0.0};
+  o.temperature_learning_rate = {1e-2, 0, 0.0};
+  o.tau = 0.1;
+  return o;
+}
+
+UnrollSpec spec_for(const SacAgent& agent) {
+  InferenceServerOptions server;
+  server.unroll_length = 1;
+  server.burn_in = agent.options().n_step - 1;
+  return make_unroll_spec(agent, StepSpec{{{2}, DType::f32}, kBox, {}}, server);
+}
+
+// `count` windows of random steps (observations, actions in the box, rewards), one episode end
+// in five.
+std::vector<std::unique_ptr<Unroll>> random_windows(const UnrollSpec& spec, int count,
+                                                    std::uint64_t seed) {
+  Rng rng(seed);
+  UnrollStore store(1, spec);
+  std::vector<std::unique_ptr<Unroll>> out;
+  Tensor obs = Tensor::empty({2});
+  float action = 0.0f;
+  std::uint8_t flags = step_flags::kFirst;
+  while (static_cast<int>(out.size()) < count) {
+    obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
+    obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
+    action = static_cast<float>(rng.uniform(-2, 2));
+    UnrollStep s;
+    s.observation = obs;
+    s.reward = is_first(flags) ? 0.0f : static_cast<float>(rng.uniform(-1, 1));
+    s.flags = flags;
+    s.box_action = &action;
+    if (auto u = store.append(0, s)) out.push_back(std::move(u));
+    flags = is_last(flags)        ? step_flags::kFirst
+            : rng.uniform() < 0.1 ? step_flags::kTerminated
+            : rng.uniform() < 0.1 ? step_flags::kTruncated
+                                  : std::uint8_t{0};
+  }
+  return out;
+}
+
+std::vector<float> values_of(nn::Network<Backend>& net) {
+  const Tensor& v = net.parameters().values();
+  return {v.data<float>(), v.data<float>() + v.numel()};
+}
+
+}  // namespace
+
+TEST_CASE("SAC windows: n-step returns end at terminations and bootstrap after truncations") {
+  // Five windows of n = 3 (4 steps), built by hand: rewards r[t] arrive at step t.
+  const std::int64_t n = 3, batch = 5;
+  UnrollBatch b;
+  b.flags = Tensor::zeros({n + 1, batch}, DType::u8);
+  b.rewards = Tensor::zeros({n + 1, batch});
+  b.actions = Tensor::zeros({n + 1, batch, 1});
+  b.policy_versions = Tensor::zeros({n + 1, batch}, DType::i32);
+  const std::uint8_t F = step_flags::kFirst, T = step_flags::kTerminated,
+                     U = step_flags::kTruncated;
+  const std::uint8_t flags[4][5] = {
+      {0, 0, 0, T, F}, {0, 0, U, F, 0}, {0, T, F, 0, 0}, {0, F, 0, 0, 0}};
+  for (int t = 0; t < 4; ++t)
+    for (int c = 0; c < 5; ++c) {
+      b.flags.data<std::uint8_t>()[t * batch + c] = flags[t][c];
+      b.rewards.data<float>()[t * batch + c] = static_cast<float>(1 + t + 10 * c);
+    }
+  const float g = 0.9f;
+  const SacWindows w = sac_windows(b, n, g, 0.0f, 0);
+  auto r = [&](int t, int c) { return static_cast<double>(1 + t + 10 * c); };
+  // Column 0: three rewards, bootstrap from step 3.
+  CHECK(w.returns(0) == doctest::Approx(r(1, 0) + g * r(2, 0) + g * g * r(3, 0)));
+  CHECK(w.discounts(0) == doctest::Approx(g * g * g));
+  CHECK(w.bootstrap_step[0] == 3);
+  // Column 1: terminated with the reward at step 2: two rewards, no bootstrap.
+  CHECK(w.returns(1) == doctest::Approx(r(1, 1) + g * r(2, 1)));
+  CHECK(w.discounts(1) == 0.0f);
+  // Column 2: truncated at step 1: one reward, bootstrap from the final observation (step 1).
+  CHECK(w.returns(2) == doctest::Approx(r(1, 2)));
+  CHECK(w.discounts(2) == doctest::Approx(g));
+  CHECK(w.bootstrap_step[2] == 1);
+  // Column 3: the window starts at an episode's last step: no transition.
+  CHECK(w.mask(3) == 0.0f);
+  // Column 4: an episode's first step starts a window like any other.
+  CHECK(w.mask(4) == 1.0f);
+  CHECK(w.returns(4) == doctest::Approx(r(1, 4) + g * r(2, 4) + g * g * r(3, 4)));
+  CHECK(w.count == 4);
+}
+
+TEST_CASE("SAC learner: an update moves every network, the targets by tau; options hold") {
+  const SacAgent agent(tiny_options());
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  for (auto& u : random_windows(spec_for(agent), 40, 1)) queue.push(std::move(u));
+  NetworkSet<Backend>& nets = learner.networks();
+  const auto actor = values_of(nets.network("actor"));
+  const auto critic1 = values_of(nets.network("critic1"));
+  const auto temperature = values_of(nets.network("temperature"));
+  const auto target_before = values_of(nets.network("critic1_target"));
+  CHECK(target_before == critic1);  // targets start as copies
+  CHECK(learner.alpha() == doctest::Approx(1.0));
+
+  const std::optional<LearnerStepStats> stats = learner.step();
+  REQUIRE(stats.has_value());
+  CHECK_FALSE(stats->skipped);
+  CHECK(values_of(nets.network("actor")) != actor);
+  const auto critic_after = values_of(nets.network("critic1"));
+  CHECK(critic_after != critic1);
+  CHECK(values_of(nets.network("temperature")) != temperature);
+  CHECK(learner.alpha() != doctest::Approx(1.0));
+  const auto target_after = values_of(nets.network("critic1_target"));
+  for (std::size_t i = 0; i < target_after.size(); ++i)
+    REQUIRE(target_after[i] == doctest::Approx(0.9 * target_before[i] + 0.1 * critic_after[i]));
+
+  // The actor (and the temperature) every second update; a fixed temperature never.
+  SacAgentOptions o = tiny_options();
+  o.actor_update_period = 2;
+  o.learn_temperature = false;
+  o.initial_alpha = 0.2f;
+  const SacAgent delayed(o);
+  UnrollQueue queue2(64);
+  SacLearner second(delayed, spec_for(delayed), queue2);
+  for (auto& u : random_windows(spec_for(delayed), 40, 2)) queue2.push(std::move(u));
+  NetworkSet<Backend>& n2 = second.networks();
+  const auto actor0 = values_of(n2.network("actor")), temp0 = values_of(n2.network("temperature"));
+  REQUIRE(second.step().has_value());
+  CHECK(values_of(n2.network("actor")) == actor0);
+  REQUIRE(second.step().has_value());
+  CHECK(values_of(n2.network("actor")) != actor0);
+  CHECK(values_of(n2.network("temperature")) == temp0);
+  CHECK(second.alpha() == doctest::Approx(0.2));
+
+  // Unrolls that are not windows of n_step + 1 are refused by name.
+  InferenceServerOptions long_unrolls;
+  long_unrolls.unroll_length = 4;
+  UnrollQueue queue3(4);
+  CHECK_THROWS_WITH_AS(
+      SacLearner(agent,
+                 make_unroll_spec(agent, StepSpec{{{2}, DType::f32}, kBox, {}}, long_unrolls),
+                 queue3),
+      doctest::Contains("SAC trains on windows of n_step + 1 = 2 steps"), Error);
+}
+
+TEST_CASE("SAC learner: checkpoints hold every network, the temperature and Policy's squash") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / str_cat("seedrl_sac_", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "checkpoint.safetensors").string();
+  const SacAgent agent(tiny_options());
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  for (auto& u : random_windows(spec_for(agent), 40, 3)) queue.push(std::move(u));
+  for (int i = 0; i < 3; ++i) REQUIRE(learner.step().has_value());
+  learner.save_checkpoint(path, {}, {{"action_spec", kBox.to_text()}});
+
+  UnrollQueue queue2(4);
+  SacLearner loaded(agent, spec_for(agent), queue2);
+  loaded.load_checkpoint(path);
+  CHECK(loaded.steps() == 3);
+  for (const char* name :
+       {"actor", "critic1", "critic2", "critic1_target", "critic2_target", "temperature"}) {
+    CAPTURE(name);
+    CHECK(values_of(loaded.networks().network(name)) ==
+          values_of(learner.networks().network(name)));
+  }
+  for (const char* name : {"actor", "critic1", "temperature"}) {
+    CAPTURE(name);
+    const auto& a = learner.networks().trained(name).optimizer->slots();
+    const auto& b = loaded.networks().trained(name).optimizer->slots();
+    REQUIRE(a.size() == b.size());
+    for (std::size_t k = 0; k < a.size(); ++k)
+      CHECK(std::equal(a[k].value.data<float>(), a[k].value.data<float>() + a[k].value.numel(),
+                       b[k].value.data<float>()));
+  }
+
+  // Policy acts with the squashed mean, scaled to the box: tanh(mean) * 2.
+  Policy<> policy(path);
+  REQUIRE(policy.action_spec() == kBox);
+  const Tensor obs = Tensor::from_values<float>({3, 2}, {0.5f, -0.5f, 0.1f, 0.9f, -1.0f, 0.0f});
+  std::vector<float> actions(3);
+  policy.act(obs, actions);
+  const nn::NetworkOutputs& out = policy.outputs();
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(actions[static_cast<std::size_t>(i)] ==
+          doctest::Approx(2.0 * std::tanh(out.mean.data<float>()[i])));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A one-step bandit on the box [-1, 1]: reward -(a - 0.6)^2, every episode one step.
+struct Bandit {
+  TensorSpec observation_spec() const { return {{1}, DType::f32}; }
+  ActionSpec action_spec() const { return ActionSpec::box(1, -1.0f, 1.0f); }
+  void reset(const Tensor& obs) { obs.data<float>()[0] = 1.0f; }
+  StepResult step(std::span<const float> action, const Tensor& obs) {
+    obs.data<float>()[0] = 1.0f;
+    const float d = action[0] - 0.6f;
+    return {.reward = -d * d, .terminated = true, .truncated = false};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("SAC through the runtime: central inference, the replay table, a bandit solved") {
+  SacAgentOptions o;
+  o.sizes(1, 1);
+  o.network.mlp_hidden = {16};
+  o.network.seed = 2;
+  o.critic_hidden = {16};
+  o.batch_size = 32;
+  o.learning_starts = 200;
+  o.replay_capacity = 5'000;
+  o.replay_ratio = 32.0;
+  o.learning_rate = {3e-3, 0, 0.0};
+  o.critic_learning_rate = {3e-3, 0, 0.0};
+  o.initial_alpha = 0.1f;
+  LocalTrainerOptions run;
+  run.total_frames = 4'000;
+  run.num_actors = 1;
+  run.envs_per_actor = 4;
+  run.server.unroll_length = 1;
+  run.server.seed = 7;
+  const TrainingResult r = train_locally<SacAgent, Backend>(
+      SacAgent(o), [](std::int32_t, std::int32_t) { return Bandit(); }, run);
+  REQUIRE(r.mean_return.has_value());
+  MESSAGE("bandit: mean return of the last 100 episodes ", *r.mean_return,
+          " (uniform actions: about -0.69)");
+  CHECK(*r.mean_return > -0.1);
+  CHECK(r.learner_steps > 1'000);
+}
+
+}  // namespace test_sac_learner
