@@ -125,7 +125,10 @@ TEST_CASE(
   const std::string path = (dir / "checkpoint.safetensors").string();
   const std::string good = read_file(path);
 
-  LocalTrainerOptions options = test::example_run_options(20000, dir.string());
+  // Far more frames than 20 skipped steps take, counted from wherever the first run stopped (under
+  // load it overshoots its budget, and a second run with little left to do would finish, and try
+  // its final checkpoint, before the learner had skipped 20 steps).
+  LocalTrainerOptions options = test::example_run_options(first.frames + 200000, dir.string());
   options.max_skipped_steps = 20;
   options.num_actors = 1;
   const TrainingSessionOptions session_options = options.session();
