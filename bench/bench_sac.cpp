@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   app.add_option("--threads", threads, "compute threads")->check(CLI::Range(1, 256));
   app.add_option("--seconds", seconds, "measuring time")->check(CLI::PositiveNumber);
-  app.add_option("--pytorch", pytorch, "also time bench/pytorch_sac_update.py");
+  app.add_flag("--pytorch", pytorch, "also time bench/pytorch_sac_update.py");
   app.add_option("--python", python, "the Python with torch");
   CLI11_PARSE(app, argc, argv);
 
@@ -44,10 +44,9 @@ int main(int argc, char** argv) {
   const SacAgent agent(o);
   InferenceServerOptions server;
   server.unroll_length = 1;
-  const UnrollSpec spec =
-      make_unroll_spec(agent, StepSpec{{{kObservations}, DType::f32},
-                                       ActionSpec::box(kActions, -1.0f, 1.0f), {}},
-                       server);
+  const UnrollSpec spec = make_unroll_spec(
+      agent, StepSpec{{{kObservations}, DType::f32}, ActionSpec::box(kActions, -1.0f, 1.0f), {}},
+      server);
   UnrollQueue queue(4);
   Learner<SacAgent, Backend> learner(agent, spec, queue);
 
@@ -72,9 +71,9 @@ int main(int argc, char** argv) {
   // batch twice over (the actor's pass and the critics' own), forward of the actor and the two
   // target critics on s'.
   nn::Network<Backend> actor(agent.network_config()), critic(agent.critic_config());
-  const double per_frame = 2.0 * (actor.train_flops_per_frame() +
-                                  2.0 * critic.train_flops_per_frame()) +
-                           actor.forward_flops_per_frame() + 2.0 * critic.forward_flops_per_frame();
+  const double per_frame =
+      2.0 * (actor.train_flops_per_frame() + 2.0 * critic.train_flops_per_frame()) +
+      actor.forward_flops_per_frame() + 2.0 * critic.forward_flops_per_frame();
   const double gflop = per_frame * static_cast<double>(kBatch) / 1e9;
 
   for (int i = 0; i < 5; ++i) learner.train_on_sample();  // warm-up
@@ -94,8 +93,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   if (!pytorch) return 0;
-  const std::string command = python + " " + SEEDRL_BENCH_DIR + "/pytorch_sac_update.py --threads " +
-                              std::to_string(threads) + " --seconds " + std::to_string(seconds);
+  const std::string command = python + " " + SEEDRL_BENCH_DIR +
+                              "/pytorch_sac_update.py --threads " + std::to_string(threads) +
+                              " --seconds " + std::to_string(seconds);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
     std::fprintf(stderr, "bench_sac: could not run %s\n", command.c_str());
@@ -109,16 +109,20 @@ int main(int argc, char** argv) {
     const std::string text(line);
     if (const auto at = text.find("\"updates_per_s\":"); at != std::string::npos)
       theirs = std::stod(text.substr(at + 16));
-    if (const auto at = text.find("\"blas\":\""); at != std::string::npos)
-      blas = text.substr(at + 8, text.find('"', at + 8) - at - 8);
+    if (const auto at = text.find("\"blas\":"); at != std::string::npos) {
+      const auto open = text.find('"', at + 7);
+      if (open != std::string::npos)
+        blas = text.substr(open + 1, text.find('"', open + 1) - open - 1);
+    }
   }
   const int status = pclose(pipe);
   if (status != 0 || theirs <= 0.0) {
     std::fprintf(stderr, "bench_sac: %s failed (is python3-torch installed?)\n", command.c_str());
     return 1;
   }
-  std::printf("{\"bench\":\"sac_update_comparison\",\"seedrl_updates_per_s\":%.1f,"
-              "\"pytorch_updates_per_s\":%.1f,\"speedup\":%.2f,\"threads\":%d,\"pytorch_blas\":\"%s\"}\n",
-              ours, theirs, ours / theirs, threads, blas.c_str());
+  std::printf(
+      "{\"bench\":\"sac_update_comparison\",\"seedrl_updates_per_s\":%.1f,"
+      "\"pytorch_updates_per_s\":%.1f,\"speedup\":%.2f,\"threads\":%d,\"pytorch_blas\":\"%s\"}\n",
+      ours, theirs, ours / theirs, threads, blas.c_str());
   return 0;
 }

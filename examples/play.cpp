@@ -260,6 +260,7 @@ int main(int argc, char** argv) {
       onnx.observation_moments = policy.normalization().moments;
       onnx.observation_clip = policy.normalization().clip;
       onnx.step_fields = policy.step_fields();
+      if (policy.description().squashed) onnx.squashed_box = policy.action_spec();
       io::export_onnx(policy.network(), export_onnx, onnx);
       std::fprintf(stderr, "play: exported the network as ONNX: %s\n", export_onnx.c_str());
       if (env_name.empty()) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/algo/sac_loss.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/io/onnx.hpp"
@@ -285,6 +286,45 @@ TEST_CASE("ONNX export: a critic takes the action as an input and matches seedrl
   REQUIRE(theirs[0].shape() == Shape{4});
   for (std::int64_t i = 0; i < 4; ++i)
     CHECK(theirs[0].data<float>()[i] == doctest::Approx(ours.q.data<float>()[i]).epsilon(1e-4));
+}
+
+TEST_CASE("ONNX export: SAC's actor also gives the greedy action squashed into the box") {
+  std::string why;
+  test::OnnxRuntime* ort = test::OnnxRuntime::get(why);
+  if (ort == nullptr) {
+    std::printf("SEEDRL_SKIPPED: %s\n", why.c_str());
+    return;
+  }
+  nn::NetworkOptions o = nn::NetworkOptions::mlp(3, 0, {8});
+  o.gaussian(2);
+  o.state_dependent_log_std = true;
+  o.seed = 4;
+  Net actor(o);
+  Rng rng(6);
+  randomise(actor, rng);
+  const ActionSpec box = ActionSpec::box({-2.0f, 0.0f}, {2.0f, 1.0f});
+  io::OnnxExportOptions options;
+  options.squashed_box = box;
+  test::OnnxRuntime::Session session(*ort, io::encode_onnx(o, actor.parameters(), options));
+  const Tensor obs = random_tensor({5, 3}, rng, 2.0);
+  const std::vector<Tensor> theirs =
+      session.run({io::OnnxNames::observations}, {obs}, {io::OnnxNames::action});
+  const nn::NetworkOutputs& ours = actor.forward(obs.reshape({1, 5, 3}));
+  const SacMatrix mean = ours.mean.reshape({5, 2}).matrix<float>().array();
+  const SacMatrix raw = ours.log_std.reshape({5, 2}).matrix<float>().array();
+  const SacMatrix zeros = SacMatrix::Zero(5, 2);
+  const Eigen::ArrayXf scale = (Eigen::ArrayXf(2) << 2.0f, 0.5f).finished();
+  const Eigen::ArrayXf bias = (Eigen::ArrayXf(2) << 0.0f, 0.5f).finished();
+  const SacSample greedy = sac_sample(mean, raw, scale, bias, {}, nullptr, &zeros);
+  REQUIRE(theirs[0].shape() == Shape{5, 2});
+  for (std::int64_t i = 0; i < 5; ++i)
+    for (std::int64_t j = 0; j < 2; ++j)
+      CHECK(theirs[0].data<float>()[i * 2 + j] ==
+            doctest::Approx(greedy.action(i, j)).epsilon(1e-5));
+  // Only a Gaussian policy of as many dimensions can be squashed.
+  options.squashed_box = ActionSpec::box(3, -1.0f, 1.0f);
+  CHECK_THROWS_WITH_AS(io::encode_onnx(o, actor.parameters(), options),
+                       doctest::Contains("squashed_box box of 3"), Error);
 }
 
 }  // namespace test_critic_head

@@ -430,6 +430,24 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
   nn::for_each_head_kind([&](auto kind) {
     if (decltype(kind)::in(config)) decltype(kind)::onnx(head_graph, config, heads);
   });
+  if (options.squashed_box) {  // SAC's greedy action: bias + scale tanh(mean)
+    const ActionSpec& box = *options.squashed_box;
+    SEEDRL_REQUIRE(config.box_actions() && config.policy_value_heads && box.is_box() &&
+                       box.dims() == config.action_dims,
+                   "export_onnx: squashed_box ", box.to_string(), " needs a Gaussian policy of ",
+                   box.dims(), " dimensions; the network is ", nn::describe(config));
+    std::vector<float> scale, bias;
+    for (std::size_t d = 0; d < box.low.size(); ++d) {
+      scale.push_back(0.5f * (box.high[d] - box.low[d]));
+      bias.push_back(0.5f * (box.high[d] + box.low[d]));
+    }
+    const Shape dims{config.action_dims};
+    const std::string squashed = g.apply("Tanh", {OnnxNames::mean});
+    const std::string scaled =
+        g.apply("Mul", {squashed, g.initializer("squash.scale", dims, scale)});
+    head_graph.output(g.apply("Add", {scaled, g.initializer("squash.bias", dims, bias)}),
+                      OnnxNames::action, {config.action_dims});
+  }
   if (h > 0) {
     g.output(OnnxNames::lstm_h_out, OnnxType::f32, {kBatch, {h, {}}});
     g.output(OnnxNames::lstm_c_out, OnnxType::f32, {kBatch, {h, {}}});

@@ -11,6 +11,7 @@
 //            mean, log_std [batch, D], value [batch]        Gaussian policy (box actions)
 //            q [batch, A]                                  Q head (dueling combined in the graph)
 //            q [batch]                                     a critic
+//            action [batch, D]                             with squashed_box (SAC's greedy action)
 //            lstm_h_out, lstm_c_out [batch, H]             recurrent networks only
 //
 // Each head kind writes its own nodes (nn/heads/, through nn::OnnxGraph).
@@ -59,6 +60,10 @@ struct OnnxExportOptions {
   /// as "seedrl.step_fields" (StepSpec::fields_to_text) so that a host knows what the agent was
   /// trained with. A field becomes an input of the graph only where a head computes with it.
   std::vector<StepFieldSpec> step_fields;
+  /// A squashed Gaussian policy's box (SAC: Policy's PolicyDescription::squashed with its action
+  /// spec): the model also outputs `action` [batch, D] = bias + scale tanh(mean), the greedy
+  /// action within the box, so that a host needs nothing of SAC's parametrisation.
+  std::optional<ActionSpec> squashed_box;
 };
 
 /// The opset and IR version the exporter writes.

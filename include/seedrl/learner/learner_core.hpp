@@ -198,6 +198,10 @@ class LearnerCore {
   int workers() const { return static_cast<int>(replica_sets_.size()) + 1; }
   int micro_batches() const { return micro_batches_; }
 
+  /// What a learner tells Policy about its acting network beyond its description (SAC: the
+  /// "policy" is a squashed Gaussian); saved with every checkpoint, not checked on load.
+  virtual io::Metadata policy_metadata() const { return {}; }
+
   /// What a checkpoint must agree on to be loaded by this learner.
   io::Metadata checkpoint_metadata() const {
     io::Metadata metadata{{"agent", agent_name_},
@@ -384,9 +388,6 @@ class LearnerCore {
     return finish_step(g, [] {});
   }
 
-  /// What a learner tells Policy about its acting network beyond its description (SAC: the
-  /// "policy" is a squashed Gaussian); saved with every checkpoint, not checked on load.
-  virtual io::Metadata policy_metadata() const { return {}; }
   /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
   virtual void save_state(const std::string& /*checkpoint*/) {}
   /// Called by load_checkpoint under the write lock, after parameters and optimizer state.

@@ -99,6 +99,8 @@ class Policy {
 
   const std::string& checkpoint() const { return checkpoint_; }
   const std::string& agent() const { return description_.agent; }
+  /// Everything the checkpoint says about the agent (describe_checkpoint).
+  const PolicyDescription& description() const { return description_; }
   const nn::NetworkOptions& network_config() const { return description_.network; }
   /// The frames, learner steps and episodes the run had when it saved the checkpoint.
   const io::CheckpointCounters& counters() const { return description_.counters; }

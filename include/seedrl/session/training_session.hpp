@@ -64,6 +64,7 @@
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/training_group.hpp"
 #include "seedrl/session/group_counters.hpp"
+#include "seedrl/session/run_onnx.hpp"
 #include "seedrl/session/run_report.hpp"
 #include "seedrl/session/session_options.hpp"
 
@@ -205,13 +206,9 @@ class TrainingSession {
     files.flush();
     save();
     if (!options_.export_onnx.empty() && is_root()) {
-      io::OnnxExportOptions onnx;  // with the observation statistics the run normalised with
-      const ObservationNormalization normalization =
-          ObservationNormalization::parse(server_.normalization_text(), "the run");
-      onnx.observation_moments = normalization.moments;
-      onnx.observation_clip = normalization.clip;
-      onnx.step_fields = server_.step_spec().fields;
-      io::export_onnx(learner_.network(), options_.export_onnx, onnx);
+      io::export_onnx(learner_.network(), options_.export_onnx,
+                      run_onnx_options(server_.normalization_text(), server_.step_spec(),
+                                       learner_.policy_metadata()));
       say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
     }
 

@@ -126,12 +126,13 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
             {{"alpha", Reduce::last, "alpha"}, alpha()}};
   }
 
- protected:
   /// Policy acts with the squashed Gaussian (policy/policy.hpp).
   io::Metadata policy_metadata() const override {
     const SacLogStdBounds& b = agent_.options().log_std_bounds;
     return {{"policy", str_cat("squashed_gaussian ", b.min, " ", b.max)}};
   }
+
+ protected:
   void save_state(const std::string& path) override {
     if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
   }
