@@ -93,31 +93,36 @@ TEST_CASE("ReplayBuffer: the fifo sampler hands out each item once, oldest first
 TEST_CASE("RateLimiter: its two rules agree with a brute-force statement of them") {
   for (const double spi : {0.5, 1.0, 2.0, 4.0}) {
     for (const std::int64_t margin : {0, 3, 8}) {
-      const RateLimiterOptions options{spi, 5, 4, margin};
-      for (std::int64_t inserts = 0; inserts <= 30; ++inserts) {
-        for (std::int64_t samples = 0; samples <= 60; samples += 3) {
-          RateLimiter limiter(options);
-          limiter.inserted(inserts);
-          limiter.sampled(samples);
-          for (const std::size_t size :
-               {std::size_t{0}, std::size_t{4}, std::size_t{5}, std::size_t{20}}) {
-            CAPTURE(spi);
-            CAPTURE(margin);
-            CAPTURE(inserts);
-            CAPTURE(samples);
-            CAPTURE(size);
-            // Sampling 4: enough items, and 4 more samples within spi per insert.
-            const bool may_sample = size >= 5 && samples + 4 <= spi * static_cast<double>(inserts);
-            CHECK(limiter.can_sample(size, 4) == may_sample);
-            // Inserting: no margin, too few items, or fewer inserts than the next 4 samples need
-            // plus the margin.
-            const bool may_insert =
-                margin == 0 || size < 5 ||
-                static_cast<double>(inserts) * spi <
-                    static_cast<double>(samples + 4) + static_cast<double>(margin) * spi;
-            CHECK(limiter.can_insert(size) == may_insert);
-            // Whenever insertion stops, the next batch may be sampled: no deadlock.
-            if (!may_insert) CHECK(limiter.can_sample(size, 4));
+      for (const std::int64_t free : {0, 5, 11}) {
+        const RateLimiterOptions options{spi, 5, 4, margin, free};
+        for (std::int64_t inserts = 0; inserts <= 30; ++inserts) {
+          for (std::int64_t samples = 0; samples <= 60; samples += 3) {
+            RateLimiter limiter(options);
+            limiter.inserted(inserts);
+            limiter.sampled(samples);
+            for (const std::size_t size :
+                 {std::size_t{0}, std::size_t{4}, std::size_t{5}, std::size_t{20}}) {
+              CAPTURE(spi);
+              CAPTURE(margin);
+              CAPTURE(inserts);
+              CAPTURE(samples);
+              CAPTURE(size);
+              CAPTURE(free);
+              // Sampling 4: enough items, and 4 more samples within spi per insert past the free
+              // ones.
+              const bool may_sample =
+                  size >= 5 && samples + 4 <= spi * static_cast<double>(inserts - free);
+              CHECK(limiter.can_sample(size, 4) == may_sample);
+              // Inserting: no margin, too few items, or fewer inserts than the free ones plus
+              // what the next 4 samples need plus the margin.
+              const bool may_insert =
+                  margin == 0 || size < 5 ||
+                  static_cast<double>(inserts - free) * spi <
+                      static_cast<double>(samples + 4) + static_cast<double>(margin) * spi;
+              CHECK(limiter.can_insert(size) == may_insert);
+              // Whenever insertion stops, the next batch may be sampled: no deadlock.
+              if (!may_insert) CHECK(limiter.can_sample(size, 4));
+            }
           }
         }
       }

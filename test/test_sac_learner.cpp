@@ -178,6 +178,24 @@ TEST_CASE("SAC learner: an update moves every network, the targets by tau; optio
       doctest::Contains("SAC trains on windows of n_step + 1 = 2 steps"), Error);
 }
 
+TEST_CASE("SAC learner: learning_starts transitions pay for no update, then one per ratio") {
+  // learning_starts 8, batch 8, replay_ratio 8: one update per transition after the first 8
+  // (CleanRL's schedule), not a burst of 8 updates for the random ones.
+  const SacAgent agent(tiny_options());
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  int transitions = 0;  // windows that start at an episode's last step hold none
+  for (auto& u : random_windows(spec_for(agent), 40, 5)) {
+    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
+    queue.push(std::move(u));
+  }
+  queue.close();
+  REQUIRE(transitions > 20);
+  int updates = 0;
+  while (learner.step().has_value()) ++updates;
+  CHECK(updates == transitions - 8);
+}
+
 TEST_CASE("SAC learner: checkpoints hold every network, the temperature and Policy's squash") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / str_cat("seedrl_sac_", ::getpid());

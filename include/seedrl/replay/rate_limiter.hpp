@@ -3,10 +3,15 @@
 // ReplayTable (replay/replay_table.hpp) does the waiting.
 //
 //   can_sample(size, n): the replay holds at least min_size_to_sample items, and drawing n more
-//                        keeps samples <= samples_per_insert x inserts
+//                        keeps samples <= samples_per_insert x (inserts - free_inserts)
 //   can_insert(size):    insertion is not too far ahead of sampling: once the replay holds
-//                        min_size_to_sample items, inserts stop at what the next sample_batch
-//                        samples need plus insert_margin items (insert_margin 0: never stop)
+//                        min_size_to_sample items, inserts stop at free_inserts plus what the next
+//                        sample_batch samples need plus insert_margin items (insert_margin 0:
+//                        never stop)
+//
+// free_inserts are inserts that pay for no samples: SAC's learning_starts random steps, after
+// which the learner makes one update per step (CleanRL's schedule) instead of first catching up
+// with updates for every random step.
 //
 // Whenever insertion stops, the next sample_batch samples are allowed, so an inserter and a
 // sampler that each wait for the other's decision never deadlock.
@@ -29,6 +34,7 @@ struct RateLimiterOptions {
   std::size_t min_size_to_sample = 1;  ///< items in the replay before the first sample
   std::int64_t sample_batch = 1;       ///< items a sample draws (for can_insert's bound)
   std::int64_t insert_margin = 0;      ///< see the top; 0: insertion never waits
+  std::int64_t free_inserts = 0;       ///< inserts that allow no samples (see the top)
 
   /// Throws seedrl::Error naming `owner`.field.
   void validate(std::string_view owner) const {
@@ -39,6 +45,7 @@ struct RateLimiterOptions {
     SEEDRL_REQUIRE(sample_batch >= 1, owner, ".sample_batch must be >= 1, got ", sample_batch);
     SEEDRL_REQUIRE(insert_margin >= 0, owner, ".insert_margin must be >= 0 (0: none), got ",
                    insert_margin);
+    SEEDRL_REQUIRE(free_inserts >= 0, owner, ".free_inserts must be >= 0, got ", free_inserts);
   }
 };
 
@@ -55,7 +62,7 @@ class RateLimiter {
   bool can_sample(std::size_t size, std::int64_t n) const {
     return size >= options_.min_size_to_sample &&
            static_cast<double>(samples_ + n) <=
-               options_.samples_per_insert * static_cast<double>(inserts_);
+               options_.samples_per_insert * static_cast<double>(inserts_ - options_.free_inserts);
   }
 
   /// Whether an item may be inserted into a replay holding `size` items (see the top).
@@ -63,7 +70,8 @@ class RateLimiter {
     if (options_.insert_margin == 0 || size < options_.min_size_to_sample) return true;
     const double needed =
         static_cast<double>(samples_ + options_.sample_batch) / options_.samples_per_insert;
-    return static_cast<double>(inserts_) < needed + static_cast<double>(options_.insert_margin);
+    return static_cast<double>(inserts_) <
+           needed + static_cast<double>(options_.free_inserts + options_.insert_margin);
   }
 
   std::int64_t inserts() const { return inserts_.load(); }

@@ -149,8 +149,8 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
 
  private:
   static constexpr MetricInfo kMetrics[] = {
-      {"critic_loss", Reduce::mean, "loss"},
-      {"actor_loss", Reduce::mean, "loss"},
+      {"critic_loss", Reduce::mean, "critic"},
+      {"actor_loss", Reduce::mean, "actor"},
       {"mean_q", Reduce::mean, "q"},
       {"entropy", Reduce::mean, "entropy"},
       {"temperature_loss"},
@@ -182,13 +182,15 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
     ReplayTableOptions t;
     t.capacity = static_cast<std::size_t>(o.replay_capacity);
     t.replay = o.replay;
-    // Sample once learning_starts transitions are in, replay_ratio samples per insert; the
-    // feeder stays at most two batches' worth of transitions ahead.
+    // Sample once learning_starts transitions are in, replay_ratio samples per insert after them
+    // (they pay for none: CleanRL's first update comes at step learning_starts + 1); the feeder
+    // stays at most two batches' worth of transitions ahead.
     t.limiter = {
         o.replay_ratio, static_cast<std::size_t>(o.learning_starts), o.batch_size,
         std::max<std::int64_t>(
             1, static_cast<std::int64_t>(2.0 * static_cast<double>(o.batch_size) / o.replay_ratio) +
-                   1)};
+                   1),
+        o.learning_starts};
     t.seed = seed ^ 0x5ac5ac5ac5ac5acULL;
     return t;
   }
