@@ -18,7 +18,7 @@ struct SacCli : RunCli {
   double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
   double replay_ratio = 256.0;
   float alpha = 1.0f;
-  bool learn_temperature = true, prioritized = false;
+  bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
   std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
   std::int64_t actor_update_period = 1;
 
@@ -56,6 +56,8 @@ struct SacCli : RunCli {
                    "samples per inserted transition (batch 256, one update per step: 256)")
         ->check(CLI::PositiveNumber);
     app.add_option("--prioritized", prioritized, "prioritized replay (false: uniform)");
+    app.add_flag("--checkpoint-replay", checkpoint_replay,
+                 "save the replay beside every checkpoint (a resumed run continues with it)");
     app.add_option("--n-step", n_step, "n-step returns")->check(CLI::Range(1, 100));
     app.add_option("--actor-update-period", actor_update_period,
                    "the actor and the temperature step every this many critic updates")
@@ -92,6 +94,7 @@ struct SacCli : RunCli {
     o.replay_capacity = std::max(replay_capacity, learning_starts);
     o.replay_ratio = replay_ratio;
     o.replay.sampler = prioritized ? SamplerKind::prioritized : SamplerKind::uniform;
+    o.checkpoint_replay = checkpoint_replay;
     o.n_step = n_step;
     o.actor_update_period = actor_update_period;
     run.server.unroll_length = 1;

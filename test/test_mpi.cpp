@@ -1,8 +1,9 @@
 // seedrl::mpi's learner group, run by CTest as two ranks on this machine (mpiexec -n 2 test_mpi;
 // every rank runs every case, and a failure on either fails the test): two learners on half
 // batches take exactly the steps of one learner on the whole batch, rank 0's parameters reach
-// every rank, a step one rank cannot use is skipped by all, counters add up, and a diverged
-// group is named.
+// every rank, a step one rank cannot use is skipped by all, counters add up, a diverged group is
+// named, a training session stops and resumes on every rank, and SAC's several networks (actor,
+// critics, targets, temperature) stay the same on every rank.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,12 +14,14 @@
 #ifdef SEEDRL_TEST_MPI_CUDA
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
+#include "seedrl/agents/sac.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/mpi/learner_group.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
+#include "support/sac_fixtures.hpp"
 #include "support/temp_dir.hpp"
 
 // Everything in a namespace of this file, as in the unity-built tests. The unrolls are
@@ -167,6 +170,42 @@ TEST_CASE("LearnerGroup: a training session over MPI stops every rank together a
   CHECK(second.learner_steps > first.learner_steps);
   CHECK(group.sum(second.learner_steps) == 2 * second.learner_steps);
   CHECK(second.frames_this_run == second.frames - first.frames);
+}
+
+TEST_CASE("LearnerGroup: SAC's networks, targets and temperature stay the same on every rank") {
+  mpi::LearnerGroup group(session());
+  const int rank = session().rank();
+  SacAgentOptions o = sac::tiny_options();
+  o.network.seed = static_cast<std::uint64_t>(20 + rank);  // join gives every rank rank 0's
+  const SacAgent agent(o);
+  UnrollQueue queue(64);
+  Learner<SacAgent, Backend> learner(agent, sac::spec_for(agent), queue);
+  group.join(learner);
+  const char* const names[] = {"actor",          "critic1",        "critic2",
+                               "critic1_target", "critic2_target", "temperature"};
+  std::vector<Tensor> before;
+  for (const char* name : names) {
+    const Tensor& values = learner.networks().network(name).parameters().values();
+    group.check_identical(values, name);
+    before.push_back(values.clone());
+  }
+  // Each rank samples its own replay of its own windows; the group's mean gradients move every
+  // network alike (a network left out of the all-reduce would differ after one step).
+  for (auto& u :
+       sac::random_windows(sac::spec_for(agent), 40, static_cast<std::uint64_t>(50 + rank)))
+    queue.push(std::move(u));
+  for (int step = 0; step < 4; ++step) {
+    const std::optional<LearnerStepStats> stats = learner.step();
+    REQUIRE(stats.has_value());
+    CHECK_FALSE(stats->skipped);
+  }
+  for (std::size_t i = 0; i < std::size(names); ++i) {
+    const Tensor& values = learner.networks().network(names[i]).parameters().values();
+    CAPTURE(names[i]);
+    group.check_identical(values, names[i]);
+    CHECK((values.flat<float>() - before[i].flat<float>()).abs().maxCoeff() > 1e-6f);
+  }
+  CHECK(group.sum(learner.steps()) == 2 * 4);
 }
 
 #ifdef SEEDRL_TEST_MPI_CUDA

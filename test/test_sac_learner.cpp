@@ -1,8 +1,9 @@
 // The SAC learner: its n-step windows against a brute force (terminations end them, truncations
 // bootstrap), what one update moves (every network, the Polyak targets by tau, the actor only
-// every actor_update_period updates, a fixed temperature not at all), checkpoints of every
-// network and the temperature, Policy acting with the squashed mean, and a bandit it solves
-// through the whole runtime.
+// every actor_update_period updates, a fixed temperature not at all), the rate limiter's schedule,
+// checkpoints of every network, the temperature and the replay (a resumed learner continues),
+// prioritized replay's priorities, Policy acting with the squashed mean, and a bandit it solves
+// through the whole runtime, uniform and prioritized.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,69 +15,17 @@
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
+#include "support/sac_fixtures.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_sac_learner {
 
 using namespace seedrl;
+using namespace seedrl::test::sac;
 using Backend = cpu::Backend;
 using SacLearner = Learner<SacAgent, Backend>;
 
 namespace {
-
-const ActionSpec kBox = ActionSpec::box(1, -2.0f, 2.0f);
-
-SacAgentOptions tiny_options() {
-  SacAgentOptions o;
-  o.sizes(2, 1);
-  o.network.mlp_hidden = {8};
-  o.network.seed = 3;
-  o.critic_hidden = {8};
-  o.batch_size = 8;
-  o.learning_starts = 8;
-  o.replay_capacity = 64;
-  o.replay_ratio = 8.0;
-  o.learning_rate = {1e-2, 0, 0.0};
-  o.critic_learning_rate = {1e-2, 0, 0.0};
-  o.temperature_learning_rate = {1e-2, 0, 0.0};
-  o.tau = 0.1;
-  return o;
-}
-
-UnrollSpec spec_for(const SacAgent& agent) {
-  InferenceServerOptions server;
-  server.unroll_length = 1;
-  server.burn_in = agent.options().n_step - 1;
-  return make_unroll_spec(agent, StepSpec{{{2}, DType::f32}, kBox, {}}, server);
-}
-
-// `count` windows of random steps (observations, actions in the box, rewards), one episode end
-// in five.
-std::vector<std::unique_ptr<Unroll>> random_windows(const UnrollSpec& spec, int count,
-                                                    std::uint64_t seed) {
-  Rng rng(seed);
-  UnrollStore store(1, spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  Tensor obs = Tensor::empty({2});
-  float action = 0.0f;
-  std::uint8_t flags = step_flags::kFirst;
-  while (static_cast<int>(out.size()) < count) {
-    obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
-    obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
-    action = static_cast<float>(rng.uniform(-2, 2));
-    UnrollStep s;
-    s.observation = obs;
-    s.reward = is_first(flags) ? 0.0f : static_cast<float>(rng.uniform(-1, 1));
-    s.flags = flags;
-    s.box_action = &action;
-    if (auto u = store.append(0, s)) out.push_back(std::move(u));
-    flags = is_last(flags)        ? step_flags::kFirst
-            : rng.uniform() < 0.1 ? step_flags::kTerminated
-            : rng.uniform() < 0.1 ? step_flags::kTruncated
-                                  : std::uint8_t{0};
-  }
-  return out;
-}
 
 std::vector<float> values_of(nn::Network<Backend>& net) {
   const Tensor& v = net.parameters().values();
@@ -243,6 +192,71 @@ TEST_CASE("SAC learner: checkpoints hold every network, the temperature and Poli
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("SAC learner: the replay is checkpointed with the run and a resumed learner continues") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / str_cat("seedrl_sac_replay_", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "checkpoint.safetensors").string();
+  SacAgentOptions o = tiny_options();
+  o.checkpoint_replay = true;
+  const SacAgent agent(o);
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  for (auto& u : random_windows(spec_for(agent), 40, 8)) queue.push(std::move(u));
+  for (int i = 0; i < 5; ++i) REQUIRE(learner.step().has_value());
+  learner.save_checkpoint(path, {}, {{"action_spec", kBox.to_text()}});
+  const std::string saved = read_file(replay_state_path(path));
+
+  UnrollQueue queue2(64);
+  SacLearner resumed(agent, spec_for(agent), queue2);
+  resumed.load_checkpoint(path);
+  CHECK(resumed.steps() == 5);
+  CHECK(resumed.replay().save(true) == saved);  // items, priorities and the limiter's counters
+  const auto c = resumed.replay().counters();
+  CHECK(c.sampled == 5 * 8);
+  CHECK(c.size == c.inserted);
+  // It goes on from there: every transition inserted after the resume pays for one more update.
+  int transitions = 0;
+  for (auto& u : random_windows(spec_for(agent), 12, 9)) {
+    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
+    queue2.push(std::move(u));
+  }
+  queue2.close();
+  int updates = 0;
+  while (resumed.step().has_value()) ++updates;
+  CHECK(updates == c.inserted - 8 - 5 + transitions);
+  CHECK(resumed.steps() == 5 + updates);
+
+  // Without checkpoint_replay a resumed learner starts with an empty replay.
+  UnrollQueue queue3(4);
+  SacLearner fresh(SacAgent(tiny_options()), spec_for(agent), queue3);
+  fresh.load_checkpoint(path);
+  CHECK(fresh.replay().counters().size == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("SAC learner: with a prioritized replay the sampled windows get their TD errors") {
+  SacAgentOptions o = tiny_options();
+  o.replay.sampler = SamplerKind::prioritized;
+  const SacAgent agent(o);
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  for (auto& u : random_windows(spec_for(agent), 40, 4)) queue.push(std::move(u));
+  REQUIRE(learner.step().has_value());
+  // Every window went in at priority 1; the batch of 8 (some drawn twice) now holds its largest
+  // |TD error| of the two critics instead.
+  const std::int64_t inserted = learner.replay().counters().inserted;
+  int changed = 0;
+  for (std::int64_t i = 0; i < inserted; ++i) {
+    const double p = learner.replay().priority(static_cast<std::uint64_t>(i));
+    CHECK(std::isfinite(p));
+    CHECK(p > 0.0);
+    if (p != 1.0) ++changed;
+  }
+  CHECK(changed >= 1);
+  CHECK(changed <= 8);
+}
+
 namespace {
 
 // A one-step bandit on the box [-1, 1]: reward -(a - 0.6)^2, every episode one step.
@@ -278,13 +292,17 @@ TEST_CASE("SAC through the runtime: central inference, the replay table, a bandi
   run.envs_per_actor = 4;
   run.server.unroll_length = 1;
   run.server.seed = 7;
-  const TrainingResult r = train_locally<SacAgent, Backend>(
-      SacAgent(o), [](std::int32_t, std::int32_t) { return Bandit(); }, run);
-  REQUIRE(r.mean_return.has_value());
-  MESSAGE("bandit: mean return of the last 100 episodes ", *r.mean_return,
-          " (uniform actions: about -0.69)");
-  CHECK(*r.mean_return > -0.1);
-  CHECK(r.learner_steps > 1'000);
+  for (const SamplerKind sampler : {SamplerKind::uniform, SamplerKind::prioritized}) {
+    o.replay.sampler = sampler;
+    const TrainingResult r = train_locally<SacAgent, Backend>(
+        SacAgent(o), [](std::int32_t, std::int32_t) { return Bandit(); }, run);
+    CAPTURE(static_cast<int>(sampler));
+    REQUIRE(r.mean_return.has_value());
+    MESSAGE("bandit: mean return of the last 100 episodes ", *r.mean_return,
+            " (uniform actions: about -0.69)");
+    CHECK(*r.mean_return > -0.1);
+    CHECK(r.learner_steps > 1'000);
+  }
 }
 
 }  // namespace test_sac_learner

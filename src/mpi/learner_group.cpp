@@ -14,6 +14,10 @@
 
 #ifdef SEEDRL_MPI_NCCL
 #include "nccl_reducer.hpp"
+#else
+namespace seedrl::mpi::detail {
+class NcclReducer {};  // never made without NCCL; complete for the unique_ptr's destructor
+}  // namespace seedrl::mpi::detail
 #endif
 
 namespace seedrl::mpi {
