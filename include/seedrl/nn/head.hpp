@@ -25,6 +25,7 @@
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network_options.hpp"
+#include "seedrl/nn/parameter.hpp"
 
 namespace seedrl::nn {
 
