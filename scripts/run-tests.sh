@@ -20,11 +20,11 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 scripts/install-deps.sh
 
-echo "== clang build: thread-safety analysis, warnings are errors; seedrl::mpi without NCCL =="
+echo "== clang build: thread-safety analysis, every header on its own, seedrl::mpi without NCCL; warnings are errors =="
 CXX=clang++ cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEEDRL_WERROR=ON \
   -DSEEDRL_THREAD_SAFETY_ANALYSIS=ON -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF -DSEEDRL_WITH_CUDA=OFF \
   -DSEEDRL_WITH_MPI=ON
-cmake --build build/clang -j "$jobs" --target seedrl seedrl_mpi seedrl_thread_safety_check
+cmake --build build/clang -j "$jobs" --target seedrl seedrl_mpi seedrl_thread_safety_check seedrl_header_check
 
 echo "== release build: warnings are errors, every optional part =="
 optional=(-DSEEDRL_WITH_MPI=ON -DSEEDRL_WITH_MUJOCO=ON -DSEEDRL_WITH_GRPC_BASELINE=ON)
