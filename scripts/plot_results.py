@@ -6,6 +6,8 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
 
   scripts/plot_results.py curve OUT.png [--target=N|none] LABEL=run_dir/metrics.csv ...
       learning curves (the dashed target: 475 by default)
+  scripts/plot_results.py wallclock OUT.png [--target=N|none] LABEL=run_dir/metrics.csv ...
+      the same curves against wall-clock minutes, agent steps beside them (log scale)
   scripts/plot_results.py inference OUT.png bench_inference_output.txt  frames/s vs actors
   scripts/plot_results.py minatar OUT.png RESULTS_DIR   MinAtar curves: RESULTS_DIR/logs/
       {vtrace,r2d2}_{game}_{seed}/metrics.csv, mean over seeds with the min-max band
@@ -52,6 +54,32 @@ def curve(out, runs):
     ax.set_ylabel("mean return (last 100 episodes)")
     ax.legend()
     ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def wallclock(out, runs):
+    """LABEL=metrics.csv: mean return against wall-clock minutes (left) and agent steps (right),
+    so that agents of different speeds compare both ways (SAC against PPO)."""
+    target = "none"
+    if runs and runs[0].startswith("--target="):
+        target = runs[0].split("=", 1)[1]
+        runs = runs[1:]
+    fig, (by_time, by_steps) = plt.subplots(1, 2, figsize=(11, 4))
+    for run in runs:
+        label, path = run.split("=", 1)
+        rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] not in ("", "nan")]
+        returns = [float(r["mean_return"]) for r in rows]
+        line, = by_time.plot([float(r["seconds"]) / 60 for r in rows], returns, label=label)
+        by_steps.plot([int(r["step"]) for r in rows], returns, color=line.get_color(), label=label)
+    for ax, xlabel in ((by_time, "wall-clock minutes (log)"), (by_steps, "agent steps (log)")):
+        if target != "none":
+            ax.axhline(float(target), color="grey", linestyle="--", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("mean return (last 100 episodes)")
+        ax.grid(alpha=0.3)
+    by_time.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
@@ -243,6 +271,8 @@ def seeds(out, results, games, settings):
 if __name__ == "__main__":
     if sys.argv[1] == "curve":
         curve(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "wallclock":
+        wallclock(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == "inference":
         inference(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "minatar":
