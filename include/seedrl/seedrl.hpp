@@ -22,6 +22,7 @@
 
 #include "seedrl/math/categorical.hpp"
 #include "seedrl/math/distributions.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 #include "seedrl/math/running_moments.hpp"
 #include "seedrl/math/softmax.hpp"
 
@@ -53,6 +54,7 @@
 #include "seedrl/replay/sum_tree.hpp"
 
 #include "seedrl/env/atari_pipeline.hpp"
+#include "seedrl/env/card_pick.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/environment.hpp"
