@@ -48,9 +48,11 @@
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/experience/normalization.hpp"
 #include "seedrl/math/categorical.hpp"
 #include "seedrl/math/distributions.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 #include "seedrl/nn/learning_rate.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
@@ -98,17 +100,32 @@ concept Agent = std::copy_constructible<A> &&
   agent.select_actions(outputs, slots, evaluation, actions, rng);
 };
 
+/// What inference knows when it selects discrete actions beyond the network's outputs: the
+/// batch's legal-action masks (the step field kActionMaskField, u8 [N, A] row-major; empty where
+/// the environment declares none). An agent that honours masks takes it as the last argument of
+/// its select_actions.
+struct ActingContext {
+  std::span<const std::uint8_t> action_mask;
+};
+
 /// How the policy-gradient agents (V-trace, PPO) act, for either kind of action; they derive
 /// from it. In evaluation frames they take the most likely action (the Gaussian's mean).
 struct StochasticPolicyActing {
   /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
-  /// softmax(logits), or the most likely action in evaluation slots.
-  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> /*slots*/,
+  /// softmax(logits), or the most likely action in evaluation slots; with masks, among the legal
+  /// actions only (math/masked_categorical.hpp).
+  void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
-                      Rng& rng) const {
-    math::sample_categorical(
-        outputs.logits.reshape({outputs.logits.dim(1), outputs.logits.dim(2)}).matrix<float>(),
-        evaluation, actions, rng);
+                      Rng& rng, const ActingContext& context = {}) const {
+    (void)slots;
+    const std::int64_t n = outputs.logits.dim(1), a = outputs.logits.dim(2);
+    const auto logits = outputs.logits.reshape({n, a}).matrix<float>();
+    if (context.action_mask.empty()) {
+      math::sample_categorical(logits, evaluation, actions, rng);
+    } else {
+      math::masked_sample(logits, context.action_mask, math::Branches({a}), evaluation, actions,
+                          rng);
+    }
   }
 
   /// Box actions (outputs.mean, outputs.log_std [1, N, D]): for each frame
@@ -123,6 +140,24 @@ struct StochasticPolicyActing {
       if (evaluation[static_cast<std::size_t>(i)]) actions.row(i) = mean.row(i);
   }
 };
+
+/// `agent`'s discrete actions for a batch, with the context where the agent takes it; masks for
+/// an agent that cannot honour them are refused by name rather than ignored.
+template <Agent A>
+void select_actions(const A& agent, const nn::NetworkOutputs& outputs,
+                    std::span<const std::int32_t> slots, std::span<const std::uint8_t> evaluation,
+                    std::span<std::int32_t> actions, Rng& rng, const ActingContext& context) {
+  if constexpr (requires {
+                  agent.select_actions(outputs, slots, evaluation, actions, rng, context);
+                }) {
+    agent.select_actions(outputs, slots, evaluation, actions, rng, context);
+  } else {
+    SEEDRL_REQUIRE(context.action_mask.empty(), "agent ", A::kName,
+                   " does not act on legal-action masks, but the steps declare '", kActionMaskField,
+                   "'");
+    agent.select_actions(outputs, slots, evaluation, actions, rng);
+  }
+}
 
 /// Whether `agent`'s unrolls record, in their behaviour field, the Q-values inference acted on:
 /// the optional `bool records_q_values() const` (R2D2's actor priorities); false without it.

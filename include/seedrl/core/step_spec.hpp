@@ -41,6 +41,10 @@ struct StepFieldSpec {
   friend bool operator==(const StepFieldSpec&, const StepFieldSpec&) = default;
 };
 
+/// The step field a legal-action mask travels in: u8, one entry per discrete action, non-zero =
+/// legal. Where an environment declares it, acting chooses among the legal actions only.
+inline constexpr const char* kActionMaskField = "action_mask";
+
 struct StepSpec {
   TensorSpec observation;
   ActionSpec action;
@@ -56,10 +60,25 @@ struct StepSpec {
   }
 
   /// Throws naming `who` and the field unless the action spec is valid and every field has a
-  /// valid, unique, unreserved name and a shape within the limits.
+  /// valid, unique, unreserved name and a shape within the limits, and a declared action mask
+  /// fits the actions (action_mask_index).
   void validate(std::string_view who) const {
     action.validate(who);
     validate_fields(fields, who);
+    (void)action_mask_index(who);
+  }
+
+  /// The position of the declared legal-action mask (kActionMaskField), or -1; throws naming
+  /// `who` unless it is u8 [num_actions] of discrete actions.
+  int action_mask_index(std::string_view who) const {
+    const int k = field_index(kActionMaskField);
+    if (k < 0) return k;
+    const TensorSpec& mask = fields[static_cast<std::size_t>(k)].spec;
+    SEEDRL_REQUIRE(
+        !action.is_box() && mask.dtype == DType::u8 && mask.shape == Shape{action.num_actions}, who,
+        ": the step field '", kActionMaskField, "' is ", mask.to_string(),
+        "; a legal-action mask is u8[", action.num_actions, "] for ", action.to_string());
+    return k;
   }
 
   /// The fields alone (an UnrollSpec's, a checkpoint's).

@@ -9,7 +9,7 @@
 //
 // Observation f32 [2, cards]: plane 0 the value / 9 of each card on the table (0 where taken),
 // plane 1 is 1 where a card was taken. Step field "action_mask" u8 [cards]: 1 where the card is
-// still on the table (kActionMaskField, the name agents read a mask from).
+// still on the table (kActionMaskField; CardPickOptions::action_mask false: not declared).
 #pragma once
 
 #include <algorithm>
@@ -21,13 +21,11 @@
 
 namespace seedrl {
 
-/// The step field a legal-action mask travels in: u8, one entry per action, non-zero = legal.
-inline constexpr const char* kActionMaskField = "action_mask";
-
 struct CardPickOptions {
   std::int32_t cards = 8;
   std::int32_t picks = 4;
   float illegal_reward = -1.0f;
+  bool action_mask = true;  ///< declare the mask (false: the same game for agents without one)
 };
 
 class CardPick {
@@ -44,6 +42,7 @@ class CardPick {
   TensorSpec observation_spec() const { return {{2, options_.cards}, DType::f32}; }
   ActionSpec action_spec() const { return {options_.cards}; }
   std::vector<StepFieldSpec> step_fields() const {
+    if (!options_.action_mask) return {};
     return {{kActionMaskField, {{options_.cards}, DType::u8}}};
   }
 
@@ -93,12 +92,13 @@ class CardPick {
   void write(const StepRow& row) const {
     require_observation(row.observation(), observation_spec(), "CardPick");
     float* obs = row.observation().data<float>();
-    std::uint8_t* mask = row.field(kActionMaskField).data<std::uint8_t>();
+    std::uint8_t* mask =
+        options_.action_mask ? row.field(kActionMaskField).data<std::uint8_t>() : nullptr;
     const auto n = static_cast<std::size_t>(options_.cards);
     for (std::size_t i = 0; i < n; ++i) {
       obs[i] = taken_[i] ? 0.0f : static_cast<float>(values_[i]) / 9.0f;
       obs[n + i] = taken_[i] ? 1.0f : 0.0f;
-      mask[i] = taken_[i] ? 0 : 1;
+      if (mask) mask[i] = taken_[i] ? 0 : 1;
     }
   }
 

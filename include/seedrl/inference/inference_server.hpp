@@ -227,7 +227,13 @@ class InferenceServer final : public InferenceEndpoint {
     if (box()) {
       select_box_actions();
     } else {
-      agent_.select_actions(*outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_);
+      ActingContext context;
+      if (mask_field_ >= 0) {
+        const Tensor& masks = fields_[static_cast<std::size_t>(mask_field_)];
+        context.action_mask = {masks.data<std::uint8_t>(), static_cast<std::size_t>(masks.numel())};
+      }
+      select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
+                     context);
     }
     scatter(batch);
     record(batch);
@@ -472,6 +478,7 @@ class InferenceServer final : public InferenceEndpoint {
                 state_h_buffer_ = ScratchBuffer::pinned(B::device),
                 state_c_buffer_ = ScratchBuffer::pinned(B::device);
   std::vector<ScratchBuffer> field_buffers_ = std::vector<ScratchBuffer>(spec_.fields.size());
+  const int mask_field_ = spec_.action_mask_index("InferenceServer");  // -1: no masks
   StagingBuffer device_observations_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};

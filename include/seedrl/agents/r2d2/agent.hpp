@@ -18,6 +18,7 @@
 #include "seedrl/algo/sequence_priority.hpp"
 #include "seedrl/algo/value_rescale.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
 
@@ -131,17 +132,25 @@ class R2D2Agent {
   }
 
   /// For each frame i of an inference batch (outputs.q [1, N, A]): a uniformly random action
-  /// with probability epsilon(slot), else the greedy one (lowest index among ties).
+  /// with probability epsilon(slot), else the greedy one (lowest index among ties); with masks,
+  /// both among the legal actions only.
   void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
-                      Rng& rng) const {
+                      Rng& rng, const ActingContext& context = {}) const {
     const std::int64_t n = outputs.q.dim(1);
     const auto width = static_cast<std::size_t>(outputs.q.dim(2));
     const float* q = outputs.q.data<float>();
+    const math::Branches one({outputs.q.dim(2)});
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      actions[k] = epsilon_greedy_action(std::span<const float>(q + k * width, width),
-                                         epsilon(slots[k], evaluation[k] != 0), rng);
+      const double e = epsilon(slots[k], evaluation[k] != 0);
+      if (context.action_mask.empty()) {
+        actions[k] = epsilon_greedy_action(std::span<const float>(q + k * width, width), e, rng);
+      } else {
+        const Eigen::Map<const RowMatrixXf> row(q + k * width, 1, outputs.q.dim(2));
+        math::masked_epsilon_greedy(row, context.action_mask.subspan(k * width, width), one, e,
+                                    actions.subspan(k, 1), rng);
+      }
     }
   }
 

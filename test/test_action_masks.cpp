@@ -1,0 +1,128 @@
+// Legal-action masks in acting (issue 36): where the environment declares the step field
+// "action_mask", central inference chooses among the legal actions only, for V-trace and PPO
+// (sampling) and R2D2 (epsilon-greedy), in training; the same agents on the same game without the
+// mask do pick illegal actions (so the count can fail); masks that do not fit the actions are
+// refused by name.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "seedrl/agents/ppo.hpp"
+#include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/env/card_pick.hpp"
+#include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/session/local_trainer.hpp"
+#include "support/example_defaults.hpp"
+
+namespace test_action_masks {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+// CardPick that counts the illegal picks of every environment of a run (only they score < 0).
+struct CountedCardPick {
+  FlattenObservation<CardPick> game;
+  std::shared_ptr<std::atomic<std::int64_t>> illegal;
+
+  TensorSpec observation_spec() const { return game.observation_spec(); }
+  ActionSpec action_spec() const { return game.action_spec(); }
+  std::vector<StepFieldSpec> step_fields() const { return game.step_fields(); }
+  void reset(const StepRow& row) { game.reset(row); }
+  StepResult step(std::int32_t action, const StepRow& row) {
+    const StepResult r = game.step(action, row);
+    if (r.reward < 0.0f) ++*illegal;
+    return r;
+  }
+};
+
+LocalTrainerOptions run_options(std::int64_t frames) {
+  LocalTrainerOptions r;
+  r.total_frames = frames;
+  r.num_actors = 2;
+  r.envs_per_actor = 8;
+  r.server.unroll_length = 8;
+  r.server.seed = 1;
+  return r;
+}
+
+// Trains `agent` on CardPick with or without its mask; the illegal picks the training made.
+template <class A>
+std::int64_t illegal_picks(const A& agent, bool masks, LocalTrainerOptions run) {
+  auto illegal = std::make_shared<std::atomic<std::int64_t>>(0);
+  train_locally<A, Backend>(
+      agent,
+      [&](std::int32_t a, std::int32_t e) {
+        return CountedCardPick{FlattenObservation(CardPick(static_cast<std::uint64_t>(100 * a + e),
+                                                           {.action_mask = masks})),
+                               illegal};
+      },
+      run);
+  return illegal->load();
+}
+
+nn::NetworkOptions card_network() {
+  return nn::NetworkOptions::mlp(16, 8, {32});
+}
+
+}  // namespace
+
+TEST_CASE("Action masks: V-trace and PPO sample only legal cards; without the mask they do not") {
+  const VTraceAgent vtrace(test::example_vtrace_options(card_network(), 6'000));
+  CHECK(illegal_picks(vtrace, true, run_options(6'000)) == 0);
+  CHECK(illegal_picks(vtrace, false, run_options(6'000)) > 100);
+
+  PpoAgentOptions o;
+  o.network = card_network();
+  o.batch_size = 4;
+  const PpoAgent ppo(o);
+  CHECK(illegal_picks(ppo, true, run_options(6'000)) == 0);
+  CHECK(illegal_picks(ppo, false, run_options(6'000)) > 100);
+}
+
+TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring or not") {
+  R2D2AgentOptions o;
+  o.network = card_network();
+  o.network.q_head = true;
+  o.network.policy_value_heads = false;
+  o.network.lstm_size = 8;
+  o.batch_size = 8;
+  o.n_step = 2;
+  o.replay_capacity = 2'000;
+  o.min_replay_size = 16;
+  o.exploration_slots = 16;
+  o.epsilon_base = 0.9;  // most picks explore: uniformly among the legal cards
+  LocalTrainerOptions run = run_options(6'000);
+  run.server.burn_in = 2;
+  const R2D2Agent r2d2(o);
+  CHECK(illegal_picks(r2d2, true, run) == 0);
+  CHECK(illegal_picks(r2d2, false, run) > 100);
+}
+
+TEST_CASE("Action masks: a mask that does not fit the actions is refused by name") {
+  const VTraceAgent agent(test::example_vtrace_options(card_network(), 1'000));
+  SharedParameters parameters(nn::Network<Backend>(agent.network_config()).parameters());
+  UnrollQueue unrolls(4);
+  const TensorSpec observation{{16}, DType::f32};
+  for (const TensorSpec& mask :
+       {TensorSpec{{8}, DType::f32}, TensorSpec{{7}, DType::u8}, TensorSpec{{2, 4}, DType::u8}}) {
+    CAPTURE(mask.to_string());
+    const StepSpec spec{observation, ActionSpec(8), {{"action_mask", mask}}};
+    CHECK_THROWS_WITH_AS((InferenceServer<VTraceAgent, Backend>(agent, parameters, unrolls, spec)),
+                         doctest::Contains("a legal-action mask is u8[8] for 8 discrete actions"),
+                         Error);
+  }
+  // A box's actions take no mask.
+  const StepSpec box{
+      observation, ActionSpec::box(2, -1.0f, 1.0f), {{"action_mask", {{2}, DType::u8}}}};
+  CHECK_THROWS_WITH_AS(box.validate("the environment"),
+                       doctest::Contains("the environment: the step field 'action_mask' is u8[2]"),
+                       Error);
+}
+
+}  // namespace test_action_masks
