@@ -17,6 +17,7 @@
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
+#include "support/runtime_fixtures.hpp"
 
 namespace test_action_masks {
 
@@ -123,6 +124,43 @@ TEST_CASE("Action masks: a mask that does not fit the actions is refused by name
   CHECK_THROWS_WITH_AS(box.validate("the environment"),
                        doctest::Contains("the environment: the step field 'action_mask' is u8[2]"),
                        Error);
+}
+
+TEST_CASE("Action masks: a step whose mask allows nothing is refused, unless it is the last") {
+  const VTraceAgent agent(test::example_vtrace_options(card_network(), 1'000));
+  nn::Network<Backend> net(agent.network_config());
+  SharedParameters parameters(net.parameters());
+  UnrollQueue unrolls(64);
+  const StepSpec spec{{{16}, DType::f32}, ActionSpec(8), {{"action_mask", {{8}, DType::u8}}}};
+  InferenceServer<VTraceAgent, Backend> server(agent, parameters, unrolls, spec);
+  server.start();
+  ConnectRequest request = test::connect_request(3, 2);
+  request.spec = spec;
+  Connection c;
+  REQUIRE(server.connect(request, &c).is_ok());
+  const Tensor observations = Tensor::zeros({2, 16});
+  Tensor masks = Tensor::zeros({2, 8}, DType::u8);
+  const std::vector<Tensor> fields{masks};
+  const std::vector<float> rewards{0.0f, 0.0f};
+  std::vector<std::uint8_t> flags{step_flags::kFirst, step_flags::kFirst};
+  std::vector<std::int32_t> actions(2);
+  masks.data<std::uint8_t>()[3] = 1;  // environment 0: only card 3; environment 1: none
+  const Status refused = server.step(c, {observations, rewards, flags, fields}, actions);
+  CHECK(refused.is_invalid_argument());
+  CHECK(refused.message().find("environment 1: its action_mask allows no action") !=
+        std::string::npos);
+  masks.data<std::uint8_t>()[8 + 6] = 1;  // environment 1: only card 6
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(server.step(c, {observations, rewards, flags, fields}, actions).is_ok());
+    CHECK(actions == std::vector<std::int32_t>{3, 6});
+    flags = {0, 0};
+  }
+  // At an episode's last step nothing needs to be legal (a full board); its action is not played.
+  masks.data<std::uint8_t>()[8 + 6] = 0;
+  flags = {0, step_flags::kTerminated};
+  CHECK(server.step(c, {observations, rewards, flags, fields}, actions).is_ok());
+  CHECK(actions[0] == 3);
+  server.stop();
 }
 
 }  // namespace test_action_masks

@@ -228,9 +228,13 @@ class InferenceServer final : public InferenceEndpoint {
       select_box_actions();
     } else {
       ActingContext context;
-      if (mask_field_ >= 0) {
+      if (mask_field_ >= 0) {  // an all-false row (a last step's: validate_step) allows all
         const Tensor& masks = fields_[static_cast<std::size_t>(mask_field_)];
-        context.action_mask = {masks.data<std::uint8_t>(), static_cast<std::size_t>(masks.numel())};
+        const std::span<std::uint8_t> m(masks.data<std::uint8_t>(), masks.numel());
+        for (std::size_t row = 0, a = m.size() / frame_actions_.size(); row < m.size(); row += a)
+          if (std::all_of(&m[row], &m[row] + a, [](std::uint8_t x) { return x == 0; }))
+            std::fill(&m[row], &m[row] + a, std::uint8_t{1});
+        context.action_mask = m;
       }
       select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
                      context);

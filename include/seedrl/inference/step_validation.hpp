@@ -105,6 +105,21 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
       }
     }
   }
+  // A legal-action mask allows an action, except at an episode's last step (a full board),
+  // whose action nobody plays.
+  if (const int k = spec.field_index(kActionMaskField); k >= 0) {
+    const Tensor& masks = step.fields[static_cast<std::size_t>(k)];
+    const auto width = static_cast<std::size_t>(spec.action.num_actions);
+    const std::uint8_t* m = masks.data<std::uint8_t>();
+    for (std::size_t e = 0; e < n; ++e) {
+      if (is_last(step.flags[e])) continue;
+      bool any = false;
+      for (std::size_t a = 0; a < width && !any; ++a) any = m[e * width + a] != 0;
+      if (!any)
+        return Status::invalid_argument(
+            str_cat("environment ", e, ": its ", kActionMaskField, " allows no action"));
+    }
+  }
   for (std::size_t e = 0; e < n; ++e) {
     if (!std::isfinite(step.rewards[e]))
       return Status::invalid_argument(str_cat("environment ", e, ": reward is not finite"));
