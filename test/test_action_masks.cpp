@@ -15,9 +15,11 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/card_pick.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
+#include "support/temp_dir.hpp"
 
 namespace test_action_masks {
 
@@ -161,6 +163,42 @@ TEST_CASE("Action masks: a step whose mask allows nothing is refused, unless it 
   CHECK(server.step(c, {observations, rewards, flags, fields}, actions).is_ok());
   CHECK(actions[0] == 3);
   server.stop();
+}
+
+TEST_CASE("Action masks: Policy acts among the legal actions, greedy, sampling or exploring") {
+  const test::TempDir dir("action_masks_policy");
+  const VTraceAgent agent(test::example_vtrace_options(card_network(), 2'000));
+  LocalTrainerOptions run = run_options(2'000);
+  run.logdir = dir.path.string();
+  train_locally<VTraceAgent, Backend>(
+      agent,
+      [](std::int32_t a, std::int32_t e) {
+        return FlattenObservation(CardPick(static_cast<std::uint64_t>(10 * a + e)));
+      },
+      run);
+  const std::string checkpoint = (dir.path / "checkpoint.safetensors").string();
+  Tensor masks = Tensor::zeros({3, 8}, DType::u8);
+  for (int i = 0; i < 3; ++i) masks.data<std::uint8_t>()[i * 8 + 2 * i + 1] = 1;  // 1, 3, 5
+  const std::vector<Tensor> fields{masks};
+  Rng rng(4);
+  for (const ActingOptions acting :
+       {ActingOptions{ActionMode::greedy}, ActingOptions{ActionMode::sample},
+        ActingOptions{ActionMode::epsilon_greedy, 1.0}}) {
+    CAPTURE(acting.to_text());
+    Policy<> policy(checkpoint, {.acting = acting, .seed = 9});
+    REQUIRE(policy.step_fields() == std::vector<StepFieldSpec>{{"action_mask", {{8}, DType::u8}}});
+    for (int round = 0; round < 20; ++round) {
+      Tensor observations = Tensor::empty({3, 16});
+      for (std::int64_t j = 0; j < observations.numel(); ++j)
+        observations.data<float>()[j] = static_cast<float>(rng.uniform());
+      CHECK(policy.act({observations, fields}) == std::vector<std::int32_t>{1, 3, 5});
+    }
+  }
+  // A row that allows nothing is refused by name.
+  masks.data<std::uint8_t>()[8 + 3] = 0;
+  Policy<> policy(checkpoint);
+  CHECK_THROWS_WITH_AS(policy.act({Tensor::zeros({3, 16}), fields}),
+                       doctest::Contains("mask of row 1 allows no action"), Error);
 }
 
 }  // namespace test_action_masks

@@ -7,6 +7,7 @@
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/math/categorical.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 
 namespace seedrl {
 
@@ -74,13 +75,29 @@ std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon
 }
 
 void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
-                    std::span<std::int32_t> actions) {
+                    std::span<std::int32_t> actions, std::span<const std::uint8_t> action_mask) {
   SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
                      scores.device() == Device::cpu &&
                      scores.dim(0) == static_cast<std::int64_t>(actions.size()),
                  "select_actions: scores must be f32 [", actions.size(), ", A] on the CPU, got ",
                  scores.shape());
   const std::int64_t n = scores.dim(0);
+  if (!action_mask.empty()) {  // the same choices among the legal actions
+    const math::Branches one({scores.dim(1)});
+    switch (acting.mode) {
+      case ActionMode::greedy:
+        math::masked_greedy(scores.matrix<float>(), action_mask, one, actions);
+        break;
+      case ActionMode::sample:
+        math::masked_sample(scores.matrix<float>(), action_mask, one, {}, actions, rng);
+        break;
+      case ActionMode::epsilon_greedy:
+        math::masked_epsilon_greedy(scores.matrix<float>(), action_mask, one, acting.epsilon,
+                                    actions, rng);
+        break;
+    }
+    return;
+  }
   const auto width = static_cast<std::size_t>(scores.dim(1));
   auto row = [&](std::int64_t i) {
     return std::span<const float>(scores.data<float>() + static_cast<std::size_t>(i) * width,

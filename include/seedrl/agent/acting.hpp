@@ -48,9 +48,12 @@ std::int32_t greedy_action(std::span<const float> scores);
 std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon, Rng& rng);
 
 /// One action per row of `scores` (f32 [N, A] on the CPU) as `acting` says: greedy, a draw from
-/// softmax(row) (math::sample_categorical), or epsilon-greedy. Throws naming the shapes when
-/// `actions` does not have N entries.
+/// softmax(row) (math::sample_categorical), or epsilon-greedy; with a legal-action mask (u8
+/// [N, A], non-zero = legal) each of them among the legal actions only
+/// (math/masked_categorical.hpp; a row that allows nothing is refused by name). Throws naming the
+/// shapes when `actions` does not have N entries.
 void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
-                    std::span<std::int32_t> actions);
+                    std::span<std::int32_t> actions,
+                    std::span<const std::uint8_t> action_mask = {});
 
 }  // namespace seedrl

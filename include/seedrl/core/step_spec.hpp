@@ -53,7 +53,8 @@ struct StepSpec {
   static constexpr std::size_t kMaxFields = 8;
 
   /// The position of field `name` in `fields`, or -1.
-  int field_index(std::string_view name) const {
+  int field_index(std::string_view name) const { return index_of(fields, name); }
+  static int index_of(const std::vector<StepFieldSpec>& fields, std::string_view name) {
     for (std::size_t i = 0; i < fields.size(); ++i)
       if (fields[i].name == name) return static_cast<int>(i);
     return -1;

@@ -254,8 +254,15 @@ void Policy<B>::act(const PolicyInput& input, std::span<std::int32_t> actions) {
   const nn::NetworkOptions& config = description_.network;
   const Tensor& scores = config.policy_value_heads ? outputs_->logits : outputs_->q;
   const Tensor rows = scores.reshape({n, config.num_actions});
+  Tensor masks;  // the run's legal-action masks, where its steps had them
+  std::span<const std::uint8_t> mask;
+  if (const int k = StepSpec::index_of(description_.step_fields, kActionMaskField); k >= 0) {
+    const Tensor& given = input.fields[static_cast<std::size_t>(k)];
+    masks = given.device() == Device::cpu ? given : given.clone(Device::cpu);
+    mask = {masks.data<std::uint8_t>(), static_cast<std::size_t>(masks.numel())};
+  }
   select_actions(rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_,
-                 actions);
+                 actions, mask);
 }
 
 template <nn::Backend B>
