@@ -140,7 +140,8 @@ class R2D2Agent {
     const std::int64_t n = outputs.q.dim(1);
     const auto width = static_cast<std::size_t>(outputs.q.dim(2));
     const float* q = outputs.q.data<float>();
-    const math::Branches one({outputs.q.dim(2)});
+    const math::Branches one =
+        context.action_mask.empty() ? math::Branches() : math::Branches({outputs.q.dim(2)});
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       const double e = epsilon(slots[k], evaluation[k] != 0);
