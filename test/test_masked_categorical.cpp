@@ -262,7 +262,8 @@ TEST_CASE(
 }
 
 TEST_CASE("Masked categorical: bad branches and masks are refused by name") {
-  CHECK_THROWS_WITH_AS(Branches(std::vector<std::int64_t>{}), doctest::Contains("at least one action branch"), Error);
+  CHECK_THROWS_WITH_AS(Branches(std::vector<std::int64_t>{}),
+                       doctest::Contains("at least one action branch"), Error);
   CHECK_THROWS_WITH_AS(Branches({3, 0}, "ActionSpec"),
                        doctest::Contains("ActionSpec: branch 1 has 0 actions"), Error);
   CHECK(kBranches.to_string() == "3 x 4 x 2");

@@ -212,4 +212,26 @@ class ReplayTable {
   bool closed_ SEEDRL_GUARDED_BY(mutex_) = false;
 };
 
+/// A learner's checkpoint_replay: saves `table` (with its items) beside `checkpoint`.
+template <class Item>
+void save_replay_state(const ReplayTable<Item>& table, const std::string& checkpoint) {
+  table.save_file(replay_state_path(checkpoint), true);
+}
+
+/// Restores `table` from the replay state saved beside `checkpoint`, where there is one. Every
+/// item must satisfy `fits` (the learner's layout), else nothing changes and the error names the
+/// file and `items` ("sequences", "windows").
+template <class Item, class Fits>
+void load_replay_state(ReplayTable<Item>& table, const std::string& checkpoint, Fits fits,
+                       std::string_view items) {
+  const std::string path = replay_state_path(checkpoint);
+  if (!std::filesystem::exists(path)) return;
+  const std::string data = read_file(path);
+  ReplayTable<Item> loaded(table.options());
+  loaded.load(data, path);
+  SEEDRL_REQUIRE(loaded.all_items(fits), path, ": holds ", items,
+                 " of another layout than this learner's");
+  table.load(data, path);
+}
+
 }  // namespace seedrl

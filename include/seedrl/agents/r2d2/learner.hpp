@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -287,21 +286,16 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
 
   /// With checkpoint_replay, the replay contents (replay_state_path(path)).
   void save_state(const std::string& path) override {
-    if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
+    if (agent_.options().checkpoint_replay) save_replay_state(replay_, path);
   }
 
   /// With checkpoint_replay and a replay state next to the checkpoint, the replay contents come
   /// back too (the target network is in the checkpoint, or a copy of the online one for files
   /// written before seedrl saved targets).
   void load_state(const std::string& path) override {
-    const std::string replay_path = replay_state_path(path);
-    if (!agent_.options().checkpoint_replay || !std::filesystem::exists(replay_path)) return;
-    const std::string data = read_file(replay_path);
-    Replay loaded(replay_.options());
-    loaded.load(data, replay_path);
-    SEEDRL_REQUIRE(loaded.all_items([&](const Unroll& u) { return matches(u, this->spec()); }),
-                   replay_path, ": holds sequences of another layout than this learner's");
-    replay_.load(data, replay_path);
+    if (!agent_.options().checkpoint_replay) return;
+    load_replay_state(
+        replay_, path, [&](const Unroll& u) { return matches(u, this->spec()); }, "sequences");
   }
 
  private:

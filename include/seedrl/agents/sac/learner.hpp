@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -134,17 +133,12 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
 
  protected:
   void save_state(const std::string& path) override {
-    if (agent_.options().checkpoint_replay) replay_.save_file(replay_state_path(path), true);
+    if (agent_.options().checkpoint_replay) save_replay_state(replay_, path);
   }
   void load_state(const std::string& path) override {
-    const std::string replay_path = replay_state_path(path);
-    if (!agent_.options().checkpoint_replay || !std::filesystem::exists(replay_path)) return;
-    const std::string data = read_file(replay_path);
-    Replay loaded(replay_.options());
-    loaded.load(data, replay_path);
-    SEEDRL_REQUIRE(loaded.all_items([&](const Unroll& u) { return matches(u, this->spec()); }),
-                   replay_path, ": holds windows of another layout than this learner's");
-    replay_.load(data, replay_path);
+    if (!agent_.options().checkpoint_replay) return;
+    load_replay_state(
+        replay_, path, [&](const Unroll& u) { return matches(u, this->spec()); }, "windows");
   }
 
  private:
