@@ -2,13 +2,16 @@
 // "action_mask", central inference chooses among the legal actions only, for V-trace and PPO
 // (sampling) and R2D2 (epsilon-greedy), in training; the same agents on the same game without the
 // mask do pick illegal actions (so the count can fail); masks that do not fit the actions are
-// refused by name.
+// refused by name; masks sent over a socket (as bits) arrive as they were written.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
+#include <vector>
 
+#include "seedrl/acting/actor.hpp"
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
@@ -17,9 +20,11 @@
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
+#include "support/card_pick_fixtures.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"
 #include "support/temp_dir.hpp"
+#include "support/transport_fixtures.hpp"
 
 namespace test_action_masks {
 
@@ -27,22 +32,6 @@ using namespace seedrl;
 using Backend = cpu::Backend;
 
 namespace {
-
-// CardPick that counts the illegal picks of every environment of a run (only they score < 0).
-struct CountedCardPick {
-  FlattenObservation<CardPick> game;
-  std::shared_ptr<std::atomic<std::int64_t>> illegal;
-
-  TensorSpec observation_spec() const { return game.observation_spec(); }
-  ActionSpec action_spec() const { return game.action_spec(); }
-  std::vector<StepFieldSpec> step_fields() const { return game.step_fields(); }
-  void reset(const StepRow& row) { game.reset(row); }
-  StepResult step(std::int32_t action, const StepRow& row) {
-    const StepResult r = game.step(action, row);
-    if (r.reward < 0.0f) ++*illegal;
-    return r;
-  }
-};
 
 LocalTrainerOptions run_options(std::int64_t frames) {
   LocalTrainerOptions r;
@@ -61,27 +50,24 @@ std::int64_t illegal_picks(const A& agent, bool masks, LocalTrainerOptions run) 
   train_locally<A, Backend>(
       agent,
       [&](std::int32_t a, std::int32_t e) {
-        return CountedCardPick{FlattenObservation(CardPick(static_cast<std::uint64_t>(100 * a + e),
-                                                           {.action_mask = masks})),
-                               illegal};
+        return test::CountedCardPick{
+            FlattenObservation(
+                CardPick(static_cast<std::uint64_t>(100 * a + e), {.action_mask = masks})),
+            illegal};
       },
       run);
   return illegal->load();
 }
 
-nn::NetworkOptions card_network() {
-  return nn::NetworkOptions::mlp(16, 8, {32});
-}
-
 }  // namespace
 
 TEST_CASE("Action masks: V-trace and PPO sample only legal cards; without the mask they do not") {
-  const VTraceAgent vtrace(test::example_vtrace_options(card_network(), 6'000));
+  const VTraceAgent vtrace(test::example_vtrace_options(test::card_network(), 6'000));
   CHECK(illegal_picks(vtrace, true, run_options(6'000)) == 0);
   CHECK(illegal_picks(vtrace, false, run_options(6'000)) > 100);
 
   PpoAgentOptions o;
-  o.network = card_network();
+  o.network = test::card_network();
   o.batch_size = 4;
   const PpoAgent ppo(o);
   CHECK(illegal_picks(ppo, true, run_options(6'000)) == 0);
@@ -90,7 +76,7 @@ TEST_CASE("Action masks: V-trace and PPO sample only legal cards; without the ma
 
 TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring or not") {
   R2D2AgentOptions o;
-  o.network = card_network();
+  o.network = test::card_network();
   o.network.q_head = true;
   o.network.policy_value_heads = false;
   o.network.lstm_size = 8;
@@ -108,7 +94,7 @@ TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring
 }
 
 TEST_CASE("Action masks: a mask that does not fit the actions is refused by name") {
-  const VTraceAgent agent(test::example_vtrace_options(card_network(), 1'000));
+  const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 1'000));
   SharedParameters parameters(nn::Network<Backend>(agent.network_config()).parameters());
   UnrollQueue unrolls(4);
   const TensorSpec observation{{16}, DType::f32};
@@ -129,7 +115,7 @@ TEST_CASE("Action masks: a mask that does not fit the actions is refused by name
 }
 
 TEST_CASE("Action masks: a step whose mask allows nothing is refused, unless it is the last") {
-  const VTraceAgent agent(test::example_vtrace_options(card_network(), 1'000));
+  const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 1'000));
   nn::Network<Backend> net(agent.network_config());
   SharedParameters parameters(net.parameters());
   UnrollQueue unrolls(64);
@@ -167,7 +153,7 @@ TEST_CASE("Action masks: a step whose mask allows nothing is refused, unless it 
 
 TEST_CASE("Action masks: Policy acts among the legal actions, greedy, sampling or exploring") {
   const test::TempDir dir("action_masks_policy");
-  const VTraceAgent agent(test::example_vtrace_options(card_network(), 2'000));
+  const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 2'000));
   LocalTrainerOptions run = run_options(2'000);
   run.logdir = dir.path.string();
   train_locally<VTraceAgent, Backend>(
@@ -199,6 +185,48 @@ TEST_CASE("Action masks: Policy acts among the legal actions, greedy, sampling o
   Policy<> policy(checkpoint);
   CHECK_THROWS_WITH_AS(policy.act({Tensor::zeros({3, 16}), fields}),
                        doctest::Contains("mask of row 1 allows no action"), Error);
+}
+
+TEST_CASE("Action masks: masks cross a socket as bits and reach the unrolls bit for bit") {
+  const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 1'000));
+  nn::Network<Backend> net(agent.network_config());
+  SharedParameters parameters(net.parameters());
+  UnrollQueue unrolls(64);
+  const StepSpec spec = step_spec(FlattenObservation(CardPick(0)));
+  InferenceServerOptions inference_options;
+  inference_options.unroll_length = 6;
+  InferenceServer<VTraceAgent, Backend> inference(agent, parameters, unrolls, spec,
+                                                  inference_options);
+  inference.start();
+  SocketServer sockets(inference, test::server_options());
+  sockets.start();
+  auto illegal = std::make_shared<std::atomic<std::int64_t>>(0);
+  std::vector<test::CountedCardPick> envs;
+  for (std::uint64_t e = 0; e < 3; ++e)
+    envs.push_back({FlattenObservation(CardPick(40 + e)), illegal});
+  Actor<test::CountedCardPick, RemoteClient> actor(
+      std::move(envs), RemoteClient(test::client_options(sockets.address())));
+  std::thread acting([&] { CHECK(actor.run().is_ok()); });
+  // A card is legal exactly where the observation's plane 1 says it was not taken.
+  std::int64_t steps = 0;
+  for (int i = 0; i < 30; ++i) {
+    std::optional<std::unique_ptr<Unroll>> popped = unrolls.pop();
+    REQUIRE(popped.has_value());
+    const std::unique_ptr<Unroll>& u = *popped;
+    const Tensor& mask = u->fields[0];
+    REQUIRE(mask.shape() == Shape{7, 8});
+    for (std::int64_t t = 0; t < 7; ++t, ++steps)
+      for (std::int64_t j = 0; j < 8; ++j) {
+        const bool taken = u->observations.data<float>()[t * 16 + 8 + j] != 0.0f;
+        CHECK(mask.data<std::uint8_t>()[t * 8 + j] == (taken ? 0 : 1));
+      }
+  }
+  actor.stop();
+  inference.stop();
+  acting.join();
+  sockets.stop();
+  CHECK(steps == 30 * 7);
+  CHECK(illegal->load() == 0);
 }
 
 }  // namespace test_action_masks

@@ -1,13 +1,22 @@
 // Policy terms: log-probabilities, entropies and their gradients for discrete and box actions
 // against finite differences and a float64 Gaussian; the behaviour log-probabilities of a batch;
-// the distribution-agnostic actor-critic loss against the softmax one.
+// the distribution-agnostic actor-critic loss against the softmax one; with legal-action masks,
+// against a float64 softmax over the legal actions and finite differences, and the masks a batch's
+// steps carry.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <ranges>
+#include <vector>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/core/step_spec.hpp"
 #include "seedrl/learner/policy_terms.hpp"
+#include "seedrl/learner/transitions.hpp"
 #include "seedrl/nn/network.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -147,6 +156,103 @@ TEST_CASE("actor_critic_loss_terms: the softmax loss, with gradients per log-pro
   CHECK_THROWS_WITH_AS(
       actor_critic_loss_terms(log_probs, entropy.topRows(2), values, targets, options),
       doctest::Contains("must all be [3, 2]"), Error);
+}
+
+TEST_CASE("policy_terms with a legal-action mask: a softmax over the legal actions only") {
+  Rng rng(11);
+  const std::int64_t m = 4, k = 5;
+  Tensor logits = Tensor::empty({m, k});
+  Tensor actions = Tensor::empty({m}, DType::i32);
+  for (std::int64_t i = 0; i < m * k; ++i)
+    logits.data<float>()[i] = static_cast<float>(rng.uniform(-2, 2));
+  // Row 3's best logit is illegal, so masking changes its distribution most.
+  logits.data<float>()[3 * k + 4] = 5.0f;
+  const std::vector<std::uint8_t> legal = {1, 1, 1, 1, 1,  //
+                                           0, 1, 0, 1, 1,  //
+                                           0, 0, 1, 0, 0,  // one legal action: log-prob 0
+                                           1, 0, 1, 1, 0};
+  const std::int32_t taken[m] = {4, 3, 2, 0};
+  for (std::int64_t i = 0; i < m; ++i) actions.data<std::int32_t>()[i] = taken[i];
+
+  const PolicyTerms terms = policy_terms(logits, Tensor(), actions, legal);
+  for (std::int64_t i = 0; i < m; ++i) {
+    CAPTURE(i);
+    double z = 0.0;
+    for (std::int64_t j = 0; j < k; ++j)
+      if (legal[static_cast<std::size_t>(i * k + j)])
+        z += std::exp(static_cast<double>(logits.data<float>()[i * k + j]));
+    double entropy = 0.0;
+    for (std::int64_t j = 0; j < k; ++j)
+      if (legal[static_cast<std::size_t>(i * k + j)]) {
+        const double p = std::exp(static_cast<double>(logits.data<float>()[i * k + j])) / z;
+        entropy -= p * std::log(p);
+      }
+    CHECK(terms.log_probs(i) ==
+          doctest::Approx(logits.data<float>()[i * k + taken[i]] - std::log(z)).epsilon(1e-5));
+    CHECK(terms.entropy(i) == doctest::Approx(entropy).epsilon(1e-5));
+  }
+  CHECK(terms.log_probs(2) == doctest::Approx(0.0).epsilon(1e-6));
+  CHECK(terms.entropy(2) == doctest::Approx(0.0).epsilon(1e-6));
+  // Unmasked, row 3 differs: the mask is what made these.
+  CHECK(std::abs(policy_terms(logits, Tensor(), actions).log_probs(3) - terms.log_probs(3)) > 1.0f);
+
+  // The gradients against finite differences; the illegal logits get exactly none.
+  Eigen::ArrayXf g_lp(m), g_ent(m);
+  for (std::int64_t i = 0; i < m; ++i) {
+    g_lp(i) = static_cast<float>(rng.uniform(-1, 1));
+    g_ent(i) = static_cast<float>(rng.uniform(-1, 1));
+  }
+  auto objective = [&] {
+    const PolicyTerms t = policy_terms(logits, Tensor(), actions, legal);
+    return static_cast<double>((g_lp * t.log_probs + g_ent * t.entropy).sum());
+  };
+  const Tensor grad = Tensor::empty({m, k});
+  policy_terms_backward(logits, Tensor(), actions, g_lp, g_ent, grad, Tensor(), legal);
+  for (std::int64_t i = 0; i < m * k; ++i) {
+    CAPTURE(i);
+    float& x = logits.data<float>()[i];
+    const float saved = x, h = 1e-2f;
+    x = saved + h;
+    const double up = objective();
+    x = saved - h;
+    const double down = objective();
+    x = saved;
+    CHECK(grad.data<float>()[i] == doctest::Approx((up - down) / (2.0 * h)).epsilon(2e-2));
+    if (!legal[static_cast<std::size_t>(i)]) CHECK(grad.data<float>()[i] == 0.0f);
+  }
+
+  // The behaviour policy's log-probabilities take the same mask.
+  UnrollBatch batch;
+  batch.flags = Tensor::zeros({2, 2}, DType::u8);
+  batch.behaviour = logits.reshape({2, 2, k});
+  batch.actions = actions.reshape({2, 2});
+  const Eigen::ArrayXf behaviour = behaviour_log_probs(batch, 2, legal);
+  for (std::int64_t i = 0; i < m; ++i)
+    CHECK(behaviour(i) == doctest::Approx(terms.log_probs(i)).epsilon(1e-6));
+  CHECK_THROWS_WITH_AS(policy_terms(logits, Tensor(), actions, std::span(legal).first(10)),
+                       doctest::Contains("mask of 10 entries for 4 frames of 5 actions"), Error);
+}
+
+TEST_CASE("legal_actions: the masks of a batch's steps; a row that allows nothing allows all") {
+  UnrollSpec spec;
+  spec.observation = {{1}, DType::f32};
+  spec.num_actions = 3;
+  spec.length = 2;
+  spec.fields = {{kActionMaskField, {{3}, DType::u8}}};
+  std::vector<std::unique_ptr<Unroll>> unrolls;
+  const std::uint8_t masks[2][6] = {{1, 0, 1, 0, 0, 0}, {0, 1, 0, 1, 1, 0}};
+  for (const auto& m : masks) {
+    unrolls.push_back(Unroll::allocate(spec));
+    std::memcpy(unrolls.back()->fields[0].data<std::uint8_t>(), m, 6);
+  }
+  UnrollBatch batch;
+  batch.stack(unrolls, spec);
+  // Frame t * B + b: (t 0, b 0), (0, 1), (1, 0) allows nothing: all, (1, 1).
+  const std::vector<std::uint8_t> expected = {1, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0};
+  CHECK(legal_actions(batch) == expected);
+  spec.fields.clear();
+  batch.stack(unrolls | std::views::take(1), spec);
+  CHECK(legal_actions(batch).empty());
 }
 
 }  // namespace test_policy_terms

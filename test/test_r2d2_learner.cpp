@@ -49,9 +49,14 @@ double brute_force_priority(const Eigen::ArrayXXf& q, const Eigen::ArrayXXf& q_t
                             const Unroll& u, const R2D2AgentOptions& o, std::int64_t burn_in) {
   const std::int64_t length = u.flags.dim(0), steps = length - burn_in - 1;
   const std::uint8_t* flags = u.flags.data<std::uint8_t>();
+  // The sequence's legal-action masks, where it has them.
+  const std::uint8_t* legal = u.fields.empty() ? nullptr : u.fields[0].data<std::uint8_t>();
   auto value = [&](std::int64_t step) {  // raw-scale double-Q value of x_step
-    Eigen::Index best = 0;
-    q.row(step).maxCoeff(&best);
+    Eigen::Index best = -1;
+    for (Eigen::Index a = 0; a < q.cols(); ++a)
+      if ((legal == nullptr || legal[step * q.cols() + a]) &&
+          (best < 0 || q(step, a) > q(step, best)))
+        best = a;
     return inverse_value_rescale(static_cast<double>(q_target(step, best)));
   };
   std::vector<double> deltas;
@@ -180,6 +185,38 @@ TEST_CASE("R2D2 learner: priorities at insertion match a brute-force n-step comp
   CHECK(sequences.empty());
   REQUIRE(learner.replay().size() == 12);
   CHECK(learner.inserted() == 12);
+  for (std::uint64_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK(learner.replay().priority(i) ==
+          doctest::Approx(expected[static_cast<std::size_t>(i)]).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("R2D2 learner: with legal-action masks, double Q bootstraps from legal actions only") {
+  const R2D2AgentOptions o = tiny_options();
+  const R2D2Agent agent(o);
+  UnrollSpec spec = spec_for(agent, 2, 7);
+  spec.fields = {{kActionMaskField, {{kActions}, DType::u8}}};
+  UnrollQueue queue(8);
+  R2D2Learner learner(agent, spec, queue);
+  perturb(learner.target_network().parameters(), 9, 0.3);
+
+  Sequences sequences = random_sequences(spec, 12, 22);
+  nn::Network<Backend> online(o.network), target(o.network);
+  online.parameters().copy_values_from(learner.network().parameters());
+  target.parameters().copy_values_from(learner.target_network().parameters());
+  std::vector<double> expected;
+  int differ = 0;  // sequences whose priority the masks change (so that the check can fail)
+  for (const auto& u : sequences) {
+    expected.push_back(brute_force_priority(online, target, *u, o, 2));
+    Unroll unmasked = *u;
+    unmasked.fields.clear();
+    differ += std::abs(brute_force_priority(online, target, unmasked, o, 2) - expected.back()) >
+              1e-3 * expected.back();
+  }
+  CHECK(differ >= 2);
+  learner.insert(sequences);
+  REQUIRE(learner.replay().size() == 12);
   for (std::uint64_t i = 0; i < 12; ++i) {
     CAPTURE(i);
     CHECK(learner.replay().priority(i) ==

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "seedrl/algo/epsilon_schedule.hpp"
 #include "seedrl/algo/n_step_targets.hpp"
@@ -100,6 +102,29 @@ TEST_CASE("double_q_values: the target network evaluates the online network's ch
   CHECK(greedy(0) == 1);
   CHECK(greedy(1) == 0);
   CHECK(greedy(2) == 0);
+}
+
+TEST_CASE("double_q_values: with a mask, the online network's choice among the legal actions") {
+  seedrl::RowMatrixXf online(3, 3), target(3, 3);
+  online << 1, 5, 2,  //
+      9, 0, 0,        //
+      3, 3, 1;
+  target << 10, 20, 30,  //
+      40, 50, 60,        //
+      70, 80, 90;
+  const std::vector<std::uint8_t> legal = {1, 0, 1,   // the best (5) is illegal: 2 at column 2
+                                           0, 1, 1,   // a tie among the legal: the lowest index
+                                           0, 0, 1};  // one legal action, however poor
+  const Eigen::ArrayXf v = seedrl::double_q_values(online, target, legal);
+  CHECK(v(0) == 30);
+  CHECK(v(1) == 50);
+  CHECK(v(2) == 90);
+  // The unmasked choice differs in every row, so the mask is what made these.
+  const Eigen::ArrayXf unmasked = seedrl::double_q_values(online, target);
+  CHECK((v != unmasked).all());
+  const std::vector<std::uint8_t> none = {1, 1, 1, 0, 0, 0, 1, 1, 1};
+  CHECK_THROWS_WITH_AS(seedrl::double_q_values(online, target, none),
+                       doctest::Contains("row 1 allows no action"), Error);
 }
 
 TEST_CASE("sequence_priorities: eta * max |delta| + (1 - eta) * mean |delta| per sequence") {

@@ -22,7 +22,8 @@ PpoTargets ppo_targets(const UnrollBatch& batch, const Transitions& tr, const fl
       if (tr.mask(t, b) > 0.0f) out.rows.push_back(row);
     }
   }
-  out.old_log_probs = behaviour_log_probs(batch, steps);
+  out.legal = legal_actions(batch);
+  out.old_log_probs = behaviour_log_probs(batch, steps, out.legal);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "seedrl/algo/n_step_targets.hpp"
 
+#include "seedrl/math/masked_categorical.hpp"
+
 namespace seedrl {
 
 Eigen::ArrayXXf n_step_targets(const Eigen::ArrayXXf& rewards, const Eigen::ArrayXXf& dones,
@@ -40,11 +42,19 @@ Eigen::ArrayXi greedy_actions(const math::ConstMatrixRef& q) {
 }
 
 Eigen::ArrayXf double_q_values(const math::ConstMatrixRef& q_online,
-                               const math::ConstMatrixRef& q_target) {
+                               const math::ConstMatrixRef& q_target,
+                               std::span<const std::uint8_t> legal) {
   SEEDRL_REQUIRE(q_online.rows() == q_target.rows() && q_online.cols() == q_target.cols(),
                  "double_q_values: online Q is [", q_online.rows(), ", ", q_online.cols(),
                  "] but target Q is [", q_target.rows(), ", ", q_target.cols(), "]");
-  const Eigen::ArrayXi actions = greedy_actions(q_online);
+  Eigen::ArrayXi actions(q_online.rows());
+  if (legal.empty()) {
+    actions = greedy_actions(q_online);
+  } else {
+    math::masked_greedy(
+        q_online, legal, math::Branches({q_online.cols()}, "double_q_values"),
+        std::span<std::int32_t>(actions.data(), static_cast<std::size_t>(actions.size())));
+  }
   Eigen::ArrayXf values(q_online.rows());
   for (Eigen::Index i = 0; i < q_online.rows(); ++i) values(i) = q_target(i, actions(i));
   return values;

@@ -5,7 +5,8 @@ namespace seedrl {
 R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrixRef& q_target,
                    const Eigen::ArrayXXi& actions, const Eigen::ArrayXXf& rewards,
                    const Eigen::ArrayXXf& dones, const Eigen::ArrayXXf& mask,
-                   std::span<const float> weights, const R2D2LossOptions& options) {
+                   std::span<const float> weights, const R2D2LossOptions& options,
+                   std::span<const std::uint8_t> legal) {
   const Eigen::Index steps = actions.rows(), batch = actions.cols(), num_actions = q_online.cols();
   SEEDRL_REQUIRE(q_online.rows() == (steps + 1) * batch && q_target.rows() == q_online.rows() &&
                      q_target.cols() == num_actions,
@@ -25,7 +26,7 @@ R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrix
   };
 
   // Bootstrap value of the state at window step t: h^-1(Q_target(x_t, argmax Q_online(x_t))).
-  const Eigen::ArrayXf bootstrap = raw(double_q_values(q_online, q_target));
+  const Eigen::ArrayXf bootstrap = raw(double_q_values(q_online, q_target, legal));
   Eigen::ArrayXXf boundary_rewards = rewards, q_next(steps, batch), q_taken(steps, batch);
   for (Eigen::Index b = 0; b < batch; ++b) {
     for (Eigen::Index t = 0; t < steps; ++t) {

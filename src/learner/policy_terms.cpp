@@ -1,6 +1,7 @@
 #include "seedrl/learner/policy_terms.hpp"
 
 #include "seedrl/math/distributions.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 
 namespace seedrl {
 namespace {
@@ -19,11 +20,28 @@ std::span<const std::int32_t> discrete(const Tensor& actions) {
   return {actions.data<std::int32_t>(), static_cast<std::size_t>(actions.numel())};
 }
 
+// The first rows of `legal` that cover `logits`, with the single branch of the discrete action.
+std::span<const std::uint8_t> rows_of_mask(std::span<const std::uint8_t> legal,
+                                           const Eigen::Map<const RowMatrixXf>& logits) {
+  const auto n = static_cast<std::size_t>(logits.rows() * logits.cols());
+  SEEDRL_REQUIRE(legal.size() >= n, "policy_terms: a legal-action mask of ", legal.size(),
+                 " entries for ", logits.rows(), " frames of ", logits.cols(), " actions");
+  return legal.first(n);
+}
+
 }  // namespace
 
-PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions) {
+PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
+                         std::span<const std::uint8_t> legal) {
   PolicyTerms terms;
-  if (actions.dtype() == DType::i32) {
+  if (actions.dtype() == DType::i32 && !legal.empty()) {
+    const auto logits = rows_of(policy);
+    const math::Branches one({logits.cols()});
+    const RowMatrixXf log_probs =
+        math::branch_log_softmax(logits, rows_of_mask(legal, logits), one);
+    terms.log_probs = math::joint_log_prob(log_probs, discrete(actions), one).array();
+    terms.entropy = math::branch_entropy(log_probs, one).array();
+  } else if (actions.dtype() == DType::i32) {
     const auto logits = rows_of(policy);
     terms.log_probs = math::Categorical::log_prob(logits, discrete(actions));
     terms.entropy = math::Categorical::entropy(logits);
@@ -37,7 +55,18 @@ PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tens
 
 void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
                            const Eigen::ArrayXf& grad_log_probs, const Eigen::ArrayXf& grad_entropy,
-                           const Tensor& grad_policy, const Tensor& grad_log_std) {
+                           const Tensor& grad_policy, const Tensor& grad_log_std,
+                           std::span<const std::uint8_t> legal) {
+  if (actions.dtype() == DType::i32 && !legal.empty()) {
+    const auto logits = rows_of(policy);
+    const math::Branches one({logits.cols()});
+    const RowMatrixXf log_probs =
+        math::branch_log_softmax(logits, rows_of_mask(legal, logits), one);
+    auto grad = mutable_rows_of(grad_policy);
+    math::branch_backward(log_probs, discrete(actions), grad_log_probs.matrix(),
+                          grad_entropy.matrix(), one, grad);
+    return;
+  }
   if (actions.dtype() == DType::i32) {
     const auto logits = rows_of(policy);
     auto grad = mutable_rows_of(grad_policy);
@@ -56,9 +85,20 @@ void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Te
   grad_std += entropy_grad;
 }
 
-Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps) {
+Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps,
+                                   std::span<const std::uint8_t> legal) {
   const Eigen::Index n = steps * batch.flags.dim(1);
   const auto behaviour = rows_of(batch.behaviour).topRows(n);
+  if (batch.actions.dtype() == DType::i32 && !legal.empty()) {
+    const auto all = rows_of(batch.behaviour);
+    const Eigen::Map<const RowMatrixXf> first(all.data(), n, all.cols());
+    const math::Branches one({all.cols()});
+    return math::joint_log_prob(math::branch_log_softmax(first, rows_of_mask(legal, first), one),
+                                std::span<const std::int32_t>(batch.actions.data<std::int32_t>(),
+                                                              static_cast<std::size_t>(n)),
+                                one)
+        .array();
+  }
   if (batch.actions.dtype() == DType::i32) {
     return math::Categorical::log_prob(
         behaviour, std::span<const std::int32_t>(batch.actions.data<std::int32_t>(),

@@ -1,6 +1,9 @@
 #include "seedrl/learner/transitions.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "seedrl/core/step_spec.hpp"
 
 namespace seedrl {
 
@@ -67,6 +70,21 @@ VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float dis
   in.rewards = (tr.mask > 0.0f).select(tr.rewards, in.values);
   in.discounts = discount * (1.0f - tr.dones);
   return in;
+}
+
+std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch) {
+  const Tensor* mask = batch.find_field(kActionMaskField);
+  if (mask == nullptr) return {};
+  SEEDRL_REQUIRE(mask->dtype() == DType::u8 && mask->rank() >= 3, "legal_actions: the step field '",
+                 kActionMaskField, "' must be u8 [L, B, A], got ", mask->shape().to_string(), " ",
+                 mask->dtype());
+  const std::int64_t width = mask->numel() / (mask->dim(0) * mask->dim(1));
+  const std::uint8_t* m = mask->data<std::uint8_t>();
+  std::vector<std::uint8_t> legal(m, m + mask->numel());
+  for (auto row = legal.begin(); row != legal.end(); row += width)
+    if (std::all_of(row, row + width, [](std::uint8_t x) { return x == 0; }))
+      std::fill(row, row + width, std::uint8_t{1});
+  return legal;
 }
 
 }  // namespace seedrl

@@ -40,12 +40,15 @@ inline UnrollSpec spec_for(const R2D2Agent& agent, std::int64_t burn_in, std::in
 
 // `count` sequences of `spec` from random steps with episode ends (terminations and
 // truncations), random rewards and random stored recurrent states (and random acting Q-values
-// where the spec records them: actor_priorities).
+// where the spec records them: actor_priorities), and random legal-action masks that allow the
+// action taken where the spec declares kActionMaskField.
 inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& spec, int count,
                                                              std::uint64_t seed) {
   Rng rng(seed);
   UnrollStore store(count, spec);
   std::vector<std::unique_ptr<Unroll>> out;
+  const bool masked = !spec.fields.empty() && spec.fields[0].name == kActionMaskField;
+  const Tensor mask = Tensor::zeros({1, kActions}, DType::u8);
   Tensor obs = Tensor::empty({2});
   std::vector<float> h(kLstm), c(kLstm), q(kActions);
   std::vector<std::uint8_t> last(static_cast<std::size_t>(count), 1);
@@ -67,6 +70,11 @@ inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& s
       last[static_cast<std::size_t>(slot)] = is_last(s.flags) ? 1 : 0;
       s.reward = is_first(s.flags) ? 0.0f : static_cast<float>(rng.uniform(-1, 2));
       s.action = static_cast<std::int32_t>(rng.below(kActions));
+      if (masked) {
+        for (std::int64_t j = 0; j < kActions; ++j)
+          mask.data<std::uint8_t>()[j] = j == s.action || rng.uniform() < 0.5 ? 1 : 0;
+        s.fields = std::span<const Tensor>(&mask, 1);
+      }
       s.state_h = h.data();
       s.state_c = c.data();
       if (spec.store_behaviour) {

@@ -18,13 +18,16 @@ using Backend = cpu::Backend;
 
 /// `count` unrolls of spec (observations f32 [2], 3 actions, behaviour logits) from a seeded
 /// stream, as an inference server's store builds them: each starts an episode, and a later step
-/// terminates one with probability `termination`.
+/// terminates one with probability `termination`. Where the spec declares a legal-action mask
+/// (kActionMaskField), it allows the action taken and nothing else.
 inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int count,
                                                            std::uint64_t seed,
                                                            double termination = 0.1) {
   Rng rng(seed);
   UnrollStore store(count, spec);
   std::vector<std::unique_ptr<Unroll>> out;
+  const bool masked = !spec.fields.empty() && spec.fields[0].name == kActionMaskField;
+  const Tensor mask = Tensor::zeros({1, 3}, DType::u8);
   Tensor obs = Tensor::empty({2});
   float logits[3];
   for (std::int64_t t = 0; t < spec.length; ++t)
@@ -39,6 +42,10 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
           t == 0 ? step_flags::kFirst : (rng.uniform() < termination ? step_flags::kTerminated : 0);
       s.action = static_cast<std::int32_t>(rng.below(3));
       s.behaviour = logits;
+      if (masked) {
+        for (std::int32_t a = 0; a < 3; ++a) mask.data<std::uint8_t>()[a] = a == s.action;
+        s.fields = std::span<const Tensor>(&mask, 1);
+      }
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));
     }
   return out;

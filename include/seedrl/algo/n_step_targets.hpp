@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -28,8 +29,11 @@ Eigen::ArrayXXf n_step_targets(const Eigen::ArrayXXf& rewards, const Eigen::Arra
 Eigen::ArrayXi greedy_actions(const math::ConstMatrixRef& q);
 
 /// Double-Q bootstrap values (van Hasselt et al. 2016): the target network's value of the
-/// action the online network prefers, q_target[i, argmax_a q_online[i, a]], both [N, A].
+/// action the online network prefers, q_target[i, argmax_a q_online[i, a]], both [N, A]. With a
+/// legal-action mask (u8 [N, A] row-major; empty: all legal) the argmax is over the legal actions
+/// of each row (math::masked_greedy; a row that allows nothing is refused by name).
 Eigen::ArrayXf double_q_values(const math::ConstMatrixRef& q_online,
-                               const math::ConstMatrixRef& q_target);
+                               const math::ConstMatrixRef& q_target,
+                               std::span<const std::uint8_t> legal = {});
 
 }  // namespace seedrl

@@ -8,7 +8,10 @@
 //                       an episode boundary, whose reward and done the loss sets itself (below)
 //   weights             [B] importance weights, or empty (all 1)
 //
-//   v_t      = h^-1(q_target[t, argmax_a q_online[t, a]])          (double Q, raw units)
+//   legal    [(T + 1) B, A] u8 legal-action masks, or empty (all legal)
+//
+//   v_t      = h^-1(q_target[t, argmax_a q_online[t, a]])          (double Q, raw units; the
+//            argmax over the actions legal in x_t where a mask is given)
 //   at a boundary t (x_t ended an episode, no transition): r_t = v_t and d_t = 1, so an n-step
 //            window reaching it stops there and bootstraps from the episode's final state
 //   y_t      = n-step target of algo/n_step_targets.hpp with q_next[t] = v_{t+1}
@@ -50,6 +53,7 @@ struct R2D2Loss {
 R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrixRef& q_target,
                    const Eigen::ArrayXXi& actions, const Eigen::ArrayXXf& rewards,
                    const Eigen::ArrayXXf& dones, const Eigen::ArrayXXf& mask,
-                   std::span<const float> weights, const R2D2LossOptions& options);
+                   std::span<const float> weights, const R2D2LossOptions& options,
+                   std::span<const std::uint8_t> legal = {});
 
 }  // namespace seedrl

@@ -211,6 +211,12 @@ struct UnrollBatch {
   /// The declared field `name`, [L, B, field...]; throws naming it and the declared ones when
   /// the steps have no such field.
   const Tensor& field(std::string_view name) const { return fields[field_index_of(name)]; }
+  /// The declared field `name`, or nullptr where the steps have no such field.
+  const Tensor* find_field(std::string_view name) const {
+    for (std::size_t k = 0; k < field_names_.size(); ++k)
+      if (field_names_[k] == name) return &fields[k];
+    return nullptr;
+  }
 
   /// Copies `unrolls` (a random-access range of pointers to unrolls of `spec`: unique_ptr,
   /// shared_ptr or raw) into this batch, reusing its storage when the shape repeats.

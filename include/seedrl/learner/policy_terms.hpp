@@ -9,9 +9,18 @@
 //
 // Leading dimensions are flattened to N frames in row-major order (a [T, B, ...] tensor gives
 // frame t * B + b). All on the host.
+//
+// Legal-action masks (discrete actions, the step field kActionMaskField): where `legal` is given
+// (u8, at least N rows of A, row-major; its first N rows are used) the categorical is the masked
+// one of math/masked_categorical.hpp: renormalised over the legal actions, so that
+// log-probabilities, entropy and their gradients are over the legal set and the illegal logits get
+// no gradient.
 #pragma once
 
 #include <Eigen/Core>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/experience/unroll.hpp"
@@ -24,17 +33,20 @@ struct PolicyTerms {
 };
 
 /// `log_std` is undefined for discrete actions.
-PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions);
+PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
+                         std::span<const std::uint8_t> legal = {});
 
 /// Writes d loss / d policy (and d loss / d log_std for a box) into `grad_policy` and
 /// `grad_log_std` (host tensors of N rows, e.g. shaped like the outputs) from d loss / d log_prob
 /// and d loss / d entropy [N].
 void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
                            const Eigen::ArrayXf& grad_log_probs, const Eigen::ArrayXf& grad_entropy,
-                           const Tensor& grad_policy, const Tensor& grad_log_std);
+                           const Tensor& grad_policy, const Tensor& grad_log_std,
+                           std::span<const std::uint8_t> legal = {});
 
 /// log mu(a_t | x_t) of the behaviour policy for the first `steps` steps of `batch` (the [T B]
 /// frames t * B + b), from its recorded logits or Gaussian mean and log std.
-Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps);
+Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps,
+                                   std::span<const std::uint8_t> legal = {});
 
 }  // namespace seedrl

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/step_flags.hpp"
@@ -49,5 +50,10 @@ struct VTraceInputs {
 };
 
 VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float discount);
+
+/// The legal-action masks of the batch's steps, u8 [L B, A] row-major (frame t * B + b), where a
+/// row that allows nothing (an episode's last step, which no loss trains on: inference refuses
+/// such a mask anywhere else) allows every action; empty where the steps declare no mask.
+std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch);
 
 }  // namespace seedrl

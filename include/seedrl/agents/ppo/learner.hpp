@@ -51,6 +51,9 @@ struct PpoTargets {
   /// or old_log_probs.
   Eigen::ArrayXf anchor_log_probs;
   Eigen::ArrayXf weights;  ///< min(pi_prox / mu, cap) (decoupled PPO); empty otherwise
+  /// The steps' legal-action masks, u8 [L B, A] (legal_actions), or empty: both policies are
+  /// the masked ones where they are given.
+  std::vector<std::uint8_t> legal;
 };
 
 /// `values`: the network's V over all T + 1 steps of `batch` (row t * B + b). The behaviour log-
@@ -167,9 +170,9 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     if (o.proximal_policy) {
       const bool box = this->spec().box_actions();
       const Eigen::Index n = targets_.old_log_probs.size();
-      targets_.anchor_log_probs =
-          policy_terms(box ? out.mean : out.logits, out.log_std, this->pass().batch().actions)
-              .log_probs.head(n);
+      targets_.anchor_log_probs = policy_terms(box ? out.mean : out.logits, out.log_std,
+                                               this->pass().batch().actions, targets_.legal)
+                                      .log_probs.head(n);
       targets_.weights =
           (targets_.anchor_log_probs - targets_.old_log_probs).exp().min(o.max_behaviour_weight);
     } else {
@@ -213,6 +216,14 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
       std::memcpy(static_cast<char*>(actions.raw_data()) + i * action_bytes,
                   all_actions + row * action_bytes, action_bytes);
     }
+    // The minibatch's legal-action masks, where the steps carry them.
+    const std::size_t width =
+        targets_.legal.empty() ? 0 : targets_.legal.size() / batch.flags.numel();
+    legal_.resize(count * width);
+    for (std::size_t i = 0; i < count && width > 0; ++i)
+      std::memcpy(legal_.data() + i * width,
+                  targets_.legal.data() + static_cast<std::size_t>(order_[first + i]) * width,
+                  width);
     const bool weighted = targets_.weights.size() > 0;
     Eigen::ArrayXf advantages(m), returns(m), old_values(m), anchor_log_probs(m),
         weights(weighted ? m : 0);
@@ -229,7 +240,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
         host_outputs_(this->network().forward(device_observations_(observations)));
     const bool box = spec.box_actions();
     const Tensor& policy_out = box ? out.mean : out.logits;
-    const PolicyTerms policy = policy_terms(policy_out, out.log_std, actions);
+    const PolicyTerms policy = policy_terms(policy_out, out.log_std, actions, legal_);
     const Eigen::Map<const Eigen::ArrayXf> values(out.values.template data<float>(), m);
     const PpoLoss loss = ppo_loss(policy.log_probs, anchor_log_probs, advantages, values,
                                   old_values, returns, policy.entropy, o.loss, weights);
@@ -239,7 +250,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     const Tensor grad_log_std = box ? grad_log_std_.view(out.log_std.shape()) : Tensor();
     const Tensor grad_values = grad_values_.view(out.values.shape());
     policy_terms_backward(policy_out, out.log_std, actions, loss.grad_log_probs, loss.grad_entropy,
-                          grad_policy, grad_log_std);
+                          grad_policy, grad_log_std, legal_);
     grad_values.flat<float>() = loss.grad_values;
     nn::NetworkGrads grads;
     (box ? grads.mean : grads.logits) = device_grad_policy_(grad_policy);
@@ -274,6 +285,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
   std::vector<std::unique_ptr<Unroll>> kept_;
   Transitions transitions_;
   PpoTargets targets_;
+  std::vector<std::uint8_t> legal_;  // the minibatch's legal-action masks (empty: none)
   std::vector<std::int64_t> order_;
   std::size_t next_ = 0;
   std::int64_t epochs_left_ = 0;

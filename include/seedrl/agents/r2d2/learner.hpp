@@ -310,6 +310,14 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     return {o.n_step, o.discount, o.value_rescaling, o.value_rescale_epsilon, o.priority_eta};
   }
 
+  // The trained window's rows (from the burn-in on) of the batch's legal-action masks.
+  std::span<const std::uint8_t> window_rows(const std::vector<std::uint8_t>& legal) const {
+    if (legal.empty()) return {};
+    const auto per_step = legal.size() / static_cast<std::size_t>(this->spec().length);
+    return std::span<const std::uint8_t>(legal).subspan(static_cast<std::size_t>(burn_in()) *
+                                                        per_step);
+  }
+
   template <std::ranges::random_access_range Range>
   Eigen::ArrayXf sequence_priorities_of(Pass& pass, const Range& sequences) const {
     return evaluate(pass, pass.stack(sequences), {}, false).priorities;
@@ -327,7 +335,9 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
                        .behaviour.slice(burn, length)
                        .reshape({window * batch, actions})
                        .template matrix<float>();
-    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options())
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
+    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options(),
+                     window_rows(legal))
         .priorities;
   }
 
@@ -348,8 +358,12 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const Transitions tr = pass.transitions(burn, steps, agent_.options().max_abs_reward);
     pass.policy_lag = tr.policy_lag;
     const auto [target_out, online_out] = forward_networks(pass, in);
-    if constexpr (kLossOnDevice)
-      return evaluate_on_device(pass, *target_out, *online_out, weights, gradients);
+    // The device's loss has no masks: masked steps take the host's.
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
+    if constexpr (kLossOnDevice) {
+      if (legal.empty())
+        return evaluate_on_device(pass, *target_out, *online_out, weights, gradients);
+    }
     // On the host: the Q-values come back from the backend's device (no copy on the CPU).
     const auto q_target = pass.host_target(*target_out)
                               .q.slice(burn, length)
@@ -358,7 +372,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const auto q_online =
         pass.host_online(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
     R2D2Loss result = r2d2_loss(q_online, q_target, tr.actions, tr.rewards, tr.dones, tr.mask,
-                                weights, loss_options());
+                                weights, loss_options(), window_rows(legal));
     if (gradients) {
       const Tensor grad_q =
           Tensor::from_blob(result.grad_q.data(), {window, batch, actions}, DType::f32);

@@ -79,9 +79,10 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     using LearnerPass<B>::LearnerPass;
     // The device loss writes its gradients there.
     ScratchBuffer device_grad_logits_buffer{B::device}, device_grad_values_buffer{B::device};
-    // The box path's gradients, built on the host and copied to the device once.
-    ScratchBuffer grad_mean, grad_log_std, grad_values;
-    StagingBuffer device_grad_mean{B::device}, device_grad_log_std{B::device},
+    // The host path's gradients (a box policy's mean, or masked logits), built on the host and
+    // copied to the device once.
+    ScratchBuffer grad_policy, grad_log_std, grad_values;
+    StagingBuffer device_grad_policy{B::device}, device_grad_log_std{B::device},
         device_grad_values{B::device};
     HostOutputs host_outputs{B::device};
   };
@@ -101,7 +102,8 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                        batch = static_cast<std::int64_t>(unrolls.size()),
                        num_actions = this->spec().num_actions;
     const Transitions tr = pass.transitions(0, steps, o.max_abs_reward);
-    if (this->spec().box_actions()) return train_box(pass, in, tr);
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
+    if (this->spec().box_actions() || !legal.empty()) return train_with_terms(pass, in, tr, legal);
     if constexpr (kLossOnDevice) return train_on_device(pass, in, tr);
     const nn::NetworkOutputs& out =
         pass.host_outputs(pass.network().forward(in.observations, in.initial_state, in.resets));
@@ -130,19 +132,24 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
       {"entropy", Reduce::mean, "entropy"},
   };
 
-  // Box actions (a Gaussian policy), on the host: the same V-trace targets and actor-critic loss
-  // from the log-probabilities of the drawn actions under the learner's policy and the recorded
-  // behaviour policy, the gradients chained through the Gaussian.
-  typename Core::Gradients train_box(Pass& pass, const Inputs& in, const Transitions& tr) const {
+  // Box actions (a Gaussian policy) and masked discrete ones (a categorical over the legal
+  // actions), on the host: the same V-trace targets and actor-critic loss from the log-
+  // probabilities of the actions taken under the learner's policy and the recorded behaviour
+  // policy (both masked alike), the gradients chained through the distribution.
+  typename Core::Gradients train_with_terms(Pass& pass, const Inputs& in, const Transitions& tr,
+                                            std::span<const std::uint8_t> legal) const {
     const VTraceAgentOptions& o = agent_.options();
+    const bool box = this->spec().box_actions();
     const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
     const nn::NetworkOutputs& out =
         pass.host_outputs(pass.network().forward(in.observations, in.initial_state, in.resets));
     const VTraceInputs v = vtrace_inputs(tr, out.values.data<float>(), o.discount);
-    const Tensor mean = out.mean.slice(0, steps), log_std = out.log_std.slice(0, steps);
+    const Tensor& policy_out = box ? out.mean : out.logits;
+    const Tensor policy = policy_out.slice(0, steps),
+                 log_std = box ? out.log_std.slice(0, steps) : Tensor();
     const Tensor actions = pass.batch().actions.slice(0, steps);
-    const PolicyTerms target = policy_terms(mean, log_std, actions);
-    const Eigen::ArrayXf behaviour = behaviour_log_probs(pass.batch(), steps);
+    const PolicyTerms target = policy_terms(policy, log_std, actions, legal);
+    const Eigen::ArrayXf behaviour = behaviour_log_probs(pass.batch(), steps, legal);
     using TimeMajor = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic,
                                                     Eigen::RowMajor>>;  // frame t * B + b
     const Eigen::ArrayXXf log_probs = TimeMajor(target.log_probs.data(), steps, batch);
@@ -155,24 +162,29 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                                 targets, o.loss, &tr.mask);
 
     // Gradients [L, B, ...]: the last step only bootstraps.
-    const Tensor grad_mean = pass.grad_mean.view(out.mean.shape());
-    const Tensor grad_log_std = pass.grad_log_std.view(out.log_std.shape());
+    const Tensor grad_policy = pass.grad_policy.view(policy_out.shape());
+    const Tensor grad_log_std = box ? pass.grad_log_std.view(out.log_std.shape()) : Tensor();
     const Tensor grad_values = pass.grad_values.view(out.values.shape());
-    grad_mean.fill_zero();
-    grad_log_std.fill_zero();
+    grad_policy.fill_zero();
+    if (box) grad_log_std.fill_zero();
     grad_values.fill_zero();
     const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
         g_lp = loss.grad_log_probs,
         g_entropy = loss.grad_entropy, g_values = loss.grad_values;
-    policy_terms_backward(mean, log_std, actions,
-                          Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
-                          Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
-                          grad_mean.slice(0, steps), grad_log_std.slice(0, steps));
+    policy_terms_backward(
+        policy, log_std, actions, Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
+        Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
+        grad_policy.slice(0, steps), box ? grad_log_std.slice(0, steps) : Tensor(), legal);
     std::memcpy(grad_values.data<float>(), g_values.data(),
                 static_cast<std::size_t>(g_values.size()) * sizeof(float));
-    pass.network().backward({.mean = pass.device_grad_mean(grad_mean),
-                             .log_std = pass.device_grad_log_std(grad_log_std),
-                             .values = pass.device_grad_values(grad_values)});
+    nn::NetworkGrads grads{.values = pass.device_grad_values(grad_values)};
+    if (box) {
+      grads.mean = pass.device_grad_policy(grad_policy);
+      grads.log_std = pass.device_grad_log_std(grad_log_std);
+    } else {
+      grads.logits = pass.device_grad_policy(grad_policy);
+    }
+    pass.network().backward(grads);
     return result(loss, tr);
   }
 
