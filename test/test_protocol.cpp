@@ -33,7 +33,7 @@ TEST_CASE("protocol: a Verdict is ok or carries the ERROR frame to send, and is 
 TEST_CASE("protocol: the header is length, version, type, reserved, sequence") {
   std::string out;
   encode_header(out, FrameType::step, 0xa1b2c3d4, 100);
-  CHECK(out == Bytes{}.u32(108).u8(3).u8(4).u16(0).u32(0xa1b2c3d4).s);
+  CHECK(out == Bytes{}.u32(108).u8(4).u8(4).u16(0).u32(0xa1b2c3d4).s);
   FrameHeader h;
   CHECK(decode_header(bytes_of(out), kDefaultMaxFrameBytes, &h).is_ok());
   CHECK(h.length == 108);
@@ -48,28 +48,28 @@ TEST_CASE("protocol: a bad header gets the fault that names it") {
   auto header = [](std::uint32_t length, unsigned version, unsigned type, unsigned reserved) {
     return Bytes{}.u32(length).u8(version).u8(type).u16(reserved).u32(0).s;
   };
-  CHECK(code_of(decode_header(bytes_of(header(0xffffffffu, 3, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(0xffffffffu, 4, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::frame_too_large);
-  CHECK(code_of(decode_header(bytes_of(header(5000, 3, 4, 0)), 5000, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(5000, 4, 4, 0)), 5000, &h)) ==
         ErrorCode::frame_too_large);
-  CHECK(decode_header(bytes_of(header(4996, 3, 4, 0)), 5000, &h).is_ok());  // exactly 5000 bytes
-  CHECK(code_of(decode_header(bytes_of(header(7, 3, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(decode_header(bytes_of(header(4996, 4, 4, 0)), 5000, &h).is_ok());  // exactly 5000 bytes
+  CHECK(code_of(decode_header(bytes_of(header(7, 4, 4, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  for (unsigned version : {0u, 1u, 2u, 4u, 255u}) {
+  for (unsigned version : {0u, 1u, 2u, 3u, 5u, 255u}) {
     CAPTURE(version);
     const Verdict v = decode_header(bytes_of(header(8, version, 4, 0)), kDefaultMaxFrameBytes, &h);
     CHECK(code_of(v) == ErrorCode::unsupported_version);
     CHECK(v.error().message.find(str_cat("version ", version, " is not supported")) !=
           std::string::npos);
-    CHECK(v.error().message.find("version 3") != std::string::npos);
+    CHECK(v.error().message.find("version 4") != std::string::npos);
   }
-  CHECK(code_of(decode_header(bytes_of(header(8, 3, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 4, 0, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  CHECK(code_of(decode_header(bytes_of(header(8, 3, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 4, 7, 0)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  CHECK(code_of(decode_header(bytes_of(header(8, 3, 4, 1)), kDefaultMaxFrameBytes, &h)) ==
+  CHECK(code_of(decode_header(bytes_of(header(8, 4, 4, 1)), kDefaultMaxFrameBytes, &h)) ==
         ErrorCode::malformed);
-  const std::string full = header(8, 3, 4, 0);
+  const std::string full = header(8, 4, 4, 0);
   for (std::size_t n = 0; n < kHeaderBytes; ++n) {
     CHECK(code_of(decode_header(bytes_of(full).first(n), kDefaultMaxFrameBytes, &h)) ==
           ErrorCode::malformed);
@@ -91,7 +91,7 @@ TEST_CASE("protocol: HELLO bytes, round trip, and every truncation refused") {
                                   .u8(0)  // no declared fields
                                   .s;
   CHECK(frame ==
-        Bytes{}.u32(8 + static_cast<std::uint32_t>(payload.size())).u8(3).u8(1).u16(0).u32(9).s +
+        Bytes{}.u32(8 + static_cast<std::uint32_t>(payload.size())).u8(4).u8(1).u16(0).u32(9).s +
             payload);
 
   Hello back;
@@ -222,7 +222,7 @@ TEST_CASE("protocol: STEP bytes put observations on an 8-byte boundary of the pa
                                   .text(std::string(observations.begin(), observations.end()))
                                   .s;
   CHECK(frame.substr(kHeaderBytes) == payload);
-  CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(3).u8(4).u16(0).u32(42).s);
+  CHECK(frame.substr(0, kHeaderBytes) == Bytes{}.u32(8 + 39).u8(4).u8(4).u16(0).u32(42).s);
 
   StepView view;
   CHECK(decode_step(payload_of(frame, FrameType::step), step_layout(3, 5), &view).is_ok());
@@ -298,7 +298,7 @@ TEST_CASE("protocol: ACTIONS round trip and range checks; GOODBYE is a bare head
 
   frame.clear();
   encode_goodbye(frame, 4);
-  CHECK(frame == Bytes{}.u32(8).u8(3).u8(6).u16(0).u32(4).s);
+  CHECK(frame == Bytes{}.u32(8).u8(4).u8(6).u16(0).u32(4).s);
 }
 
 TEST_CASE("protocol: encoders refuse what the format cannot carry") {

@@ -26,8 +26,8 @@ const std::vector<StepFieldSpec> kFields = {{"mask", {{5}, DType::u8}},
 
 }  // namespace
 
-TEST_CASE("protocol: version 1 and 2 peers are refused in words they can read") {
-  for (std::uint8_t old : {std::uint8_t{1}, std::uint8_t{2}}) {
+TEST_CASE("protocol: version 1 to 3 peers are refused in words they can read") {
+  for (std::uint8_t old : {std::uint8_t{1}, std::uint8_t{2}, std::uint8_t{3}}) {
     CAPTURE(int{old});
     // An old HELLO's header: refused by version, with its length and sequence read, so that a
     // server can skip the frame and answer to its sequence.
@@ -36,7 +36,7 @@ TEST_CASE("protocol: version 1 and 2 peers are refused in words they can read") 
                                     kMinMaxFrameBytes, &h);
     CHECK(code_of(v) == ErrorCode::unsupported_version);
     CHECK(v.error().message == str_cat("frame header: protocol version ", int{old},
-                                       " is not supported: this side speaks version 3"));
+                                       " is not supported: this side speaks version 4"));
     CHECK(h.version == old);
     CHECK(h.length == 60);
     CHECK(h.sequence == 77);
@@ -50,10 +50,10 @@ TEST_CASE("protocol: version 1 and 2 peers are refused in words they can read") 
     CHECK(old_frame.substr(0, kHeaderBytes) ==
           Bytes{}.u32(8 + 4 + 35).u8(old).u8(3).u16(0).u32(77).s);
     CHECK(old_frame.substr(kHeaderBytes) == frame.substr(kHeaderBytes));
-    CHECK(frame[4] == 3);
+    CHECK(frame[4] == 4);
   }
   CHECK(error_version_for(0) == protocol::kVersion);
-  CHECK(error_version_for(4) == protocol::kVersion);
+  CHECK(error_version_for(5) == protocol::kVersion);
 }
 
 TEST_CASE("protocol: HELLO and WELCOME list the declared fields: name, dtype, rank, dimensions") {

@@ -378,7 +378,7 @@ TEST_CASE("RemoteClient: learners of protocol versions 1 and 2 are refused for g
        "(it says: unsupported version: frame header: protocol version 3; this "
        "server speaks version 1)"},
       {"WELCOME", welcome, 1, "update the learner"},
-      {"version 2 WELCOME", welcome_v2, 2, "(declared step fields); update the learner"},
+      {"version 2 WELCOME", welcome_v2, 2, "(legal-action masks as bits); update the learner"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
@@ -387,7 +387,7 @@ TEST_CASE("RemoteClient: learners of protocol versions 1 and 2 are refused for g
     const Status refused = client.connect(connect_request(11, 1));
     CHECK(refused.is_invalid_argument());  // an Actor gives up rather than retrying forever
     CHECK(refused.message().find(str_cat("speaks protocol version ", c.version,
-                                         "; this client speaks version 3")) != std::string::npos);
+                                         "; this client speaks version 4")) != std::string::npos);
     CHECK(refused.message().find(c.quoted) != std::string::npos);
     CHECK_FALSE(client.connected());
   }

@@ -181,9 +181,9 @@ TEST_CASE(
   expect_refusal(
       "a newer version",  // answered in this server's version, which a newer actor reads
       [&](RawConnection& raw) {
-        std::string v4 = hello;
-        v4[4] = 4;
-        raw.send(v4);
+        std::string newer = hello;
+        newer[4] = static_cast<char>(protocol::kVersion + 1);
+        raw.send(newer);
       },
       ErrorCode::unsupported_version);
 

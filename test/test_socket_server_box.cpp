@@ -155,8 +155,8 @@ TEST_CASE("SocketServer: actors of protocol versions 1 and 2 are told, in theirs
                 .is_ok());
     CHECK(error.code == ErrorCode::unsupported_version);
     CHECK(error.message == str_cat("protocol version ", version,
-                                   " is not supported: this server speaks version 3 (declared "
-                                   "step fields); update the actor"));
+                                   " is not supported: this server speaks version 4 (legal-action "
+                                   "masks as bits); update the actor"));
   }
   CHECK(server.stats().refused == 2);
   CHECK(endpoint.connects() == 0);

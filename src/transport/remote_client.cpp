@@ -163,8 +163,11 @@ Status RemoteClient::exchange(const StepRecord& step, std::size_t action_rows,
               step.observations.defined() &&
               step.observations.bytes() == n * layout.observation_bytes &&
               step.fields.size() == layout.num_fields;
-  for (std::size_t k = 0; fits && k < step.fields.size(); ++k)
-    fits = step.fields[k].defined() && step.fields[k].bytes() == n * layout.field_bytes[k];
+  for (std::size_t k = 0; fits && k < step.fields.size(); ++k) {
+    const std::uint64_t value_bytes =
+        layout.field_bits[k] > 0 ? layout.field_bits[k] : layout.field_bytes[k];
+    fits = step.fields[k].defined() && step.fields[k].bytes() == n * value_bytes;
+  }
   if (!fits) {
     return Status::invalid_argument(str_cat(
         "RemoteClient::step: ", step.rewards.size(), " rewards, ", step.flags.size(), " flags, ",
@@ -187,7 +190,16 @@ Status RemoteClient::exchange(const StepRecord& step, std::size_t action_rows,
   for (std::size_t k = 0; k < layout.num_fields; ++k) {
     if (const std::uint64_t padding = layout.field_offsets[k] - end; padding > 0)
       parts[count++] = {const_cast<char*>(kZeros.data()), padding};
-    parts[count++] = {step.fields[k].raw_data(), step.fields[k].bytes()};
+    if (layout.field_bits[k] > 0) {  // a legal-action mask: its bits
+      std::vector<std::uint8_t>& bits = c.packed_fields[k];
+      bits.resize(n * layout.field_bytes[k]);
+      protocol::pack_bits(
+          {static_cast<const std::uint8_t*>(step.fields[k].raw_data()), step.fields[k].bytes()},
+          layout.field_bits[k], bits);
+      parts[count++] = {bits.data(), bits.size()};
+    } else {
+      parts[count++] = {step.fields[k].raw_data(), step.fields[k].bytes()};
+    }
     end = layout.field_end(k);
   }
   if (Status s = c.send_all(parts.data(), count, deadline); !s.is_ok()) return c.lost(s);

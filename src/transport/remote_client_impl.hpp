@@ -82,6 +82,8 @@ struct RemoteClient::Impl {
   protocol::StepLayout layout;  // of its STEPs
   std::int32_t first_slot = -1;
   std::string send_buffer;
+  // The STEP's fields that travel as bits (protocol::travels_as_bits), packed.
+  std::array<std::vector<std::uint8_t>, StepSpec::kMaxFields> packed_fields;
   std::vector<std::uint8_t> receive_buffer;  // [rx_begin, rx_end) holds bytes not yet consumed
   std::size_t rx_begin = 0, rx_end = 0;
   // While a frame of another protocol version is read: its version and type byte.
@@ -260,13 +262,14 @@ struct RemoteClient::Impl {
     }
     const int theirs = *other_version;
     other_version.reset();
-    return lost(Status::invalid_argument(str_cat(
-        "the server at ", address.to_string(), " speaks protocol version ", theirs,
-        "; this client speaks version ", int{protocol::kVersion},
-        theirs >= 1 && theirs < protocol::kVersion ? " (declared step fields); update the learner"
-        : theirs > protocol::kVersion              ? "; update the actor"
-                                                   : "",
-        said)));
+    return lost(Status::invalid_argument(
+        str_cat("the server at ", address.to_string(), " speaks protocol version ", theirs,
+                "; this client speaks version ", int{protocol::kVersion},
+                theirs >= 1 && theirs < protocol::kVersion
+                    ? " (legal-action masks as bits); update the learner"
+                : theirs > protocol::kVersion ? "; update the actor"
+                                              : "",
+                said)));
   }
 
   Status refused(std::span<const std::uint8_t> bytes) {

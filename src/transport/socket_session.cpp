@@ -208,7 +208,7 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
       error.message =
           str_cat("protocol version ", int{frame_.version},
                   " is not supported: this server speaks version ", int{protocol::kVersion},
-                  older   ? " (declared step fields); update the actor"
+                  older   ? " (legal-action masks as bits); update the actor"
                   : newer ? "; update the learner"
                           : "");
     }
@@ -337,9 +337,11 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
                         spec.observation.dtype);
   fields_.clear();
   for (std::size_t k = 0; k < spec.fields.size(); ++k) {
-    fields_.push_back(Tensor::from_blob(bytes + step.field_offsets[k],
-                                        spec.fields[k].spec.shape.prepend({rows}),
-                                        spec.fields[k].spec.dtype));
+    const Shape shape = spec.fields[k].spec.shape.prepend({rows});
+    // A field that travels as bits is unpacked into a tensor of its own (on_step).
+    fields_.push_back(step.field_bits[k] > 0 ? Tensor::empty(shape, spec.fields[k].spec.dtype)
+                                             : Tensor::from_blob(bytes + step.field_offsets[k],
+                                                                 shape, spec.fields[k].spec.dtype));
   }
   request_.step.fields = fields_;
   request_.step.rewards = rewards_;
@@ -369,6 +371,10 @@ void SocketSession::on_step(std::span<const std::uint8_t> payload) {
     return fail(v.error());
   }
   for (std::uint32_t i = 0; i < step_layout_.num_envs; ++i) rewards_[i] = view.reward(i);
+  for (std::size_t k = 0; k < step_layout_.num_fields; ++k)  // masks sent as bits
+    if (const std::uint32_t bits = step_layout_.field_bits[k]; bits > 0)
+      protocol::unpack_bits({view.fields[k], step_layout_.num_envs * step_layout_.field_bytes[k]},
+                            bits, {fields_[k].data<std::uint8_t>(), fields_[k].bytes()});
   step_sequence_ = frame_.sequence;
   phase_ = Phase::stepping;
   step_state_ = StepRequestState::submitted;

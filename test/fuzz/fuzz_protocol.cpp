@@ -6,12 +6,14 @@
 // The input is read as a stream of frames, as a session reads a socket: a header, then its
 // payload decoded by the decoder of its type. STEP and ACTIONS need the session's sizes; they
 // come from the frame's sequence number, so the fuzzer explores them too, and from the last HELLO
-// or WELCOME of the stream: a STEP carries that spec's declared fields after its observations,
+// or WELCOME of the stream: a STEP carries that spec's declared fields after its observations (a
+// legal-action mask as bits, which must unpack and pack back to the same bytes),
 // and ACTIONS are rows of box actions after a box spec (the box decoders), one discrete action per
 // environment otherwise.
 //
 // Built with clang (-fsanitize=fuzzer,address,undefined) by test/fuzz/CMakeLists.txt; see
 // docs/protocol.md for how to run it.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -104,9 +106,11 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
       const std::size_t observation_bytes = (header.sequence >> 8) & 0xfffu;
       std::vector<std::uint64_t> field_bytes;
       if (last)
-        for (const StepFieldSpec& f : last->fields) field_bytes.push_back(f.spec.bytes());
-      const protocol::StepLayout layout =
-          protocol::step_layout(num_envs, observation_bytes, field_bytes);
+        for (const StepFieldSpec& f : last->fields) field_bytes.push_back(protocol::wire_bytes(f));
+      protocol::StepLayout layout = protocol::step_layout(num_envs, observation_bytes, field_bytes);
+      for (std::size_t k = 0; k < field_bytes.size(); ++k)
+        if (protocol::travels_as_bits(last->fields[k]))
+          layout.field_bits[k] = static_cast<std::uint32_t>(last->fields[k].spec.shape.numel());
       protocol::StepView view;
       if (!protocol::decode_step(payload, layout, &view).is_ok()) return;
       if (view.num_envs != num_envs) fail("STEP: wrong environment count");
@@ -122,6 +126,15 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
         fields.emplace_back(view.fields[k], num_envs * field_bytes[k]);
         if (fields.back().data() + fields.back().size() > payload.data() + payload.size())
           fail("STEP: a declared field outside the payload");
+        // An accepted mask of bits unpacks to 0s and 1s that pack back to the same bytes.
+        if (const std::uint32_t bits = layout.field_bits[k]; bits > 0) {
+          std::vector<std::uint8_t> values(std::size_t{num_envs} * bits),
+              packed(fields.back().size());
+          protocol::unpack_bits(fields.back(), bits, values);
+          protocol::pack_bits(values, bits, packed);
+          if (!std::equal(packed.begin(), packed.end(), fields.back().begin()))
+            fail("STEP: a mask of bits does not round-trip");
+        }
       }
       protocol::encode_step(again, header.sequence, rewards, flags, observations, fields);
       expect_same_payload(again, payload, "STEP does not round-trip");

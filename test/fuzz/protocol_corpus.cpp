@@ -122,5 +122,27 @@ int main(int argc, char** argv) {
   field_session += frame;
   protocol::encode_goodbye(field_session, 3);
   write(dir, "session_fields", field_session);
+
+  // A legal-action mask of 10 actions, sent as bits (2 bytes per environment), then a STEP whose
+  // mask sets a bit beyond the 10 actions (refused as malformed).
+  protocol::Hello mask_hello = hello;
+  mask_hello.spec.action = ActionSpec::discrete(10);
+  mask_hello.spec.fields = {{kActionMaskField, {{10}, DType::u8}}};
+  std::string mask_session;
+  protocol::encode_hello(mask_session, mask_hello, 0);
+  const std::vector<std::uint8_t> mask_values{1, 0, 1, 1, 0, 0, 0, 0, 1, 1,   // environment 0
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0, 1};  // environment 1
+  std::vector<std::uint8_t> mask_bits(4);
+  protocol::pack_bits(mask_values, 10, mask_bits);
+  const std::span<const std::uint8_t> mask_fields[] = {mask_bits};
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 16), rewards, flags, observations, mask_fields);
+  mask_session += frame;
+  mask_bits[3] |= 0x80;  // environment 1's bit 15: past its 10 actions
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 16), rewards, flags, observations, mask_fields);
+  mask_session += frame;
+  protocol::encode_goodbye(mask_session, 4);
+  write(dir, "session_mask_bits", mask_session);
   return 0;
 }

@@ -1,4 +1,4 @@
-// seedrl's actor <-> inference wire protocol, version 3 (specified byte by byte in
+// seedrl's actor <-> inference wire protocol, version 4 (specified byte by byte in
 // docs/protocol.md). Little-endian, fixed-width fields, every frame length-prefixed:
 //
 //   u32 length | u8 version | u8 type | u16 reserved (0) | u32 sequence | payload (length - 8)
@@ -21,9 +21,12 @@
 // Version 2 added box actions (ActionSpec::box): the handshake carries a whole action spec, and
 // ACTIONS carry rows of floats for a box. Version 3 added declared step fields
 // (core/step_spec.hpp): the handshake lists them and every STEP carries them after the
-// observations, each region 8-byte aligned. Peers of another version are refused by the header
-// (unsupported_version); ERROR frames have the same layout in every version, so a refusal can be
-// written in the old peer's version and read by it (docs/protocol.md, Versions).
+// observations, each region 8-byte aligned. Version 4 sends a legal-action mask (the field
+// kActionMaskField, u8 [A]) as bits: ceil(A / 8) bytes per environment, action j at bit j % 8
+// (least significant first) of byte j / 8, the unused high bits 0 (travels_as_bits). Peers of
+// another version are refused by the header (unsupported_version); ERROR frames have the same
+// layout in every version, so a refusal can be written in the old peer's version and read by it
+// (docs/protocol.md, Versions).
 //
 // Thread-safety: free functions on caller-owned values; any thread.
 #pragma once
@@ -46,7 +49,7 @@
 
 namespace seedrl::protocol {
 
-inline constexpr std::uint8_t kVersion = 3;
+inline constexpr std::uint8_t kVersion = 4;
 inline constexpr std::array<char, 8> kMagic{'S', 'E', 'E', 'D', 'R', 'L', '0', '1'};
 inline constexpr std::size_t kHeaderBytes = 12;  ///< the fixed frame header
 inline constexpr std::size_t kMaxTokenBytes = 1024;
@@ -189,6 +192,19 @@ void encode_error(std::string& out, const ErrorFrame& error, std::uint32_t seque
 std::uint8_t error_version_for(std::uint8_t peer_version);
 Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out);
 
+/// Whether declared field `field` travels as bits: a legal-action mask (kActionMaskField, u8).
+bool travels_as_bits(const StepFieldSpec& field);
+/// The bytes one environment's value of `field` takes in a STEP: ceil(values / 8) for a field
+/// that travels as bits, else its bytes.
+std::uint64_t wire_bytes(const StepFieldSpec& field);
+/// Packs rows of `width` u8 values (non-zero: 1) into rows of ceil(width / 8) bytes: value j at bit
+/// j % 8 of byte j / 8, the unused high bits 0. `bits` holds as many rows as `values`.
+void pack_bits(std::span<const std::uint8_t> values, std::size_t width,
+               std::span<std::uint8_t> bits);
+/// The inverse: rows of ceil(width / 8) bytes into rows of `width` u8 values of 0 or 1.
+void unpack_bits(std::span<const std::uint8_t> bits, std::size_t width,
+                 std::span<std::uint8_t> values);
+
 /// Where the parts of a STEP payload lie (docs/protocol.md, STEP). Offsets count from the start
 /// of the payload, which is the frame's byte kHeaderBytes. Computed once per connection.
 struct StepLayout {
@@ -202,6 +218,9 @@ struct StepLayout {
   /// padding before it).
   std::array<std::uint64_t, StepSpec::kMaxFields> field_bytes{};
   std::array<std::uint64_t, StepSpec::kMaxFields> field_offsets{};
+  /// > 0 where field k travels as bits (travels_as_bits): its values per environment, packed in
+  /// field_bytes[k] = ceil(field_bits[k] / 8) bytes whose unused high bits must be 0.
+  std::array<std::uint32_t, StepSpec::kMaxFields> field_bits{};
   std::uint64_t payload_bytes = 0;  ///< up to the end of the last field (or the observations)
   std::uint64_t frame_bytes = 0;    ///< kHeaderBytes + payload_bytes
 
@@ -231,7 +250,8 @@ void encode_step(std::string& out, std::uint32_t sequence, std::span<const float
                  std::span<const std::uint8_t> flags, std::span<const std::uint8_t> observations,
                  std::span<const std::span<const std::uint8_t>> fields = {});
 /// Checks a STEP payload against the connection's `layout`: exactly its environments,
-/// observations and fields, valid flags, finite rewards, zero padding.
+/// observations and fields, valid flags, finite rewards, zero padding, no bit set beyond the
+/// actions of a field that travels as bits (the receiver unpacks those: unpack_bits).
 Verdict decode_step(std::span<const std::uint8_t> payload, const StepLayout& layout, StepView* out);
 
 /// Bytes of the ACTIONS frame that answers a STEP of `num_envs` environments with discrete

@@ -1,0 +1,94 @@
+// What the wire codec's version 4 added: a legal-action mask (the step field "action_mask", u8
+// [A]) travels as bits, ceil(A / 8) bytes per environment (exact bytes, round trips), a mask that
+// sets a bit beyond its actions is refused as malformed, and other u8 fields still travel as bytes.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "seedrl/transport/protocol.hpp"
+#include "support/protocol_fixtures.hpp"
+
+// Everything in a namespace of this file: the tests are compiled in unity batches.
+namespace test_protocol_v4 {
+
+using namespace seedrl;
+using namespace seedrl::protocol;
+using namespace seedrl::test;
+
+TEST_CASE("protocol: a mask packs into bits, action j at bit j % 8 of byte j / 8, and back") {
+  // Two rows of 10 actions: 2 bytes each, the 6 high bits of the second byte unused.
+  const std::vector<std::uint8_t> values{1, 0, 1, 1, 0, 0, 0, 0, 1, 1,   //
+                                         0, 0, 0, 0, 0, 0, 0, 7, 0, 1};  // any non-zero is legal
+  std::vector<std::uint8_t> bits(4, 0xff);
+  pack_bits(values, 10, bits);
+  CHECK(bits == std::vector<std::uint8_t>{0b00001101, 0b00000011, 0b10000000, 0b00000010});
+  std::vector<std::uint8_t> back(20, 9);
+  unpack_bits(bits, 10, back);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CAPTURE(i);
+    CHECK(back[i] == (values[i] != 0 ? 1 : 0));
+  }
+  // Exactly 8 actions: one byte a row, no unused bits.
+  std::vector<std::uint8_t> eight(8, 1), one(1);
+  pack_bits(eight, 8, one);
+  CHECK(one[0] == 0xff);
+  CHECK_THROWS_WITH_AS(pack_bits(values, 10, std::span(bits).first(3)),
+                       doctest::Contains("20 values in rows of 10 into 3 bytes"), Error);
+}
+
+TEST_CASE("protocol: a STEP carries the mask as bits; other u8 fields as bytes") {
+  StepSpec spec;
+  spec.observation = {{2}, DType::f32};
+  spec.action = ActionSpec::discrete(10);
+  spec.fields = {{"player", {{}, DType::i32}},
+                 {kActionMaskField, {{10}, DType::u8}},
+                 {"mask", {{10}, DType::u8}}};  // a u8 field of another name: bytes
+  CHECK(travels_as_bits(spec.fields[1]));
+  CHECK_FALSE(travels_as_bits(spec.fields[2]));
+  const StepLayout layout = step_layout(3, spec);
+  CHECK(layout.field_bytes[0] == 4);
+  CHECK(layout.field_bytes[1] == 2);
+  CHECK(layout.field_bits[1] == 10);
+  CHECK(layout.field_bytes[2] == 10);
+  CHECK(layout.field_bits[2] == 0);
+  // 3 environments: rewards and flags 4 + 12 + 3 -> 24; observations 24 -> 48; players 12 -> 60;
+  // the mask's 6 bytes from 64 -> 70; the bytes field's 30 from 72 -> 102.
+  CHECK(layout.field_offsets[1] == 64);
+  CHECK(layout.payload_bytes == 102);
+
+  const std::vector<float> rewards{0.0f, 1.0f, 2.0f};
+  const std::vector<std::uint8_t> flags{0, 0, 0};
+  const std::vector<std::uint8_t> observations(3 * 8, 0);
+  const std::vector<std::uint8_t> players(12, 0), byte_masks(30, 1);
+  std::vector<std::uint8_t> mask_values(30, 0), mask_bits(6);
+  mask_values[0] = mask_values[13] = mask_values[29] = 1;
+  pack_bits(mask_values, 10, mask_bits);
+  const std::span<const std::uint8_t> fields[] = {players, mask_bits, byte_masks};
+  std::string frame;
+  encode_step(frame, 5, rewards, flags, observations, fields);
+  StepView view;
+  REQUIRE(decode_step(payload_of(frame, FrameType::step), layout, &view).is_ok());
+  std::vector<std::uint8_t> received(30);
+  unpack_bits({view.fields[1], 6}, 10, received);
+  CHECK(received == mask_values);
+
+  // A bit past environment 2's 10 actions: malformed, naming the environment and the field.
+  mask_bits[5] |= 0x04;
+  frame.clear();
+  encode_step(frame, 5, rewards, flags, observations, fields);
+  const Verdict v = decode_step(payload_of(frame, FrameType::step), layout, &view);
+  CHECK(code_of(v) == ErrorCode::malformed);
+  CHECK(v.error().message ==
+        "STEP frame: environment 2's declared field 1 (a legal-action mask of "
+        "10 actions, sent as bits) sets bits beyond its actions");
+  // The same mask sent as bytes (a version 3 peer would) does not fit the layout.
+  const std::span<const std::uint8_t> as_bytes[] = {players, mask_values, byte_masks};
+  frame.clear();
+  encode_step(frame, 5, rewards, flags, observations, as_bytes);
+  CHECK(code_of(decode_step(payload_of(frame, FrameType::step), layout, &view)) ==
+        ErrorCode::invalid_request);
+}
+
+}  // namespace test_protocol_v4
