@@ -1,7 +1,8 @@
 // ONNX export: every network seedrl builds (MLP, MinAtar net, Nature CNN; with and without the
 // LSTM core; policy/value, plain Q, dueling and Gaussian heads) runs in ONNX Runtime, an
 // independent implementation, with the outputs of seedrl's own forward pass (recurrent ones over
-// several steps, the state fed back as a host would); the protobuf writer against protobuf's
+// several steps, the state fed back as a host would); a legal-action mask input that masks the
+// logits and Q-values as Policy acts on them; the protobuf writer against protobuf's
 // documented encodings; clear errors for what cannot be exported.
 #include <doctest/doctest.h>
 
@@ -14,6 +15,7 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/io/onnx.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 #include "support/onnxruntime.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -299,6 +301,66 @@ TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime"
     c.observation_shape = {3, 60, 44};
     check_against_onnxruntime(*ort, c, DType::u8, 2, 1);
   }
+}
+
+TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy acts on them") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  Rng rng(21);
+  io::OnnxExportOptions options;
+  options.step_fields = {{kActionMaskField, {{8}, DType::u8}}};
+  const nn::NetworkOptions policy = nn::NetworkOptions::mlp(16, 8, {32});
+  for (const nn::NetworkOptions& config : {policy, dueling_q(with_lstm(policy, 8))}) {
+    CAPTURE(nn::describe(config));
+    nn::Network<Backend> network(config);
+    randomise_biases(network, rng);
+    OnnxRuntime::Session session(*ort, io::encode_onnx(config, network.parameters(), options));
+    const std::int64_t batch = 5;
+    const Tensor obs = random_observations(config, DType::f32, batch, rng);
+    Tensor mask = Tensor::zeros({batch, 8}, DType::u8);
+    for (std::int64_t i = 0; i < batch; ++i) {
+      for (std::int64_t j = 0; j < 8; ++j) mask.data<std::uint8_t>()[i * 8 + j] = rng.below(2);
+      mask.data<std::uint8_t>()[i * 8 + i] = 1;  // at least one legal action a row
+    }
+    const bool q = config.q_head;
+    std::vector<std::string> inputs{io::OnnxNames::observations, io::OnnxNames::action_mask};
+    std::vector<Tensor> feed{obs, mask};
+    nn::LstmState state;
+    if (config.lstm_size > 0) {
+      state = {random_state(batch, 8, rng), random_state(batch, 8, rng)};
+      inputs.insert(inputs.end(), {io::OnnxNames::lstm_h, io::OnnxNames::lstm_c});
+      feed.insert(feed.end(), {state.h.clone(), state.c.clone()});
+    }
+    const std::vector<Tensor> theirs =
+        session.run(inputs, feed, {q ? io::OnnxNames::q : io::OnnxNames::logits});
+    const nn::NetworkOutputs& ours = network.forward(obs.reshape({1, batch, 16}), state);
+    const RowMatrixXf scores = (q ? ours.q : ours.logits).reshape({batch, 8}).matrix<float>();
+    const RowMatrixXf masked = theirs[0].matrix<float>();
+    int illegal = 0;
+    for (std::int64_t i = 0; i < batch; ++i)
+      for (std::int64_t j = 0; j < 8; ++j) {
+        if (mask.data<std::uint8_t>()[i * 8 + j]) {
+          CHECK(masked(i, j) == doctest::Approx(scores(i, j)).epsilon(1e-4));
+        } else {
+          CHECK(masked(i, j) == math::kIllegalLogit);
+          ++illegal;
+        }
+      }
+    CHECK(illegal > 5);
+    // The host's argmax of the masked output is Policy's greedy action (math::masked_greedy).
+    std::vector<std::int32_t> greedy(static_cast<std::size_t>(batch));
+    math::masked_greedy(scores, {mask.data<std::uint8_t>(), 40}, math::Branches({8}), greedy);
+    for (std::int64_t i = 0; i < batch; ++i) {
+      Eigen::Index best = 0;
+      masked.row(i).maxCoeff(&best);
+      CHECK(best == greedy[static_cast<std::size_t>(i)]);
+    }
+  }
+  // A mask that does not fit the actions is refused by name.
+  nn::Network<Backend> network(policy);
+  options.step_fields = {{kActionMaskField, {{7}, DType::u8}}};
+  CHECK_THROWS_WITH_AS(io::encode_onnx(policy, network.parameters(), options),
+                       doctest::Contains("a legal-action mask for the 8 actions"), Error);
 }
 
 TEST_CASE("ONNX export: the file, its metadata and clear errors") {

@@ -7,6 +7,9 @@
 //   inputs   observations  [batch, observation shape...]  u8 (MinAtar, Nature) or f32 (MLP)
 //            lstm_h, lstm_c [batch, H] f32                 recurrent networks only
 //            action [batch, D] f32                         a critic only (Q of this action)
+//            action_mask [batch, A] u8                     where the steps declare a legal-action
+//                                                          mask: logits and q hold kIllegalLogit
+//                                                          (-1e9) at the illegal actions
 //   outputs  logits [batch, A], value [batch]              policy and value heads
 //            mean, log_std [batch, D], value [batch]        Gaussian policy (box actions)
 //            q [batch, A]                                  Q head (dueling combined in the graph)
@@ -58,7 +61,8 @@ struct OnnxExportOptions {
   float observation_clip = 10.0f;
   /// The fields the run's steps declared (Policy::step_fields()), recorded in the model's metadata
   /// as "seedrl.step_fields" (StepSpec::fields_to_text) so that a host knows what the agent was
-  /// trained with. A field becomes an input of the graph only where a head computes with it.
+  /// trained with. A field becomes an input of the graph only where a head computes with it: the
+  /// legal-action mask (kActionMaskField) of a network with logits or Q-values over its actions.
   std::vector<StepFieldSpec> step_fields;
   /// A squashed Gaussian policy's box (SAC: Policy's PolicyDescription::squashed with its action
   /// spec): the model also outputs `action` [batch, D] = bias + scale tanh(mean), the greedy

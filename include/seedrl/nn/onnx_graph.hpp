@@ -33,6 +33,8 @@ struct OnnxNames {
   static constexpr const char* lstm_h = "lstm_h";
   static constexpr const char* lstm_c = "lstm_c";
   static constexpr const char* action = "action";  ///< a critic's input
+  /// u8 [batch, A], 1 where an action is legal: an input where the run's steps declared a mask
+  static constexpr const char* action_mask = "action_mask";
   static constexpr const char* logits = "logits";
   static constexpr const char* mean = "mean";
   static constexpr const char* log_std = "log_std";
