@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "agent_cli.hpp"
@@ -42,7 +43,8 @@ inline void add_actor_options(CLI::App& app, LocalTrainerOptions& run, int max_e
       ->check(CLI::Range(0, 256));
 }
 
-/// Trains `agent` in one process on environments from `make_env(seed)`, after a line on stderr
+/// Trains `agent` in one process on environments from `make_env(seed)` (or `make_env(seed,
+/// evaluation)`, told whether the environment is an evaluation actor's), after a line on stderr
 /// saying what runs; stops cleanly on SIGINT/SIGTERM.
 template <class Cli, class AgentT, class MakeEnv>
 TrainingResult train_agent_in_process(const char* program, const std::string& env_name,
@@ -63,7 +65,12 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
   return train_locally<AgentT, cpu::Backend>(
       agent,
       [&](std::int32_t a, std::int32_t e) {
-        return make_env(environment_seed(cli.seed, std::int64_t{rank} * 1024 + a, e));
+        const std::uint64_t seed = environment_seed(cli.seed, std::int64_t{rank} * 1024 + a, e);
+        if constexpr (std::is_invocable_v<MakeEnv&, std::uint64_t, bool>) {
+          return make_env(seed, a >= run.num_actors);
+        } else {
+          return make_env(seed);
+        }
       },
       run);
 }
@@ -136,19 +143,21 @@ inline std::string json_number(const std::optional<double>& value) {
 /// The last line of the training programs' stdout: one JSON object with the run's figures
 /// (mean returns are null when no episode was measured). In a learner group only rank 0 prints
 /// it, with the group's figures; "ranks" is the group's size (1 alone).
+/// `extra`: more members for the object, each with its leading comma (",\"key\":value").
 inline void print_result(const std::string& env_name, std::uint64_t seed,
-                         const TrainingResult& result) {
+                         const TrainingResult& result, const std::string& extra = {}) {
   if (result.rank != 0) return;
   std::printf(
       "{\"env\":\"%s\",\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,"
       "\"mean_return\":%s,\"evaluation_mean_return\":%s,\"learner_steps\":%lld,\"seed\":%llu,"
       "\"ranks\":%d,\"resumed\":%s,"
-      "\"interrupted\":%s}\n",
+      "\"interrupted\":%s%s}\n",
       env_name.c_str(), static_cast<long long>(result.frames), result.seconds, result.fps,
       static_cast<long long>(result.episodes), json_number(result.mean_return).c_str(),
       json_number(result.evaluation_mean_return).c_str(),
       static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
-      result.ranks, result.resumed ? "true" : "false", result.interrupted ? "true" : "false");
+      result.ranks, result.resumed ? "true" : "false", result.interrupted ? "true" : "false",
+      extra.c_str());
   std::fflush(stdout);
 }
 
