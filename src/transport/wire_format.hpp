@@ -45,8 +45,8 @@ inline void patch_length(std::string& out, std::size_t start) {
   std::memcpy(out.data() + start, &le, 4);
 }
 
-std::size_t begin_frame(std::string& out, FrameType type, std::uint32_t sequence,
-                        std::uint8_t version = kVersion) {
+inline std::size_t begin_frame(std::string& out, FrameType type, std::uint32_t sequence,
+                               std::uint8_t version = kVersion) {
   const std::size_t start = out.size();
   encode_header(out, type, sequence, 0, version);
   return start;
