@@ -31,47 +31,17 @@ namespace test_action_masks {
 using namespace seedrl;
 using Backend = cpu::Backend;
 
-namespace {
-
-LocalTrainerOptions run_options(std::int64_t frames) {
-  LocalTrainerOptions r;
-  r.total_frames = frames;
-  r.num_actors = 2;
-  r.envs_per_actor = 8;
-  r.server.unroll_length = 8;
-  r.server.seed = 1;
-  return r;
-}
-
-// Trains `agent` on CardPick with or without its mask; the illegal picks the training made.
-template <class A>
-std::int64_t illegal_picks(const A& agent, bool masks, LocalTrainerOptions run) {
-  auto illegal = std::make_shared<std::atomic<std::int64_t>>(0);
-  train_locally<A, Backend>(
-      agent,
-      [&](std::int32_t a, std::int32_t e) {
-        return test::CountedCardPick{
-            FlattenObservation(
-                CardPick(static_cast<std::uint64_t>(100 * a + e), {.action_mask = masks})),
-            illegal};
-      },
-      run);
-  return illegal->load();
-}
-
-}  // namespace
-
 TEST_CASE("Action masks: V-trace and PPO sample only legal cards; without the mask they do not") {
   const VTraceAgent vtrace(test::example_vtrace_options(test::card_network(), 6'000));
-  CHECK(illegal_picks(vtrace, true, run_options(6'000)) == 0);
-  CHECK(illegal_picks(vtrace, false, run_options(6'000)) > 100);
+  CHECK(test::train_card_pick(vtrace, true, test::card_pick_run(6'000)) == 0);
+  CHECK(test::train_card_pick(vtrace, false, test::card_pick_run(6'000)) > 100);
 
   PpoAgentOptions o;
   o.network = test::card_network();
   o.batch_size = 4;
   const PpoAgent ppo(o);
-  CHECK(illegal_picks(ppo, true, run_options(6'000)) == 0);
-  CHECK(illegal_picks(ppo, false, run_options(6'000)) > 100);
+  CHECK(test::train_card_pick(ppo, true, test::card_pick_run(6'000)) == 0);
+  CHECK(test::train_card_pick(ppo, false, test::card_pick_run(6'000)) > 100);
 }
 
 TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring or not") {
@@ -86,11 +56,11 @@ TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring
   o.min_replay_size = 16;
   o.exploration_slots = 16;
   o.epsilon_base = 0.9;  // most picks explore: uniformly among the legal cards
-  LocalTrainerOptions run = run_options(6'000);
+  LocalTrainerOptions run = test::card_pick_run(6'000);
   run.server.burn_in = 2;
   const R2D2Agent r2d2(o);
-  CHECK(illegal_picks(r2d2, true, run) == 0);
-  CHECK(illegal_picks(r2d2, false, run) > 100);
+  CHECK(test::train_card_pick(r2d2, true, run) == 0);
+  CHECK(test::train_card_pick(r2d2, false, run) > 100);
 }
 
 TEST_CASE("Action masks: a mask that does not fit the actions is refused by name") {
@@ -154,7 +124,7 @@ TEST_CASE("Action masks: a step whose mask allows nothing is refused, unless it 
 TEST_CASE("Action masks: Policy acts among the legal actions, greedy, sampling or exploring") {
   const test::TempDir dir("action_masks_policy");
   const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 2'000));
-  LocalTrainerOptions run = run_options(2'000);
+  LocalTrainerOptions run = test::card_pick_run(2'000);
   run.logdir = dir.path.string();
   train_locally<VTraceAgent, Backend>(
       agent,

@@ -172,10 +172,10 @@ class HeadGraph final : public nn::OnnxGraph {
               const std::vector<std::int64_t>& dims) override {
     const bool masked = !legal_.empty() && dims.size() == 1 &&
                         (name == nn::OnnxNames::logits || name == nn::OnnxNames::q);
-    g_.node("Identity",
-            {masked ? g_.apply("Where", {legal_, value, g_.float_scalar(math::kIllegalLogit)})
-                    : value},
-            {name});
+    g_.node(
+        "Identity",
+        {masked ? g_.apply("Where", {legal_, value, g_.float_scalar(math::kIllegalLogit)}) : value},
+        {name});
     g_.output_dims(name, OnnxType::f32, batch_dims(dims));
   }
 

@@ -1,6 +1,6 @@
 // CardPick (env/card_pick.hpp) for the tests of legal-action masks: the game with a count of the
-// illegal picks its environments make in a run, a small network for it, and the greedy play of a
-// trained checkpoint through Policy.
+// illegal picks its environments make in a run, a small network and run for it, training on it,
+// and the greedy play of a trained checkpoint through Policy.
 #pragma once
 
 #include <atomic>
@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/card_pick.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/nn/network_options.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/local_trainer.hpp"
 
 namespace seedrl::test {
 
@@ -35,6 +37,32 @@ struct CountedCardPick {
 /// An MLP over CardPick's 16 observations and 8 actions.
 inline nn::NetworkOptions card_network(std::int64_t hidden = 32) {
   return nn::NetworkOptions::mlp(16, 8, {hidden});
+}
+
+/// 2 actors of 8 deals, unrolls of 8, for `frames` frames.
+inline LocalTrainerOptions card_pick_run(std::int64_t frames) {
+  LocalTrainerOptions r;
+  r.total_frames = frames;
+  r.num_actors = 2;
+  r.envs_per_actor = 8;
+  r.server.unroll_length = 8;
+  r.server.seed = 1;
+  return r;
+}
+
+/// Trains `agent` on CardPick with or without its mask; the illegal picks the training made.
+template <class A>
+std::int64_t train_card_pick(const A& agent, bool masks, const LocalTrainerOptions& run) {
+  auto illegal = std::make_shared<std::atomic<std::int64_t>>(0);
+  train_locally<A, cpu::Backend>(
+      agent,
+      [&](std::int32_t a, std::int32_t e) {
+        return CountedCardPick{FlattenObservation(CardPick(static_cast<std::uint64_t>(100 * a + e),
+                                                           {.action_mask = masks})),
+                               illegal};
+      },
+      run);
+  return illegal->load();
 }
 
 struct CardPickPlay {
