@@ -310,19 +310,26 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
   io::OnnxExportOptions options;
   options.step_fields = {{kActionMaskField, {{8}, DType::u8}}};
   const nn::NetworkOptions policy = nn::NetworkOptions::mlp(16, 8, {32});
-  for (const nn::NetworkOptions& config : {policy, dueling_q(with_lstm(policy, 8))}) {
+  // Branches of 3 and 5 actions: one more output per branch ("logits_0", "q_1", ...).
+  const nn::NetworkOptions branched = nn::NetworkOptions::mlp(16, 0, {32}).branches({3, 5});
+  for (const nn::NetworkOptions& config :
+       {policy, dueling_q(with_lstm(policy, 8)), branched, dueling_q(with_lstm(branched, 8))}) {
     CAPTURE(nn::describe(config));
     nn::Network<Backend> network(config);
     randomise_biases(network, rng);
     OnnxRuntime::Session session(*ort, io::encode_onnx(config, network.parameters(), options));
     const std::int64_t batch = 5;
+    const math::Branches branches(config.action_branches.empty() ? std::vector<std::int64_t>{8}
+                                                                 : config.action_branches);
     const Tensor obs = random_observations(config, DType::f32, batch, rng);
     Tensor mask = Tensor::zeros({batch, 8}, DType::u8);
     for (std::int64_t i = 0; i < batch; ++i) {
       for (std::int64_t j = 0; j < 8; ++j) mask.data<std::uint8_t>()[i * 8 + j] = rng.below(2);
-      mask.data<std::uint8_t>()[i * 8 + i] = 1;  // at least one legal action a row
+      for (std::int64_t k = 0; k < branches.count(); ++k)  // a legal action in every branch
+        mask.data<std::uint8_t>()[i * 8 + branches.offset(k) + i % branches.size(k)] = 1;
     }
     const bool q = config.q_head;
+    const std::string scores_name = q ? io::OnnxNames::q : io::OnnxNames::logits;
     std::vector<std::string> inputs{io::OnnxNames::observations, io::OnnxNames::action_mask};
     std::vector<Tensor> feed{obs, mask};
     nn::LstmState state;
@@ -331,8 +338,11 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
       inputs.insert(inputs.end(), {io::OnnxNames::lstm_h, io::OnnxNames::lstm_c});
       feed.insert(feed.end(), {state.h.clone(), state.c.clone()});
     }
-    const std::vector<Tensor> theirs =
-        session.run(inputs, feed, {q ? io::OnnxNames::q : io::OnnxNames::logits});
+    std::vector<std::string> outputs{scores_name};
+    if (branches.count() > 1)
+      for (std::int64_t k = 0; k < branches.count(); ++k)
+        outputs.push_back(str_cat(scores_name, "_", k));
+    const std::vector<Tensor> theirs = session.run(inputs, feed, outputs);
     const nn::NetworkOutputs& ours = network.forward(obs.reshape({1, batch, 16}), state);
     const RowMatrixXf scores = (q ? ours.q : ours.logits).reshape({batch, 8}).matrix<float>();
     const RowMatrixXf masked = theirs[0].matrix<float>();
@@ -347,13 +357,22 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
         }
       }
     CHECK(illegal > 5);
-    // The host's argmax of the masked output is Policy's greedy action (math::masked_greedy).
-    std::vector<std::int32_t> greedy(static_cast<std::size_t>(batch));
-    math::masked_greedy(scores, {mask.data<std::uint8_t>(), 40}, math::Branches({8}), greedy);
-    for (std::int64_t i = 0; i < batch; ++i) {
-      Eigen::Index best = 0;
-      masked.row(i).maxCoeff(&best);
-      CHECK(best == greedy[static_cast<std::size_t>(i)]);
+    // The host's argmax of each branch's masked output is Policy's greedy action of that branch
+    // (math::masked_greedy).
+    const auto k_count = static_cast<std::size_t>(branches.count());
+    std::vector<std::int32_t> greedy(static_cast<std::size_t>(batch) * k_count);
+    math::masked_greedy(scores, {mask.data<std::uint8_t>(), 40}, branches, greedy);
+    for (std::int64_t k = 0; k < branches.count(); ++k) {
+      const RowMatrixXf own = k_count > 1 ? theirs[static_cast<std::size_t>(k) + 1].matrix<float>()
+                                          : RowMatrixXf(masked);
+      REQUIRE(own.cols() == branches.size(k));
+      CHECK((own - masked.middleCols(branches.offset(k), branches.size(k))).cwiseAbs().maxCoeff() ==
+            0.0f);
+      for (std::int64_t i = 0; i < batch; ++i) {
+        Eigen::Index best = 0;
+        own.row(i).maxCoeff(&best);
+        CHECK(best == greedy[static_cast<std::size_t>(i) * k_count + static_cast<std::size_t>(k)]);
+      }
     }
   }
   // A mask that does not fit the actions is refused by name.

@@ -456,7 +456,7 @@ TEST_CASE("ActionSpec: exact text both ways, and bad text named") {
   CHECK_THROWS_WITH_AS(ActionSpec::parse("discrete 3 4", "ckpt"),
                        doctest::Contains("unexpected text"), Error);
   CHECK_THROWS_WITH_AS(ActionSpec::parse("cube 3", "ckpt"),
-                       doctest::Contains("expected 'discrete' or 'box'"), Error);
+                       doctest::Contains("expected 'discrete', 'branches' or 'box'"), Error);
 }
 
 TEST_CASE("parse_description reads back what describe writes, and names what it cannot read") {

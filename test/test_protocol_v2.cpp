@@ -109,7 +109,7 @@ TEST_CASE("protocol: an action spec that is no discrete count or valid box is re
     const char* message;
   };
   const Case cases[] = {
-      {"unknown kind", welcome_with(2, Bytes{}.u32(3).s), "unknown action kind 2"},
+      {"unknown kind", welcome_with(3, Bytes{}.u32(3).s), "unknown action kind 3"},
       {"0 discrete actions", welcome_with(0, Bytes{}.u32(0).s), "0 discrete actions"},
       {"2^31 discrete actions", welcome_with(0, Bytes{}.u32(0x80000000u).s), "discrete actions"},
       {"a box of 0 dimensions", welcome_with(1, box(0, {}, {})), "a box action of 0 dimensions"},

@@ -1,10 +1,12 @@
 // What the wire codec's version 4 added: a legal-action mask (the step field "action_mask", u8
 // [A]) travels as bits, ceil(A / 8) bytes per environment (exact bytes, round trips), a mask that
-// sets a bit beyond its actions is refused as malformed, and other u8 fields still travel as bytes.
+// sets a bit beyond its actions is refused as malformed, and other u8 fields still travel as bytes;
+// action branches in the handshake (action kind 2) and K actions per environment in ACTIONS.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seedrl/transport/protocol.hpp"
@@ -89,6 +91,62 @@ TEST_CASE("protocol: a STEP carries the mask as bits; other u8 fields as bytes")
   encode_step(frame, 5, rewards, flags, observations, as_bytes);
   CHECK(code_of(decode_step(payload_of(frame, FrameType::step), layout, &view)) ==
         ErrorCode::invalid_request);
+}
+
+TEST_CASE("protocol: action branches in HELLO and WELCOME, and K actions per environment") {
+  Hello hello = sample_hello();
+  hello.spec.observation = TensorSpec{Shape{3}, DType::f32};
+  hello.spec.action = ActionSpec::branched({3, 2, 4});
+  std::string frame;
+  encode_hello(frame, hello, 4);
+  const std::string payload =
+      sample_hello_prefix().u8(0).u8(1).u32(3).u8(2).u32(3).u32(3).u32(2).u32(4).u8(0).s;
+  CHECK(frame.substr(kHeaderBytes) == payload);
+  Hello back;
+  REQUIRE(decode_hello(payload_of(frame, FrameType::hello), &back).is_ok());
+  CHECK(back.spec == hello.spec);
+  for (std::size_t n = 0; n < payload.size(); ++n) {
+    Hello h;
+    CHECK(code_of(decode_hello(bytes_of(payload).first(n), &h)) == ErrorCode::malformed);
+  }
+  // Branches that break the rules are refused by name, never thrown.
+  auto hello_with = [](const std::string& branches) {
+    return sample_hello_prefix().u8(0).u8(1).u32(3).u8(2).text(branches).u8(0).s;
+  };
+  const std::pair<std::string, const char*> bad[] = {
+      {Bytes{}.u32(1).u32(5).s, "1 action branches (must be 2 to 64)"},
+      {Bytes{}.u32(65).s, "65 action branches"},
+      {Bytes{}.u32(2).u32(3).u32(0).s, "action branch 1 has 0 actions"},
+      {Bytes{}.u32(2).u32(0x7fffffffu).u32(1).s, "2^31 - 1 in all at most"},
+  };
+  for (const auto& [branches, message] : bad) {
+    CAPTURE(message);
+    Hello h;
+    const Verdict v = decode_hello(bytes_of(hello_with(branches)), &h);
+    CHECK(code_of(v) == ErrorCode::malformed);
+    CHECK(v.error().message.find(message) != std::string::npos);
+  }
+
+  // ACTIONS: 2 environments x 3 branches, value i within branch i % 3.
+  const ActionSpec& spec = hello.spec.action;
+  CHECK(actions_frame_bytes(2, spec) == kHeaderBytes + 4 + 24);
+  const std::vector<std::int32_t> actions{2, 1, 3, 0, 0, 1};
+  frame.clear();
+  encode_actions(frame, 9, actions);
+  CHECK(frame.size() == actions_frame_bytes(2, spec));
+  std::vector<std::int32_t> received(6, -1);
+  REQUIRE(decode_actions(payload_of(frame, FrameType::actions), spec, received).is_ok());
+  CHECK(received == actions);
+  const std::vector<std::int32_t> outside{2, 1, 3, 0, 2, 1};  // branch 1 has 2 actions
+  frame.clear();
+  encode_actions(frame, 9, outside);
+  const Verdict v = decode_actions(payload_of(frame, FrameType::actions), spec, received);
+  CHECK(code_of(v) == ErrorCode::malformed);
+  CHECK(v.error().message ==
+        "ACTIONS frame: action 2 of branch 1 for environment 1 is outside [0, 2)");
+  std::vector<std::int32_t> wrong_room(5);
+  CHECK(code_of(decode_actions(payload_of(frame, FrameType::actions), spec, wrong_room)) ==
+        ErrorCode::internal);
 }
 
 }  // namespace test_protocol_v4

@@ -1,5 +1,7 @@
 // The R2D2 loss (algo/r2d2_loss.hpp) against a float64 reference written from the definitions
-// (its own h and h^-1, the n-step sums walked literally) and finite differences of it.
+// (its own h and h^-1, the n-step sums walked literally) and finite differences of it; with
+// action branches, the mean over the branches of that reference, each with its own actions and
+// double-Q target.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -168,6 +170,57 @@ TEST_CASE("r2d2_loss: without importance weights every sequence weighs 1; inputs
   const RowMatrixXf short_q = RowMatrixXf::Zero(kSteps * kBatch, kActions);
   CHECK_THROWS_WITH_AS(r2d2_loss(short_q, short_q, p.actions, p.rewards, p.dones, p.mask, {}, o),
                        doctest::Contains("must be [(T + 1) B, A] = [18, A]"), Error);
+}
+
+TEST_CASE("r2d2_loss with branches: the mean of each branch's loss, targets per branch") {
+  // Two branches of 4 actions: Q-values [rows, 8]; each branch is a Problem of its own (its
+  // columns, its actions), sharing the rewards, dones, mask and weights.
+  const Problem first = make_problem(4);
+  Problem second = make_problem(5);
+  second.rewards = first.rewards;
+  second.dones = first.dones;
+  second.mask = first.mask;
+  second.weights = first.weights;
+  const Problem* branch[2] = {&first, &second};
+  RowMatrixXf online(kRows, 2 * kActions), target(kRows, 2 * kActions);
+  for (int k = 0; k < 2; ++k)
+    for (Eigen::Index r = 0; r < kRows; ++r)
+      for (Eigen::Index a = 0; a < kActions; ++a) {
+        const auto i = static_cast<std::size_t>(r * kActions + a);
+        online(r, k * kActions + a) = static_cast<float>(branch[k]->q_online[i]);
+        target(r, k * kActions + a) = static_cast<float>(branch[k]->q_target[i]);
+      }
+  R2D2LossOptions o;
+  o.n_step = 2;
+  o.discount = 0.95;
+  const R2D2Loss loss =
+      r2d2_loss(online, target, {first.actions, second.actions}, first.rewards, first.dones,
+                first.mask, first.weights, o, {}, math::Branches({kActions, kActions}));
+  const Reference refs[2] = {reference(first, first.q_online, o),
+                             reference(second, second.q_online, o)};
+  CHECK(loss.loss == doctest::Approx(0.5 * (refs[0].loss + refs[1].loss)).epsilon(1e-5));
+  Eigen::ArrayXXd td = 0.5 * (refs[0].td.abs() + refs[1].td.abs());
+  for (Eigen::Index b = 0; b < kBatch; ++b) {
+    const double max = td.col(b).maxCoeff(), mean = td.col(b).mean();
+    CHECK(loss.priorities(b) ==
+          doctest::Approx(o.priority_eta * max + (1.0 - o.priority_eta) * mean).epsilon(1e-5));
+    for (Eigen::Index t = 0; t < kSteps; ++t)
+      CHECK(loss.td_errors(t, b) == doctest::Approx(td(t, b)).epsilon(1e-4).scale(1.0));
+  }
+  // Each branch's columns of the gradient: half the gradient of its own loss (central
+  // differences of its reference); the branches' targets differ, so a shared target would fail.
+  for (int k = 0; k < 2; ++k) {
+    const Problem& p = *branch[k];
+    const Vec numeric = numeric_gradient(
+        [&](const Vec& v) { return 0.5 * reference(p, v, o).loss; }, p.q_online, 1e-6);
+    const RowMatrixXf block = loss.grad_q.middleCols(k * kActions, kActions);
+    const Vec analytic(block.data(), block.data() + block.size());
+    CHECK(relative_error(analytic, numeric) < 1e-5);
+  }
+  CHECK(refs[0].td(0, 0) != doctest::Approx(refs[1].td(0, 0)));
+  CHECK_THROWS_WITH_AS(r2d2_loss(online, target, {first.actions}, first.rewards, first.dones,
+                                 first.mask, {}, o, {}, math::Branches({kActions, kActions})),
+                       doctest::Contains("1 branches of actions"), Error);
 }
 
 }  // namespace test_r2d2_loss

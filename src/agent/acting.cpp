@@ -1,5 +1,7 @@
 #include "seedrl/agent/acting.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -75,15 +77,17 @@ std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon
 }
 
 void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
-                    std::span<std::int32_t> actions, std::span<const std::uint8_t> action_mask) {
+                    std::span<std::int32_t> actions, std::span<const std::uint8_t> action_mask,
+                    const math::Branches& branches) {
+  const std::int64_t per_row = std::max<std::int64_t>(1, branches.count());
   SEEDRL_REQUIRE(scores.rank() == 2 && scores.dtype() == DType::f32 &&
                      scores.device() == Device::cpu &&
-                     scores.dim(0) == static_cast<std::int64_t>(actions.size()),
-                 "select_actions: scores must be f32 [", actions.size(), ", A] on the CPU, got ",
-                 scores.shape());
+                     scores.dim(0) * per_row == static_cast<std::int64_t>(actions.size()),
+                 "select_actions: scores must be f32 [", actions.size() / per_row,
+                 ", A] on the CPU for ", actions.size(), " actions, got ", scores.shape());
   const std::int64_t n = scores.dim(0);
-  if (!action_mask.empty()) {  // the same choices among the legal actions
-    const math::Branches one({scores.dim(1)});
+  if (!action_mask.empty() || per_row > 1) {  // the same choices per branch, among legal actions
+    const math::Branches one = branches.count() > 0 ? branches : math::Branches({scores.dim(1)});
     switch (acting.mode) {
       case ActionMode::greedy:
         math::masked_greedy(scores.matrix<float>(), action_mask, one, actions);

@@ -3,7 +3,7 @@
 namespace seedrl {
 
 PpoTargets ppo_targets(const UnrollBatch& batch, const Transitions& tr, const float* values,
-                       float discount, float lambda) {
+                       float discount, float lambda, const math::Branches& branches) {
   const Eigen::Index steps = tr.mask.rows(), columns = tr.mask.cols();
   const VTraceInputs v = vtrace_inputs(tr, values, discount);
   const Eigen::ArrayXXf advantages =
@@ -22,8 +22,9 @@ PpoTargets ppo_targets(const UnrollBatch& batch, const Transitions& tr, const fl
       if (tr.mask(t, b) > 0.0f) out.rows.push_back(row);
     }
   }
-  out.legal = legal_actions(batch);
-  out.old_log_probs = behaviour_log_probs(batch, steps, out.legal);
+  out.branches = branches;
+  out.legal = legal_actions(batch, branches);
+  out.old_log_probs = behaviour_log_probs(batch, steps, out.legal, branches);
   return out;
 }
 

@@ -61,4 +61,48 @@ R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrix
   return out;
 }
 
+R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrixRef& q_target,
+                   const std::vector<Eigen::ArrayXXi>& branch_actions,
+                   const Eigen::ArrayXXf& rewards, const Eigen::ArrayXXf& dones,
+                   const Eigen::ArrayXXf& mask, std::span<const float> weights,
+                   const R2D2LossOptions& options, std::span<const std::uint8_t> legal,
+                   const math::Branches& branches) {
+  const std::int64_t k_count = branches.count();
+  SEEDRL_REQUIRE(k_count >= 1 && static_cast<std::int64_t>(branch_actions.size()) == k_count &&
+                     q_online.cols() == branches.total() && q_target.cols() == branches.total(),
+                 "r2d2_loss: ", branch_actions.size(), " branches of actions and Q-values of ",
+                 q_online.cols(), " and ", q_target.cols(), " columns for branches ",
+                 branches.to_string());
+  const Eigen::Index rows = q_online.rows(), total = branches.total();
+  SEEDRL_REQUIRE(legal.empty() || legal.size() == static_cast<std::size_t>(rows * total),
+                 "r2d2_loss: a legal-action mask of ", legal.size(), " entries for ", rows,
+                 " rows of ", total, " actions");
+  const float scale = 1.0f / static_cast<float>(k_count);
+  R2D2Loss out;
+  out.grad_q = RowMatrixXf::Zero(rows, total);
+  Eigen::ArrayXXf abs_td = Eigen::ArrayXXf::Zero(mask.rows(), mask.cols());
+  std::vector<std::uint8_t> branch_legal;
+  for (std::int64_t k = 0; k < k_count; ++k) {
+    const Eigen::Index offset = branches.offset(k), size = branches.size(k);
+    if (!legal.empty()) {  // branch k's columns of the mask
+      branch_legal.resize(static_cast<std::size_t>(rows * size));
+      for (Eigen::Index r = 0; r < rows; ++r)
+        std::copy_n(legal.begin() + r * total + offset, size, branch_legal.begin() + r * size);
+    }
+    const R2D2Loss branch = r2d2_loss(
+        q_online.middleCols(offset, size), q_target.middleCols(offset, size),
+        branch_actions[static_cast<std::size_t>(k)], rewards, dones, mask, weights, options,
+        legal.empty() ? std::span<const std::uint8_t>()
+                      : std::span<const std::uint8_t>(branch_legal));
+    out.loss += scale * branch.loss;
+    out.mean_q += scale * branch.mean_q;
+    out.transitions = branch.transitions;
+    abs_td += scale * branch.td_errors.abs();
+    out.grad_q.middleCols(offset, size) = scale * branch.grad_q;
+  }
+  out.td_errors = abs_td;
+  out.priorities = sequence_priorities(out.td_errors, options.priority_eta);
+  return out;
+}
+
 }  // namespace seedrl

@@ -138,7 +138,10 @@ std::string lstm(Graph& g, const std::string& x, std::int64_t in, std::int64_t h
 // illegal, so that a host's softmax or argmax sees the legal actions only, as Policy acts.
 class HeadGraph final : public nn::OnnxGraph {
  public:
-  explicit HeadGraph(Graph& g, std::string legal = {}) : g_(g), legal_(std::move(legal)) {}
+  /// `legal`: the BOOL mask of the logits and Q-values (empty: none); `branches`: their action
+  /// branches (empty: one), each of which also becomes an output of its own.
+  explicit HeadGraph(Graph& g, std::string legal = {}, std::vector<std::int64_t> branches = {})
+      : g_(g), legal_(std::move(legal)), branches_(std::move(branches)) {}
 
   std::string linear(const std::string& x, const std::string& layer, std::int64_t in,
                      std::int64_t out, nn::Activation activation, bool bias) override {
@@ -170,13 +173,24 @@ class HeadGraph final : public nn::OnnxGraph {
   }
   void output(const std::string& value, std::string_view name,
               const std::vector<std::int64_t>& dims) override {
-    const bool masked = !legal_.empty() && dims.size() == 1 &&
-                        (name == nn::OnnxNames::logits || name == nn::OnnxNames::q);
-    g_.node(
-        "Identity",
-        {masked ? g_.apply("Where", {legal_, value, g_.float_scalar(math::kIllegalLogit)}) : value},
-        {name});
+    const bool scores =
+        dims.size() == 1 && (name == nn::OnnxNames::logits || name == nn::OnnxNames::q);
+    const bool masked = !legal_.empty() && scores;
+    const std::string out =
+        masked ? g_.apply("Where", {legal_, value, g_.float_scalar(math::kIllegalLogit)}) : value;
+    g_.node("Identity", {out}, {name});
     g_.output_dims(name, OnnxType::f32, batch_dims(dims));
+    if (!scores) return;
+    std::int64_t offset = 0;  // each branch's columns: "logits_0", "logits_1", ... ("q_0", ...)
+    for (std::size_t k = 0; k < branches_.size(); ++k) {
+      const std::int64_t size = branches_[k];
+      const std::string branch = str_cat(name, "_", k);
+      const std::string starts = int64_constant({offset}), ends = int64_constant({offset + size}),
+                        axes = int64_constant({1});
+      g_.node("Slice", {out, starts, ends, axes}, {branch});
+      g_.output_dims(branch, OnnxType::f32, batch_dims({size}));
+      offset += size;
+    }
   }
 
  private:
@@ -190,6 +204,7 @@ class HeadGraph final : public nn::OnnxGraph {
   }
   Graph& g_;
   std::string legal_;
+  std::vector<std::int64_t> branches_;
 };
 
 // The BOOL [batch, A] mask of the graph's action_mask input, where the run's steps declare a
@@ -265,7 +280,7 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
   nn::HeadOnnxInputs heads{x, features, x, features};
   if (config.separate_value_torso)
     heads.value_features = torso(g, config, "value_torso", observations, dtype, heads.value_size);
-  HeadGraph head_graph(g, legal_actions(g, config, options));
+  HeadGraph head_graph(g, legal_actions(g, config, options), config.action_branches);
   nn::for_each_head_kind([&](auto kind) {
     if (decltype(kind)::in(config)) decltype(kind)::onnx(head_graph, config, heads);
   });

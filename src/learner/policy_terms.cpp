@@ -20,9 +20,20 @@ std::span<const std::int32_t> discrete(const Tensor& actions) {
   return {actions.data<std::int32_t>(), static_cast<std::size_t>(actions.numel())};
 }
 
-// The first rows of `legal` that cover `logits`, with the single branch of the discrete action.
+// Whether discrete actions take the masked, branched categorical (masked_categorical.hpp).
+bool branched_or_masked(const Tensor& actions, std::span<const std::uint8_t> legal,
+                        const math::Branches& branches) {
+  return actions.dtype() == DType::i32 && (!legal.empty() || branches.count() > 1);
+}
+// `branches`, or one branch of all the logits.
+math::Branches layout(const math::Branches& branches, Eigen::Index width) {
+  return branches.count() > 0 ? branches : math::Branches({width});
+}
+
+// The first rows of `legal` that cover `logits` (empty stays empty: every action legal).
 std::span<const std::uint8_t> rows_of_mask(std::span<const std::uint8_t> legal,
                                            const Eigen::Map<const RowMatrixXf>& logits) {
+  if (legal.empty()) return legal;
   const auto n = static_cast<std::size_t>(logits.rows() * logits.cols());
   SEEDRL_REQUIRE(legal.size() >= n, "policy_terms: a legal-action mask of ", legal.size(),
                  " entries for ", logits.rows(), " frames of ", logits.cols(), " actions");
@@ -32,11 +43,11 @@ std::span<const std::uint8_t> rows_of_mask(std::span<const std::uint8_t> legal,
 }  // namespace
 
 PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
-                         std::span<const std::uint8_t> legal) {
+                         std::span<const std::uint8_t> legal, const math::Branches& branches) {
   PolicyTerms terms;
-  if (actions.dtype() == DType::i32 && !legal.empty()) {
+  if (branched_or_masked(actions, legal, branches)) {
     const auto logits = rows_of(policy);
-    const math::Branches one({logits.cols()});
+    const math::Branches one = layout(branches, logits.cols());
     const RowMatrixXf log_probs =
         math::branch_log_softmax(logits, rows_of_mask(legal, logits), one);
     terms.log_probs = math::joint_log_prob(log_probs, discrete(actions), one).array();
@@ -56,10 +67,10 @@ PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tens
 void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
                            const Eigen::ArrayXf& grad_log_probs, const Eigen::ArrayXf& grad_entropy,
                            const Tensor& grad_policy, const Tensor& grad_log_std,
-                           std::span<const std::uint8_t> legal) {
-  if (actions.dtype() == DType::i32 && !legal.empty()) {
+                           std::span<const std::uint8_t> legal, const math::Branches& branches) {
+  if (branched_or_masked(actions, legal, branches)) {
     const auto logits = rows_of(policy);
-    const math::Branches one({logits.cols()});
+    const math::Branches one = layout(branches, logits.cols());
     const RowMatrixXf log_probs =
         math::branch_log_softmax(logits, rows_of_mask(legal, logits), one);
     auto grad = mutable_rows_of(grad_policy);
@@ -86,17 +97,19 @@ void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Te
 }
 
 Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps,
-                                   std::span<const std::uint8_t> legal) {
+                                   std::span<const std::uint8_t> legal,
+                                   const math::Branches& branches) {
   const Eigen::Index n = steps * batch.flags.dim(1);
   const auto behaviour = rows_of(batch.behaviour).topRows(n);
-  if (batch.actions.dtype() == DType::i32 && !legal.empty()) {
+  if (branched_or_masked(batch.actions, legal, branches)) {
     const auto all = rows_of(batch.behaviour);
     const Eigen::Map<const RowMatrixXf> first(all.data(), n, all.cols());
-    const math::Branches one({all.cols()});
-    return math::joint_log_prob(math::branch_log_softmax(first, rows_of_mask(legal, first), one),
-                                std::span<const std::int32_t>(batch.actions.data<std::int32_t>(),
-                                                              static_cast<std::size_t>(n)),
-                                one)
+    const math::Branches one = layout(branches, all.cols());
+    return math::joint_log_prob(
+               math::branch_log_softmax(first, rows_of_mask(legal, first), one),
+               std::span<const std::int32_t>(batch.actions.data<std::int32_t>(),
+                                             static_cast<std::size_t>(n * one.count())),
+               one)
         .array();
   }
   if (batch.actions.dtype() == DType::i32) {

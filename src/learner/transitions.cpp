@@ -22,6 +22,44 @@ void check_actions(const UnrollBatch& batch, std::int64_t num_actions, std::stri
   }
 }
 
+void check_actions(const UnrollBatch& batch, const UnrollSpec& spec, std::string_view learner) {
+  if (spec.action_branches() == 0) return check_actions(batch, spec.num_actions, learner);
+  const math::Branches branches = unroll_branches(spec);
+  SEEDRL_REQUIRE(batch.actions.dtype() == DType::i32 && batch.actions.rank() == 3 &&
+                     batch.actions.dim(2) == branches.count(),
+                 learner, ": the batch's actions are ", batch.actions.shape().to_string(),
+                 "; action branches ", branches.to_string(), " need i32 [L, B, ", branches.count(),
+                 "]");
+  const std::int32_t* actions = batch.actions.data<std::int32_t>();
+  for (std::int64_t i = 0; i < batch.actions.numel(); ++i) {
+    const std::int64_t k = i % branches.count();
+    SEEDRL_REQUIRE(actions[i] >= 0 && actions[i] < branches.size(k), learner, ": stored action ",
+                   actions[i], " of branch ", k, " out of range [0, ", branches.size(k),
+                   ") in the batch");
+  }
+}
+
+math::Branches unroll_branches(const UnrollSpec& spec) {
+  if (spec.action_branches() > 0) return math::branches_of(spec.action_spec);
+  return math::Branches({std::max<std::int64_t>(1, spec.num_actions)});
+}
+
+Eigen::ArrayXXi branch_actions(const UnrollBatch& batch, std::int64_t first, std::int64_t steps,
+                               std::int64_t k) {
+  SEEDRL_REQUIRE(batch.actions.dtype() == DType::i32 && batch.actions.rank() == 3 && k >= 0 &&
+                     k < batch.actions.dim(2) && first >= 0 &&
+                     first + steps <= batch.actions.dim(0),
+                 "branch_actions: branch ", k, " of steps [", first, ", ", first + steps,
+                 ") of actions ", batch.actions.shape().to_string());
+  const std::int64_t b_size = batch.actions.dim(1), count = batch.actions.dim(2);
+  const std::int32_t* actions = batch.actions.data<std::int32_t>();
+  Eigen::ArrayXXi out(steps, b_size);
+  for (std::int64_t t = 0; t < steps; ++t)
+    for (std::int64_t b = 0; b < b_size; ++b)
+      out(t, b) = actions[((first + t) * b_size + b) * count + k];
+  return out;
+}
+
 Transitions make_transitions(const UnrollBatch& batch, std::int64_t first, std::int64_t steps,
                              float max_abs_reward, std::int64_t version) {
   const std::int64_t length = batch.flags.dim(0), b_size = batch.flags.dim(1);
@@ -31,7 +69,7 @@ Transitions make_transitions(const UnrollBatch& batch, std::int64_t first, std::
   const std::uint8_t* flags = batch.flags.data<std::uint8_t>();
   const float* rewards = batch.rewards.data<float>();
   // Box actions stay in the batch (tr.actions is 0 for them).
-  const bool discrete = batch.actions.dtype() == DType::i32;
+  const bool discrete = batch.actions.dtype() == DType::i32 && batch.actions.rank() == 2;
   const std::int32_t* actions = discrete ? batch.actions.data<std::int32_t>() : nullptr;
   const std::int32_t* versions = batch.policy_versions.data<std::int32_t>();
   Transitions tr{Eigen::ArrayXXi(steps, b_size), Eigen::ArrayXXf(steps, b_size),
@@ -72,7 +110,7 @@ VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float dis
   return in;
 }
 
-std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch) {
+std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch, const math::Branches& branches) {
   const Tensor* mask = batch.find_field(kActionMaskField);
   if (mask == nullptr) return {};
   SEEDRL_REQUIRE(mask->dtype() == DType::u8 && mask->rank() >= 3, "legal_actions: the step field '",
@@ -81,9 +119,7 @@ std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch) {
   const std::int64_t width = mask->numel() / (mask->dim(0) * mask->dim(1));
   const std::uint8_t* m = mask->data<std::uint8_t>();
   std::vector<std::uint8_t> legal(m, m + mask->numel());
-  for (auto row = legal.begin(); row != legal.end(); row += width)
-    if (std::all_of(row, row + width, [](std::uint8_t x) { return x == 0; }))
-      std::fill(row, row + width, std::uint8_t{1});
+  math::allow_all_where_none(legal, branches.count() > 0 ? branches : math::Branches({width}));
   return legal;
 }
 

@@ -60,6 +60,19 @@ std::int32_t best_legal(const ConstMatrixRef& scores, std::span<const std::uint8
 
 }  // namespace
 
+void allow_all_where_none(std::span<std::uint8_t> mask, const Branches& branches) {
+  const auto total = static_cast<std::size_t>(branches.total());
+  SEEDRL_REQUIRE(total > 0 && mask.size() % total == 0, "allow_all_where_none: a mask of ",
+                 mask.size(), " entries is not rows of ", total, " actions");
+  for (std::size_t row = 0; row < mask.size(); row += total)
+    for (std::int64_t k = 0; k < branches.count(); ++k) {
+      const auto first = mask.begin() + static_cast<std::ptrdiff_t>(row) + branches.offset(k);
+      const auto last = first + branches.size(k);
+      if (std::all_of(first, last, [](std::uint8_t x) { return x == 0; }))
+        std::fill(first, last, std::uint8_t{1});
+    }
+}
+
 void check_mask(std::span<const std::uint8_t> mask, Eigen::Index rows, const Branches& branches,
                 std::string_view what) {
   if (mask.empty()) return;

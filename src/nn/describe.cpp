@@ -53,6 +53,8 @@ NetworkOptions parse_description(std::string_view text, std::string_view source)
       c.mlp_activation = Activation::tanh;
     } else if (flag == "value_torso") {
       c.separate_value_torso = true;
+    } else if (flag == "branches") {
+      c.action_branches = r.list();
     } else {
       r.fail("unknown part '", flag, "'");
     }

@@ -37,10 +37,14 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                    " values but the checkpoint records ", d.action_spec.to_string());
   } else {
     d.action_spec = ActionSpec::discrete(static_cast<std::int32_t>(d.network.num_actions));
-    if (const std::string* spec = find("action_spec"))
-      SEEDRL_REQUIRE(ActionSpec::parse(*spec, checkpoint) == d.action_spec, checkpoint,
-                     ": the network has ", d.network.num_actions,
+    if (const std::string* spec = find("action_spec")) {  // it may have branches
+      const ActionSpec recorded = ActionSpec::parse(*spec, checkpoint);
+      SEEDRL_REQUIRE(!recorded.is_box() && recorded.num_actions == d.network.num_actions,
+                     checkpoint, ": the network has ", d.network.num_actions,
                      " discrete actions but the checkpoint records '", *spec, "'");
+      d.action_spec = recorded;
+      d.network.require_branches_of(recorded, checkpoint);
+    }
   }
   if (const std::string* text = find("normalization")) {
     d.normalization = ObservationNormalization::parse(*text, checkpoint);

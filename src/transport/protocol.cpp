@@ -237,6 +237,29 @@ Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_
   return Verdict::ok();
 }
 
+Verdict decode_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
+                       std::span<std::int32_t> actions) {
+  if (!spec.is_branched())
+    return decode_actions(payload, static_cast<std::uint32_t>(spec.num_actions), actions);
+  const std::size_t k = spec.branches.size();
+  if (actions.size() % k != 0) {
+    return refuse(ErrorCode::internal, str_cat("ACTIONS frame: room for ", actions.size(),
+                                               " actions is not rows of ", k, " branches"));
+  }
+  if (Verdict v = decode_actions(payload, static_cast<std::uint32_t>(spec.num_actions), actions);
+      !v.is_ok())
+    return v;
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const std::int32_t size = spec.branches[i % k];
+    if (actions[i] >= size) {
+      return refuse(ErrorCode::malformed,
+                    str_cat("ACTIONS frame: action ", actions[i], " of branch ", i % k,
+                            " for environment ", i / k, " is outside [0, ", size, ")"));
+    }
+  }
+  return Verdict::ok();
+}
+
 void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
                         std::uint32_t dims) {
   SEEDRL_REQUIRE(dims >= 1 && actions.size() % dims == 0, "protocol: ", actions.size(),

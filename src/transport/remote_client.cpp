@@ -118,11 +118,15 @@ Status RemoteClient::step(const StepRecord& step, std::span<std::int32_t> action
                 "; step it with the overload that takes std::span<float> actions, not the "
                 "discrete one (std::span<std::int32_t>)"));
   }
+  // One action per environment, or one per branch (ActionSpec::branched).
+  const auto per_env = static_cast<std::size_t>(c.action_spec.dims());
+  if (actions.size() % per_env != 0) {
+    return Status::invalid_argument(str_cat("RemoteClient::step: ", actions.size(),
+                                            " actions are not rows of ", per_env, " branches"));
+  }
   std::span<const std::uint8_t> answer;
-  if (Status s = exchange(step, actions.size(), &answer); !s.is_ok()) return s;
-  if (protocol::Verdict v = protocol::decode_actions(
-          answer, static_cast<std::uint32_t>(c.action_spec.num_actions), actions);
-      !v.is_ok()) {
+  if (Status s = exchange(step, actions.size() / per_env, &answer); !s.is_ok()) return s;
+  if (protocol::Verdict v = protocol::decode_actions(answer, c.action_spec, actions); !v.is_ok()) {
     return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
   }
   return Status::ok();
@@ -173,8 +177,8 @@ Status RemoteClient::exchange(const StepRecord& step, std::size_t action_rows,
         "RemoteClient::step: ", step.rewards.size(), " rewards, ", step.flags.size(), " flags, ",
         action_rows, " actions, ", step.observations.bytes(), " observation bytes and ",
         step.fields.size(), " fields for ", n, " environments of ", c.spec.to_string(),
-        c.action_spec.is_box() ? str_cat(" (actions: ", c.action_spec.dims(), " values each)")
-                               : ""));
+        c.action_spec.dims() > 1 ? str_cat(" (actions: ", c.action_spec.dims(), " values each)")
+                                 : ""));
   }
   const Clock::time_point deadline = Clock::now() + c.options.step_timeout;
   const std::uint32_t sequence = ++c.sequence;

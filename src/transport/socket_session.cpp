@@ -328,7 +328,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
   rewards_.assign(n, 0.0f);
   box_ = spec.action.is_box();
-  actions_.assign(box_ ? 0 : n, 0);
+  actions_.assign(box_ ? 0 : std::size_t{n} * static_cast<std::size_t>(spec.action.dims()), 0);
   box_actions_.assign(box_ ? std::size_t{n} * spec.action.low.size() : 0, 0.0f);
   request_.connection = connection_;
   const auto rows = std::int64_t{n};

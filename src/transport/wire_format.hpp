@@ -62,9 +62,16 @@ inline void put_spec(std::string& out, const TensorSpec& spec) {
   }
 }
 
-// The action kind byte, then the number of actions, or a box's D and its 2 D bounds.
+// The action kind byte, then the number of actions, the branches' count and sizes, or a box's D
+// and its 2 D bounds.
 inline void put_action_spec(std::string& out, const ActionSpec& spec) {
   spec.validate("protocol: action spec");
+  if (spec.is_branched()) {
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(ActionKind::branches));
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(spec.branches.size()));
+    for (std::int32_t n : spec.branches) put<std::uint32_t>(out, static_cast<std::uint32_t>(n));
+    return;
+  }
   if (!spec.is_box()) {
     put<std::uint8_t>(out, static_cast<std::uint8_t>(ActionKind::discrete));
     put<std::uint32_t>(out, static_cast<std::uint32_t>(spec.num_actions));
@@ -165,9 +172,33 @@ inline Verdict get_action_spec(Cursor& in, const char* what, ActionSpec* spec) {
     *spec = ActionSpec::discrete(static_cast<std::int32_t>(n));
     return Verdict::ok();
   }
+  if (kind == static_cast<std::uint8_t>(ActionKind::branches)) {
+    std::uint32_t count = 0;
+    if (!in.get(&count)) return in.truncated("branch count");
+    if (count < 2 || count > ActionSpec::kMaxBranches) {
+      return refuse(ErrorCode::malformed,
+                    str_cat(what, " frame: ", count, " action branches (must be 2 to ",
+                            ActionSpec::kMaxBranches, ")"));
+    }
+    std::vector<std::int32_t> sizes(count);
+    std::int64_t total = 0;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      std::uint32_t n = 0;
+      if (!in.get(&n)) return in.truncated("branch sizes");
+      total += n;
+      if (n == 0 || total > std::numeric_limits<std::int32_t>::max()) {
+        return refuse(ErrorCode::malformed,
+                      str_cat(what, " frame: action branch ", k, " has ", n,
+                              " actions (every branch 1 or more, 2^31 - 1 in all at most)"));
+      }
+      sizes[k] = static_cast<std::int32_t>(n);
+    }
+    *spec = ActionSpec::branched(std::move(sizes));
+    return Verdict::ok();
+  }
   if (kind != static_cast<std::uint8_t>(ActionKind::box)) {
     return refuse(ErrorCode::malformed, str_cat(what, " frame: unknown action kind ", int{kind},
-                                                " (0 = discrete, 1 = box)"));
+                                                " (0 = discrete, 1 = box, 2 = branches)"));
   }
   std::uint32_t dims = 0;
   if (!in.get(&dims)) return in.truncated("box dimensions");

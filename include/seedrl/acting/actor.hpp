@@ -70,8 +70,10 @@ inline std::uint64_t new_run_id() {
 
 template <Environment Env, InferenceClient Client>
 class Actor {
-  // Box environments take D floats per step; their client must carry them.
-  static constexpr bool kBox = !DiscreteEnvironment<Env>;
+  // Box environments take D floats per step; their client must carry them. Branched ones take K
+  // i32.
+  static constexpr bool kBranched = BranchedEnvironment<Env>;
+  static constexpr bool kBox = !DiscreteEnvironment<Env> && !kBranched;
   static_assert(!kBox || BoxInferenceClient<Client>,
                 "Actor: the environments take box actions but the client carries only discrete "
                 "ones (see BoxInferenceClient)");
@@ -91,6 +93,10 @@ class Actor {
     SEEDRL_REQUIRE(spec_.action.is_box() == kBox, "Actor: the environments report ",
                    spec_.action.to_string(), " but their step() takes ", kBox ? "box" : "discrete",
                    " actions");
+    SEEDRL_REQUIRE(kBox || spec_.action.is_branched() == kBranched,
+                   "Actor: the environments report ", spec_.action.to_string(),
+                   " but their step() takes ",
+                   kBranched ? "one action per branch (a span)" : "one discrete action");
     const auto n = static_cast<std::int64_t>(envs_.size());
     observations_ = Tensor::empty(spec_.observation.shape.prepend({n}), spec_.observation.dtype);
     for (const StepFieldSpec& f : spec_.fields)
@@ -199,6 +205,9 @@ class Actor {
     if constexpr (kBox) {
       const auto dims = static_cast<std::size_t>(spec_.action.dims());
       return std::span<const float>(actions_).subspan(e * dims, dims);
+    } else if constexpr (kBranched) {
+      const auto k = static_cast<std::size_t>(spec_.action.dims());
+      return std::span<const std::int32_t>(actions_).subspan(e * k, k);
     } else {
       return actions_[e];
     }
@@ -225,7 +234,7 @@ class Actor {
   std::vector<Tensor> fields_;  // one [num_envs, field...] buffer per declared field
   std::vector<float> rewards_;
   std::vector<std::uint8_t> flags_;
-  std::vector<Action> actions_;  // num_envs (discrete) or num_envs * D (box)
+  std::vector<Action> actions_;  // num_envs (discrete), num_envs * K (branches) or * D (box)
   std::vector<double> episode_returns_;
 
   // Read without the lock by run(); stop() sets it under stop_mutex_ so that a run() about to wait

@@ -13,6 +13,7 @@
 
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/tensor.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 
 namespace seedrl {
 
@@ -50,10 +51,12 @@ std::int32_t epsilon_greedy_action(std::span<const float> scores, double epsilon
 /// One action per row of `scores` (f32 [N, A] on the CPU) as `acting` says: greedy, a draw from
 /// softmax(row) (math::sample_categorical), or epsilon-greedy; with a legal-action mask (u8
 /// [N, A], non-zero = legal) each of them among the legal actions only
-/// (math/masked_categorical.hpp; a row that allows nothing is refused by name). Throws naming the
-/// shapes when `actions` does not have N entries.
+/// (math/masked_categorical.hpp; a row that allows nothing is refused by name); with K action
+/// `branches` (empty: one), K actions per row, one per branch (epsilon-greedy: one draw per row
+/// decides for all its branches). Throws naming the shapes when `actions` does not have N K
+/// entries.
 void select_actions(const Tensor& scores, const ActingOptions& acting, Rng& rng,
-                    std::span<std::int32_t> actions,
-                    std::span<const std::uint8_t> action_mask = {});
+                    std::span<std::int32_t> actions, std::span<const std::uint8_t> action_mask = {},
+                    const math::Branches& branches = {});
 
 }  // namespace seedrl

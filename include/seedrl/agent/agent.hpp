@@ -102,29 +102,38 @@ concept Agent = std::copy_constructible<A> &&
 
 /// What inference knows when it selects discrete actions beyond the network's outputs: the
 /// batch's legal-action masks (the step field kActionMaskField, u8 [N, A] row-major; empty where
-/// the environment declares none). An agent that honours masks takes it as the last argument of
-/// its select_actions.
+/// the environment declares none) and the action branches (ActionSpec::branched: the scores' A
+/// columns are the branches side by side, and `actions` holds N rows of K, one per branch; empty
+/// Branches: one branch of all A). An agent that honours masks and branches takes it as the last
+/// argument of its select_actions.
 struct ActingContext {
   std::span<const std::uint8_t> action_mask;
+  math::Branches branches;
+
+  /// K >= 2 branches.
+  bool branched() const { return branches.count() > 1; }
+  /// `branches`, or one branch of `width` actions where there are none.
+  math::Branches or_one(std::int64_t width) const {
+    return branches.count() > 0 ? branches : math::Branches({width});
+  }
 };
 
 /// How the policy-gradient agents (V-trace, PPO) act, for either kind of action; they derive
 /// from it. In evaluation frames they take the most likely action (the Gaussian's mean).
 struct StochasticPolicyActing {
   /// For each frame i of an inference batch (outputs.logits [1, N, A]): a sample from
-  /// softmax(logits), or the most likely action in evaluation slots; with masks, among the legal
-  /// actions only (math/masked_categorical.hpp).
+  /// softmax(logits) (one per branch), or the most likely action in evaluation slots; with masks,
+  /// among the legal actions only (math/masked_categorical.hpp).
   void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
                       Rng& rng, const ActingContext& context = {}) const {
     (void)slots;
     const std::int64_t n = outputs.logits.dim(1), a = outputs.logits.dim(2);
     const auto logits = outputs.logits.reshape({n, a}).matrix<float>();
-    if (context.action_mask.empty()) {
+    if (context.action_mask.empty() && !context.branched()) {
       math::sample_categorical(logits, evaluation, actions, rng);
     } else {
-      math::masked_sample(logits, context.action_mask, math::Branches({a}), evaluation, actions,
-                          rng);
+      math::masked_sample(logits, context.action_mask, context.or_one(a), evaluation, actions, rng);
     }
   }
 
@@ -141,8 +150,8 @@ struct StochasticPolicyActing {
   }
 };
 
-/// `agent`'s discrete actions for a batch, with the context where the agent takes it; masks for
-/// an agent that cannot honour them are refused by name rather than ignored.
+/// `agent`'s discrete actions for a batch, with the context where the agent takes it; masks or
+/// branches for an agent that cannot honour them are refused by name rather than ignored.
 template <Agent A>
 void select_actions(const A& agent, const nn::NetworkOutputs& outputs,
                     std::span<const std::int32_t> slots, std::span<const std::uint8_t> evaluation,
@@ -155,6 +164,9 @@ void select_actions(const A& agent, const nn::NetworkOutputs& outputs,
     SEEDRL_REQUIRE(context.action_mask.empty(), "agent ", A::kName,
                    " does not act on legal-action masks, but the steps declare '", kActionMaskField,
                    "'");
+    SEEDRL_REQUIRE(!context.branched(), "agent ", A::kName,
+                   " does not act on action branches, but the actions are ",
+                   context.branches.to_string(), " branches");
     agent.select_actions(outputs, slots, evaluation, actions, rng);
   }
 }

@@ -19,16 +19,26 @@
 //   loss     = (1/B) sum_b w_b sum_t 0.5 delta_t^2;  d loss / d q_online[t, a_t] = w_b delta_t / B
 //   priority = eta max_t |delta_t| + (1 - eta) mean_t |delta_t|
 // The targets carry no gradient.
+//
+// Action branches (branching dueling Q-networks, Tavakoli et al. 2018): with K branches the
+// Q-values hold the branches side by side [.., A = sum n_k] and the actions are one [T, B] array
+// per branch. Each branch k has its own target, from its own double-Q argmax over its legal
+// actions: y_k = n-step target with v_k,t = h^-1(Q_k,target(x_t, argmax_a Q_k,online(x_t, a))),
+// delta_k,t = Q_k,online(x_t, a_k,t) - h(y_k,t); the loss is the mean over the branches of each
+// branch's loss above (gradients scaled by 1/K alike), the TD errors the mean over branches of
+// |delta_k| (unsigned), and the priorities are computed from them.
 #pragma once
 
 #include <Eigen/Core>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "seedrl/algo/n_step_targets.hpp"
 #include "seedrl/algo/sequence_priority.hpp"
 #include "seedrl/algo/value_rescale.hpp"
 #include "seedrl/core/error.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 #include "seedrl/math/softmax.hpp"
 
 namespace seedrl {
@@ -55,5 +65,14 @@ R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrix
                    const Eigen::ArrayXXf& dones, const Eigen::ArrayXXf& mask,
                    std::span<const float> weights, const R2D2LossOptions& options,
                    std::span<const std::uint8_t> legal = {});
+
+/// The branched loss (above): `branch_actions[k]` [T, B] is branch k's actions, `legal` u8
+/// [(T + 1) B, A] or empty.
+R2D2Loss r2d2_loss(const math::ConstMatrixRef& q_online, const math::ConstMatrixRef& q_target,
+                   const std::vector<Eigen::ArrayXXi>& branch_actions,
+                   const Eigen::ArrayXXf& rewards, const Eigen::ArrayXXf& dones,
+                   const Eigen::ArrayXXf& mask, std::span<const float> weights,
+                   const R2D2LossOptions& options, std::span<const std::uint8_t> legal,
+                   const math::Branches& branches);
 
 }  // namespace seedrl

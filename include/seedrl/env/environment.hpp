@@ -11,6 +11,10 @@
 //     seedrl::StepResult step(std::int32_t action, const seedrl::Tensor& observation);
 //     // or, for a box of real-valued actions (ActionSpec::box):
 //     seedrl::StepResult step(std::span<const float> action, const seedrl::Tensor& observation);
+//     // or, for K action branches (ActionSpec::branched): one action per branch, each numbered
+//     // within its branch:
+//     seedrl::StepResult step(std::span<const std::int32_t> actions,
+//                             const seedrl::Tensor& observation);
 //   };
 //   static_assert(seedrl::Environment<MyEnv>);
 //
@@ -86,6 +90,16 @@ concept BoxEnvironment = requires(E& env, const Tensor& observation,
   { env.step(action, row) } -> std::convertible_to<StepResult>;
 };
 
+/// An environment whose step() takes one action per branch (ActionSpec::branched): K i32.
+template <class E>
+concept BranchedEnvironment = requires(E& env, const Tensor& observation,
+                                       std::span<const std::int32_t> actions) {
+  { env.step(actions, observation) } -> std::convertible_to<StepResult>;
+}
+|| requires(E& env, const StepRow& row, std::span<const std::int32_t> actions) {
+  { env.step(actions, row) } -> std::convertible_to<StepResult>;
+};
+
 /// An environment that declares step fields: it lists them, and its reset() writes a StepRow.
 template <class E>
 concept FieldEnvironment = requires(E& env, const E& const_env, const StepRow& row) {
@@ -100,7 +114,7 @@ concept Environment = requires(const E& const_env) {
 }
 &&(FieldEnvironment<E> ||
    requires(E & env, const Tensor& observation) { env.reset(observation); }) &&
-    (DiscreteEnvironment<E> || BoxEnvironment<E>);
+    (DiscreteEnvironment<E> || BoxEnvironment<E> || BranchedEnvironment<E>);
 
 /// What `env`'s steps are: its observation and action specs and the fields it declares.
 template <Environment E>
@@ -121,7 +135,8 @@ void reset_row(E& env, const StepRow& row) {
   }
 }
 
-/// Steps `env` with `action` (an i32, or a box's span of floats); it writes its row.
+/// Steps `env` with `action` (an i32, a box's span of floats, or a span of one i32 per branch);
+/// it writes its row.
 template <Environment E, class Action>
 StepResult step_row(E& env, Action action, const StepRow& row) {
   if constexpr (requires { env.step(action, row); }) {

@@ -4,14 +4,15 @@
 // on arriving there, the step's flags, the action chosen, the behaviour policy (V-trace, PPO) and
 // the parameter version that chose it. initial_state is the recurrent state before step 0.
 //
-// Actions are discrete (one i32 per step) or a box (UnrollSpec::action_dims > 0: D f32 per step,
-// the Gaussian policy's sample before it was clipped to the environment's bounds, which is what
-// its log-probability is of). The behaviour policy is recorded as the network's policy outputs at
-// acting time: the logits [A] for discrete actions, the Gaussian's mean and log standard deviation
-// [2 D] for a box, so a learner recomputes mu(a|x) exactly as inference had it.
-// The flags are core/step_flags.hpp's: a last step followed by a first one is an episode
-// boundary, not experience. The fields the environments declare (core/step_spec.hpp) are kept
-// beside the observations, one [L, field...] tensor each (Unroll::fields, UnrollBatch::field).
+// Actions are discrete (one i32 per step, or K i32 for K action branches) or a box
+// (UnrollSpec::action_dims > 0: D f32 per step, the Gaussian policy's sample before it was clipped
+// to the environment's bounds, which is what its log-probability is of). The behaviour policy is
+// recorded as the network's policy outputs at acting time: the logits [A] for discrete actions, the
+// Gaussian's mean and log standard deviation [2 D] for a box, so a learner recomputes mu(a|x)
+// exactly as inference had it. The flags are core/step_flags.hpp's: a last step followed by a first
+// one is an episode boundary, not experience. The fields the environments declare
+// (core/step_spec.hpp) are kept beside the observations, one [L, field...] tensor each
+// (Unroll::fields, UnrollBatch::field).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +48,16 @@ struct UnrollSpec {
   ActionSpec action_spec;
 
   bool box_actions() const { return action_dims > 0; }
-  /// Shape of one step's action: [] (one i32) or [D] (f32).
-  Shape action_shape() const { return box_actions() ? Shape{action_dims} : Shape{}; }
+  /// K >= 2 for action branches (action_spec.branches), else 0.
+  std::int64_t action_branches() const {
+    return box_actions() ? 0 : static_cast<std::int64_t>(action_spec.branches.size());
+  }
+  /// Shape of one step's action: [] (one i32), [K] (i32, one per branch) or [D] (f32).
+  Shape action_shape() const {
+    if (box_actions()) return Shape{action_dims};
+    if (action_branches() > 0) return Shape{action_branches()};
+    return Shape{};
+  }
   DType action_dtype() const { return box_actions() ? DType::f32 : DType::i32; }
   /// Floats recording the behaviour policy per step: A logits, or a Gaussian's D means and D log
   /// standard deviations.
@@ -67,7 +76,7 @@ struct Unroll {
   Tensor observations;  ///< [L, obs...]
   Tensor rewards;       ///< [L] f32
   Tensor flags;         ///< [L] u8
-  Tensor actions;       ///< [L] i32, or [L, D] f32 for box actions
+  Tensor actions;       ///< [L] i32, [L, K] i32 for action branches, or [L, D] f32 for a box
   /// The behaviour policy, f32 when stored: logits [L, A], a Gaussian's mean and log std
   /// [L, 2 D], or (R2D2 with actor priorities) the Q-values inference acted on [L, A].
   Tensor behaviour;
@@ -199,11 +208,11 @@ class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
 
 /// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().
 struct UnrollBatch {
-  Tensor observations;          ///< [L, B, obs...]
-  Tensor rewards;               ///< [L, B]
-  Tensor flags;                 ///< [L, B] u8
-  Tensor actions;               ///< [L, B] i32, or [L, B, D] f32 for box actions
-  Tensor behaviour;             ///< [L, B, A], or [L, B, 2 D] for box actions
+  Tensor observations;  ///< [L, B, obs...]
+  Tensor rewards;       ///< [L, B]
+  Tensor flags;         ///< [L, B] u8
+  Tensor actions;       ///< [L, B] i32, [L, B, K] i32 for action branches, or [L, B, D] f32 (a box)
+  Tensor behaviour;     ///< [L, B, A], or [L, B, 2 D] for box actions
   Tensor policy_versions;       ///< [L, B] i32
   nn::LstmState initial_state;  ///< [B, H] each
   std::vector<Tensor> fields;   ///< [L, B, field...] per declared field, in the spec's order
@@ -235,6 +244,7 @@ struct UnrollBatch {
       ensure(initial_state.h, {b, spec.state_size}, DType::f32);
       ensure(initial_state.c, {b, spec.state_size}, DType::f32);
     }
+    const bool per_step_actions = spec.action_shape().rank() > 0;  // [D] or [K] per step
     if (field_names_.size() != spec.fields.size()) field_names_.resize(spec.fields.size());
     fields.resize(spec.fields.size());
     for (std::size_t k = 0; k < spec.fields.size(); ++k) {
@@ -248,14 +258,14 @@ struct UnrollBatch {
       for (std::int64_t t = 0; t < length; ++t) {
         observations[t][j].copy_from(u.observations[t]);
         if (spec.store_behaviour) behaviour[t][j].copy_from(u.behaviour[t]);
-        if (spec.box_actions()) actions[t][j].copy_from(u.actions[t]);
+        if (per_step_actions) actions[t][j].copy_from(u.actions[t]);
         for (std::size_t k = 0; k < fields.size(); ++k) {
           std::memcpy(fields[k][t].row_data(j), u.fields[k].row_data(t), u.fields[k].row_bytes());
         }
       }
       scatter_column(rewards, u.rewards, j);
       scatter_column(flags, u.flags, j);
-      if (!spec.box_actions()) scatter_column(actions, u.actions, j);
+      if (!per_step_actions) scatter_column(actions, u.actions, j);
       scatter_column(policy_versions, u.policy_versions, j);
       if (spec.state_size > 0) {
         initial_state.h[j].copy_from(u.initial_state.h);

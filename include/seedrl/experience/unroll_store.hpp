@@ -24,8 +24,9 @@ struct UnrollStep {
   Tensor observation;  ///< one observation (a view; copied into the unroll)
   float reward = 0.0f;
   std::uint8_t flags = 0;
-  std::int32_t action = 0;            ///< discrete actions
-  const float* box_action = nullptr;  ///< [D] for box actions (UnrollSpec::action_dims)
+  std::int32_t action = 0;                       ///< one discrete action
+  const std::int32_t* branch_actions = nullptr;  ///< [K] for action branches (spec.action_branches)
+  const float* box_action = nullptr;             ///< [D] for box actions (UnrollSpec::action_dims)
   const float* behaviour = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
   std::int32_t policy_version = 0;
   const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
@@ -82,7 +83,14 @@ class UnrollStore {
       std::memcpy(u.actions.row_data(t), step.box_action,
                   static_cast<std::size_t>(spec_.action_dims) * sizeof(float));
     } else {
-      u.actions.data<std::int32_t>()[t] = step.action;
+      if (const auto k = static_cast<std::size_t>(spec_.action_branches()); k > 0) {
+        SEEDRL_REQUIRE(step.branch_actions != nullptr,
+                       "UnrollStore: the spec has action branches but the step has none");
+        std::memcpy(u.actions.data<std::int32_t>() + static_cast<std::size_t>(t) * k,
+                    step.branch_actions, k * sizeof(std::int32_t));
+      } else {
+        u.actions.data<std::int32_t>()[t] = step.action;
+      }
     }
     u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
     SEEDRL_REQUIRE(step.fields.size() == spec_.fields.size(), "UnrollStore: the step has ",

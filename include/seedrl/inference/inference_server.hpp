@@ -227,13 +227,11 @@ class InferenceServer final : public InferenceEndpoint {
     if (box()) {
       select_box_actions();
     } else {
-      ActingContext context;
-      if (mask_field_ >= 0) {  // an all-false row (a last step's: validate_step) allows all
+      ActingContext context{{}, branches_};
+      if (mask_field_ >= 0) {  // a branch that allows nothing (a last step's: validate_step)
         const Tensor& masks = fields_[static_cast<std::size_t>(mask_field_)];
         const std::span<std::uint8_t> m(masks.data<std::uint8_t>(), masks.numel());
-        for (std::size_t row = 0, a = m.size() / frame_actions_.size(); row < m.size(); row += a)
-          if (std::all_of(&m[row], &m[row] + a, [](std::uint8_t x) { return x == 0; }))
-            std::fill(&m[row], &m[row] + a, std::uint8_t{1});
+        math::allow_all_where_none(m, branches_);
         context.action_mask = m;
       }
       select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
@@ -260,7 +258,7 @@ class InferenceServer final : public InferenceEndpoint {
     }
     frame_slots_.resize(static_cast<std::size_t>(frames));
     frame_evaluation_.resize(static_cast<std::size_t>(frames));
-    frame_actions_.resize(static_cast<std::size_t>(frames));
+    frame_actions_.resize(static_cast<std::size_t>(frames) * k_);
     std::int64_t row = 0;
     const Tensor frame_observations = observations_[0];
     const auto state_bytes = static_cast<std::size_t>(state_size()) * sizeof(float);
@@ -357,7 +355,8 @@ class InferenceServer final : public InferenceEndpoint {
           std::memcpy(r->box_actions.data() + e * dims, box_clipped_.row(row).data(),
                       static_cast<std::size_t>(dims) * sizeof(float));
         } else {
-          r->actions[static_cast<std::size_t>(e)] = frame_actions_[static_cast<std::size_t>(row)];
+          const auto first = frame_actions_.begin() + row * static_cast<std::ptrdiff_t>(k_);
+          std::copy(first, first + static_cast<std::ptrdiff_t>(k_), &r->actions[e * k_]);
         }
         if (state_size() > 0) {
           const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
@@ -412,7 +411,8 @@ class InferenceServer final : public InferenceEndpoint {
           step.box_action = box_drawn_.row(row).data();
           if constexpr (A::kStoresLogits) step.behaviour = box_behaviour_.row(row).data();
         } else {
-          step.action = frame_actions_[i];
+          step.action = frame_actions_[i * k_];
+          step.branch_actions = &frame_actions_[i * k_];
           if (behaviour.defined()) step.behaviour = behaviour.row_data<float>(row);
         }
         step.policy_version = version_;
@@ -483,6 +483,10 @@ class InferenceServer final : public InferenceEndpoint {
                 state_c_buffer_ = ScratchBuffer::pinned(B::device);
   std::vector<ScratchBuffer> field_buffers_ = std::vector<ScratchBuffer>(spec_.fields.size());
   const int mask_field_ = spec_.action_mask_index("InferenceServer");  // -1: no masks
+  // The discrete actions' branches (one for a discrete action; unused for a box), and their count.
+  const math::Branches branches_ =
+      spec_.action.is_box() ? math::Branches({1}) : math::branches_of(spec_.action);
+  const std::size_t k_ = static_cast<std::size_t>(branches_.count());
   StagingBuffer device_observations_{B::device};
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "seedrl/acting/inference_endpoint.hpp"
 #include "seedrl/agent/agent.hpp"
@@ -47,6 +48,7 @@ void require_agent_serves(const A& agent, const StepSpec& spec, std::string_view
     SEEDRL_REQUIRE(action.num_actions == network.num_actions, who, ": ", action.num_actions,
                    " actions but the network has ", network.num_actions,
                    network.box_actions() ? " (it has a Gaussian head)" : "");
+    network.require_branches_of(action, who);
   }
 }
 
@@ -90,10 +92,12 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
                                               r.box_actions.size(),
                                               r.actions.empty() ? "" : " and discrete actions"));
     }
-  } else if (r.actions.size() != n || !r.box_actions.empty()) {
-    return Status::invalid_argument(str_cat("discrete actions need room for ", n, " values, got ",
-                                            r.actions.size(),
-                                            r.box_actions.empty() ? "" : " and box actions"));
+  } else if (const std::size_t values = n * static_cast<std::size_t>(spec.action.dims());
+             r.actions.size() != values || !r.box_actions.empty()) {
+    return Status::invalid_argument(
+        str_cat("discrete actions need room for ", values, " values (", n, " environments x ",
+                spec.action.dims(), spec.action.is_branched() ? " branches" : " action", "), got ",
+                r.actions.size(), r.box_actions.empty() ? "" : " and box actions"));
   }
   if (layout.finite_observations) {
     const float* values = step.observations.data<float>();
@@ -105,19 +109,26 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
       }
     }
   }
-  // A legal-action mask allows an action, except at an episode's last step (a full board),
-  // whose action nobody plays.
+  // A legal-action mask allows an action in every branch, except at an episode's last step (a
+  // full board), whose action nobody plays.
   if (const int k = spec.field_index(kActionMaskField); k >= 0) {
     const Tensor& masks = step.fields[static_cast<std::size_t>(k)];
     const auto width = static_cast<std::size_t>(spec.action.num_actions);
     const std::uint8_t* m = masks.data<std::uint8_t>();
+    const std::vector<std::int64_t> sizes = spec.action.branch_sizes();
     for (std::size_t e = 0; e < n; ++e) {
       if (is_last(step.flags[e])) continue;
-      bool any = false;
-      for (std::size_t a = 0; a < width && !any; ++a) any = m[e * width + a] != 0;
-      if (!any)
-        return Status::invalid_argument(
-            str_cat("environment ", e, ": its ", kActionMaskField, " allows no action"));
+      std::size_t offset = 0;
+      for (std::size_t b = 0; b < sizes.size(); ++b) {
+        const auto size = static_cast<std::size_t>(sizes[b]);
+        bool any = false;
+        for (std::size_t a = offset; a < offset + size && !any; ++a) any = m[e * width + a] != 0;
+        offset += size;
+        if (!any)
+          return Status::invalid_argument(
+              str_cat("environment ", e, ": its ", kActionMaskField, " allows no action",
+                      sizes.size() > 1 ? str_cat(" in branch ", b) : std::string()));
+      }
     }
   }
   for (std::size_t e = 0; e < n; ++e) {

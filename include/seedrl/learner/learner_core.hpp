@@ -239,6 +239,8 @@ class LearnerCore {
     SEEDRL_REQUIRE(spec.action_dims == acting.action_dims, "Learner<", agent_name,
                    ">: unrolls have box actions of ", spec.action_dims,
                    " dimensions, the network's Gaussian head ", acting.action_dims);
+    if (spec.action_branches() > 0 || !acting.action_branches.empty())
+      acting.require_branches_of(spec.action_spec, str_cat("Learner<", agent_name, ">"));
     // Every other trained network's gradient norm and learning rate, by name.
     for (std::size_t i = 1; i < networks_.trained_count(); ++i) {
       network_metric_names_.push_back("grad_norm/" + networks_.trained(i).options.name);

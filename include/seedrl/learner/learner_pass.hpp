@@ -77,14 +77,14 @@ class LearnerPass {
   /// The batch's actions (checked to be in range: device kernels index with them), rewards,
   /// flags and behaviour policy on the device.
   DeviceFields device_fields() {
-    check_actions(batch_, spec().num_actions, context_.agent_name);
+    check_actions(batch_, spec(), context_.agent_name);
     return {actions_(batch_.actions), rewards_(batch_.rewards), flags_(batch_.flags),
             behaviour_(batch_.behaviour)};
   }
   /// The transitions of steps [first, first + steps) of batch(), at the learner's current
   /// version.
   Transitions transitions(std::int64_t first, std::int64_t steps, float max_abs_reward) const {
-    check_actions(batch_, spec().num_actions, context_.agent_name);
+    check_actions(batch_, spec(), context_.agent_name);
     return make_transitions(batch_, first, steps, max_abs_reward, context_.steps->load());
   }
 

@@ -15,6 +15,10 @@
 // one of math/masked_categorical.hpp: renormalised over the legal actions, so that
 // log-probabilities, entropy and their gradients are over the legal set and the illegal logits get
 // no gradient.
+//
+// Action branches (ActionSpec::branched): where `branches` has K >= 2, the logits [..., A] hold
+// the branches side by side and the actions are i32 [..., K]; the policy is one categorical per
+// branch, log pi(a | x) and the entropy the sums over the branches (masked per branch alike).
 #pragma once
 
 #include <Eigen/Core>
@@ -24,6 +28,7 @@
 
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/experience/unroll.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 
 namespace seedrl {
 
@@ -34,7 +39,8 @@ struct PolicyTerms {
 
 /// `log_std` is undefined for discrete actions.
 PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
-                         std::span<const std::uint8_t> legal = {});
+                         std::span<const std::uint8_t> legal = {},
+                         const math::Branches& branches = {});
 
 /// Writes d loss / d policy (and d loss / d log_std for a box) into `grad_policy` and
 /// `grad_log_std` (host tensors of N rows, e.g. shaped like the outputs) from d loss / d log_prob
@@ -42,11 +48,13 @@ PolicyTerms policy_terms(const Tensor& policy, const Tensor& log_std, const Tens
 void policy_terms_backward(const Tensor& policy, const Tensor& log_std, const Tensor& actions,
                            const Eigen::ArrayXf& grad_log_probs, const Eigen::ArrayXf& grad_entropy,
                            const Tensor& grad_policy, const Tensor& grad_log_std,
-                           std::span<const std::uint8_t> legal = {});
+                           std::span<const std::uint8_t> legal = {},
+                           const math::Branches& branches = {});
 
 /// log mu(a_t | x_t) of the behaviour policy for the first `steps` steps of `batch` (the [T B]
 /// frames t * B + b), from its recorded logits or Gaussian mean and log std.
 Eigen::ArrayXf behaviour_log_probs(const UnrollBatch& batch, std::int64_t steps,
-                                   std::span<const std::uint8_t> legal = {});
+                                   std::span<const std::uint8_t> legal = {},
+                                   const math::Branches& branches = {});
 
 }  // namespace seedrl

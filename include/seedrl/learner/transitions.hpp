@@ -15,12 +15,15 @@
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/step_flags.hpp"
 #include "seedrl/experience/unroll.hpp"
+#include "seedrl/math/masked_categorical.hpp"
 
 namespace seedrl {
 
 /// Steps [first, first + T) of a [L, B] batch, time-major [T, B].
 struct Transitions {
-  Eigen::ArrayXXi actions;  ///< a_t (discrete; 0 for box actions, which stay in the batch)
+  /// a_t (one discrete action; 0 for box actions and action branches, which stay in the batch:
+  /// branch_actions)
+  Eigen::ArrayXXi actions;
   Eigen::ArrayXXf rewards;  ///< r_{t+1}, clipped to +-max_abs_reward; 0 at boundaries
   Eigen::ArrayXXf dones;    ///< 1 when x_{t+1} terminated the episode, and at boundaries
   Eigen::ArrayXXf mask;     ///< 1 for a transition, 0 at a boundary
@@ -31,6 +34,16 @@ struct Transitions {
 /// Throws seedrl::Error unless every action stored in the batch is in [0, num_actions): losses
 /// (and device kernels) index with them. Box actions must be finite.
 void check_actions(const UnrollBatch& batch, std::int64_t num_actions, std::string_view learner);
+/// The same for a batch of `spec`: with action branches, each action within its branch.
+void check_actions(const UnrollBatch& batch, const UnrollSpec& spec, std::string_view learner);
+
+/// The discrete actions' branches of unrolls of `spec`: its K branches, or one of num_actions.
+math::Branches unroll_branches(const UnrollSpec& spec);
+
+/// Branch k's actions of steps [first, first + steps) of a batch with action branches
+/// ([L, B, K]), [T, B].
+Eigen::ArrayXXi branch_actions(const UnrollBatch& batch, std::int64_t first, std::int64_t steps,
+                               std::int64_t k);
 
 /// The transitions of steps [first, first + steps) of `batch` (which needs steps first + steps,
 /// the step after the last transition). `version`: the parameters' version now, for the lag.
@@ -52,8 +65,10 @@ struct VTraceInputs {
 VTraceInputs vtrace_inputs(const Transitions& tr, const float* values, float discount);
 
 /// The legal-action masks of the batch's steps, u8 [L B, A] row-major (frame t * B + b), where a
-/// row that allows nothing (an episode's last step, which no loss trains on: inference refuses
+/// branch that allows nothing (an episode's last step, which no loss trains on: inference refuses
 /// such a mask anywhere else) allows every action; empty where the steps declare no mask.
-std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch);
+/// `branches`: the actions' (empty: one branch of A).
+std::vector<std::uint8_t> legal_actions(const UnrollBatch& batch,
+                                        const math::Branches& branches = {});
 
 }  // namespace seedrl

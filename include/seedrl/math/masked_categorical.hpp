@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seedrl/core/action_spec.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/math/softmax.hpp"
 
@@ -45,10 +46,19 @@ class Branches {
   std::vector<std::int64_t> offsets_{0};  // offsets_[k], then the total
 };
 
+/// The branches of a discrete action spec: its K branches, or one branch of num_actions.
+inline Branches branches_of(const ActionSpec& spec) {
+  return Branches(spec.branch_sizes(), "action spec");
+}
+
 /// Throws naming the first row and branch with no legal action, or a mask of the wrong size
 /// (`what` names the caller). Empty masks pass.
 void check_mask(std::span<const std::uint8_t> mask, Eigen::Index rows, const Branches& branches,
                 std::string_view what);
+
+/// Makes every (row, branch) of `mask` that allows no action allow all of them: an episode's last
+/// step may have no legal action, and nobody plays its action. `mask` is [rows, total()].
+void allow_all_where_none(std::span<std::uint8_t> mask, const Branches& branches);
 
 /// Per-branch log-probabilities [N, A] of the masked logits (illegal entries hold a log-probability
 /// near kIllegalLogit and a probability of exactly 0). Checks the mask (check_mask).

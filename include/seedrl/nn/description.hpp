@@ -36,14 +36,21 @@ inline std::string describe(const NetworkOptions& n) {
   for_each_head_kind([&](auto kind) {
     if (decltype(kind)::in(n)) decltype(kind)::describe(n, s);
   });
+  if (!n.action_branches.empty()) {
+    s << " branches [";
+    for (std::size_t i = 0; i < n.action_branches.size(); ++i)
+      s << (i ? "," : "") << n.action_branches[i];
+    s << "]";
+  }
   return s.str();
 }
 
-/// The inverse of describe(): the torso, observation shape, actions, LSTM size, MLP widths and
-/// activation, the separate value torso, and each head kind's words ("dueling": a dueling Q head
-/// alone; "critic [...]": a critic alone); without such words the result has the policy and value
-/// heads, and a caller that knows better (Policy, from a checkpoint's parameter names) sets them.
-/// Throws naming `source` and the text where it is not describe()'s format.
+/// The inverse of describe(): the torso, observation shape, actions (and their branches), LSTM
+/// size, MLP widths and activation, the separate value torso, and each head kind's words
+/// ("dueling": a dueling Q head alone; "critic [...]": a critic alone); without such words the
+/// result has the policy and value heads, and a caller that knows better (Policy, from a
+/// checkpoint's parameter names) sets them. Throws naming `source` and the text where it is not
+/// describe()'s format.
 NetworkOptions parse_description(std::string_view text, std::string_view source);
 
 }  // namespace seedrl::nn

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seedrl/core/action_spec.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/shape.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -35,7 +36,11 @@ struct NetworkOptions {
   bool separate_value_torso = false;
   std::int64_t lstm_size = 0;    ///< 0: no LSTM core
   std::int64_t num_actions = 0;  ///< discrete actions (logits, Q-values); 0 with action_dims
-  std::int64_t action_dims = 0;  ///< > 0: a Gaussian policy over a box of this many reals
+  /// K >= 2 discrete action branches (ActionSpec::branched), their sizes summing to num_actions:
+  /// a dueling Q head centres each branch's advantages on their own mean (branching dueling
+  /// Q-networks); logits and Q-values lie side by side. Empty: one branch.
+  std::vector<std::int64_t> action_branches;
+  std::int64_t action_dims = 0;          ///< > 0: a Gaussian policy over a box of this many reals
   bool state_dependent_log_std = false;  ///< Gaussian: log std from the features, not free
   float initial_log_std = 0.0f;          ///< Gaussian: the free log std's initial value
   bool policy_value_heads = true;  ///< policy (logits, or Gaussian mean and log std) and value
@@ -75,6 +80,13 @@ struct NetworkOptions {
     return c;
   }
 
+  /// Discrete action branches of these sizes (num_actions is their sum; one size: no branches).
+  NetworkOptions& branches(std::vector<std::int64_t> sizes) {
+    num_actions = 0;
+    for (std::int64_t n : sizes) num_actions += n;
+    action_branches = sizes.size() > 1 ? std::move(sizes) : std::vector<std::int64_t>{};
+    return *this;
+  }
   /// A Gaussian policy over `dims` real values (mean and log std) and a value head.
   NetworkOptions& gaussian(std::int64_t dims) {
     num_actions = 0;
@@ -91,6 +103,18 @@ struct NetworkOptions {
     return *this;
   }
   bool box_actions() const { return action_dims > 0; }
+
+  /// Throws naming `who` unless this network declares the branches of `action` (a dueling Q head
+  /// centres each branch alone; checkpoints, Policy and the ONNX export read them from the
+  /// network's description) and no others.
+  void require_branches_of(const ActionSpec& action, std::string_view who) const {
+    const std::vector<std::int64_t> want =
+        action.is_branched() ? action.branch_sizes() : std::vector<std::int64_t>{};
+    if (action_branches == want) return;
+    fail(who, ": actions ", action.to_string(), " but the network ",
+         action_branches.empty() ? std::string("has no action branches (NetworkOptions::branches)")
+                                 : str_cat("has ", action_branches.size(), " action branches"));
+  }
 
   void validate(std::string_view owner = "NetworkOptions") const {
     SEEDRL_REQUIRE(action_dims >= 0, owner, ".action_dims must be >= 0, got ", action_dims);
@@ -113,6 +137,17 @@ struct NetworkOptions {
                      initial_log_std);
     } else if (policy_value_heads || q_head) {
       SEEDRL_REQUIRE(num_actions > 0, owner, ".num_actions must be positive, got ", num_actions);
+    }
+    if (!action_branches.empty()) {
+      std::int64_t total = 0;
+      for (std::int64_t n : action_branches) {
+        SEEDRL_REQUIRE(n >= 1, owner, ".action_branches sizes must be positive, got ", n);
+        total += n;
+      }
+      SEEDRL_REQUIRE(action_branches.size() >= 2 && action_dims == 0 && total == num_actions, owner,
+                     ".action_branches must be 2 or more discrete branches summing to "
+                     "num_actions (",
+                     num_actions, "), got ", action_branches.size(), " summing to ", total);
     }
     SEEDRL_REQUIRE(scalars >= 0 && std::isfinite(initial_scalar), owner,
                    ".scalars must be >= 0 and initial_scalar finite, got ", scalars, " and ",

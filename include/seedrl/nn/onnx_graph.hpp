@@ -35,6 +35,8 @@ struct OnnxNames {
   static constexpr const char* action = "action";  ///< a critic's input
   /// u8 [batch, A], 1 where an action is legal: an input where the run's steps declared a mask
   static constexpr const char* action_mask = "action_mask";
+  /// [batch, A]; with K action branches (NetworkOptions::action_branches) also one output per
+  /// branch, "logits_0" ... "logits_<K-1>" [batch, n_k] (and "q_0" ... for Q-values)
   static constexpr const char* logits = "logits";
   static constexpr const char* mean = "mean";
   static constexpr const char* log_std = "log_std";

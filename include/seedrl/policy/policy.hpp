@@ -5,9 +5,10 @@
 //   policy.act({observations, fields}, actions);  // where the run's steps declared fields
 //   policy.reset(stream);                // that stream's episode ended: its LSTM state restarts
 //
-// Discrete actions come as int32 (one per stream), box actions as N x D floats (row-major), each
-// clipped to the bounds the checkpoint records (metadata "action_spec"): greedy acting takes the
-// Gaussian's mean, `sample` draws from it. Where the run normalised observations (PPO), the
+// Discrete actions come as int32 (one per stream, or N x K for K action branches: each stream's
+// action of every branch, numbered within the branch), box actions as N x D floats (row-major),
+// each clipped to the bounds the checkpoint records (metadata "action_spec"): greedy acting takes
+// the Gaussian's mean, `sample` draws from it. Where the run normalised observations (PPO), the
 // checkpoint's statistics (metadata "normalization") are applied first, as inference did.
 //
 // The checkpoint names its network (metadata "network", nn::describe) and holds its parameters;
@@ -261,8 +262,10 @@ void Policy<B>::act(const PolicyInput& input, std::span<std::int32_t> actions) {
     masks = given.device() == Device::cpu ? given : given.clone(Device::cpu);
     mask = {masks.data<std::uint8_t>(), static_cast<std::size_t>(masks.numel())};
   }
-  select_actions(rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_,
-                 actions, mask);
+  select_actions(
+      rows.device() == Device::cpu ? rows : rows.clone(Device::cpu), acting_, rng_, actions, mask,
+      description_.action_spec.is_branched() ? math::branches_of(description_.action_spec)
+                                             : math::Branches());
 }
 
 template <nn::Backend B>
@@ -302,7 +305,8 @@ template <nn::Backend B>
 std::vector<std::int32_t> Policy<B>::act(const PolicyInput& input) {
   SEEDRL_REQUIRE(input.observations.defined() && input.observations.rank() >= 1,
                  "Policy::act: observations must be [N, ...]");
-  std::vector<std::int32_t> actions(static_cast<std::size_t>(input.observations.dim(0)));
+  std::vector<std::int32_t> actions(static_cast<std::size_t>(input.observations.dim(0)) *
+                                    static_cast<std::size_t>(description_.action_spec.dims()));
   act(input, actions);
   return actions;
 }

@@ -64,6 +64,7 @@ inline constexpr std::uint32_t kMaxActionDims = 256;
 enum class ActionKind : std::uint8_t {
   discrete = 0,  ///< then u32 num_actions
   box = 1,       ///< then u32 D, D f32 lower bounds, D f32 upper bounds
+  branches = 2,  ///< then u32 K (2 to ActionSpec::kMaxBranches) and K u32 branch sizes (>= 1)
 };
 
 enum class FrameType : std::uint8_t {
@@ -263,6 +264,11 @@ void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions);
 /// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
 Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
+                       std::span<std::int32_t> actions);
+/// The same for discrete actions of `spec`: with K action branches the payload holds num_envs
+/// rows of K (its count is num_envs * K), value i within branch i % K; `actions` has room for
+/// exactly that many.
+Verdict decode_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
                        std::span<std::int32_t> actions);
 /// Appends an ACTIONS frame of box actions: `actions` holds num_envs rows of `dims` values
 /// (environment e's at [e * dims, (e + 1) * dims)). The values are written as they are; a sender

@@ -113,18 +113,43 @@ void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& 
   });
 }
 
-void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q) {
+namespace {
+// Calls f(offset, size) for each branch of `branches` (one of `width` where it is empty).
+template <class F>
+void for_each_branch(std::span<const std::int64_t> branches, std::int64_t width, F f) {
+  if (branches.empty()) return f(std::int64_t{0}, width);
+  std::int64_t offset = 0;
+  for (std::int64_t size : branches) {
+    f(offset, size);
+    offset += size;
+  }
+  SEEDRL_REQUIRE(offset == width, "dueling: branches of ", offset, " actions for ", width,
+                 " columns");
+}
+}  // namespace
+
+void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q,
+                              std::span<const std::int64_t> branches) {
   const auto v = value.matrix<float>();
   const auto a = advantage.matrix<float>();
-  q.matrix<float>() = (a.colwise() - a.rowwise().mean()).colwise() + v.col(0);
+  auto out = q.matrix<float>();
+  for_each_branch(branches, a.cols(), [&](std::int64_t offset, std::int64_t size) {
+    const auto block = a.middleCols(offset, size);
+    out.middleCols(offset, size) = (block.colwise() - block.rowwise().mean()).colwise() + v.col(0);
+  });
 }
 
 void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
-                               const Tensor& grad_advantage) {
-  // dQ_j/dA_k = [j == k] - 1/A and dQ_j/dV = 1.
+                               const Tensor& grad_advantage,
+                               std::span<const std::int64_t> branches) {
+  // dQ_j/dA_k = [j == k] - 1/|branch| within a branch and dQ_j/dV = 1.
   const auto g = grad_q.matrix<float>();
   grad_value.matrix<float>() = g.rowwise().sum();
-  grad_advantage.matrix<float>() = g.colwise() - g.rowwise().mean();
+  auto out = grad_advantage.matrix<float>();
+  for_each_branch(branches, g.cols(), [&](std::int64_t offset, std::int64_t size) {
+    const auto block = g.middleCols(offset, size);
+    out.middleCols(offset, size) = block.colwise() - block.rowwise().mean();
+  });
 }
 
 }  // namespace seedrl::cpu

@@ -66,27 +66,52 @@ void Backend::sgd_update(const Tensor& param, const Tensor& grad, const Tensor& 
   finish_update();
 }
 
-void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q) {
+namespace {
+kernels::DuelingBranches dueling_branches(std::span<const std::int64_t> branches,
+                                          std::int64_t width, const char* who) {
+  kernels::DuelingBranches out;
+  if (branches.empty()) {
+    out.count = 1;
+    out.size[0] = static_cast<std::int32_t>(width);
+    return out;
+  }
+  SEEDRL_REQUIRE(branches.size() <= static_cast<std::size_t>(kernels::DuelingBranches::kMax), who,
+                 ": ", branches.size(), " branches; at most ", kernels::DuelingBranches::kMax);
+  std::int64_t total = 0;
+  out.count = static_cast<std::int32_t>(branches.size());
+  for (std::size_t k = 0; k < branches.size(); ++k) {
+    out.size[k] = static_cast<std::int32_t>(branches[k]);
+    total += branches[k];
+  }
+  SEEDRL_REQUIRE(total == width, who, ": branches of ", total, " actions for ", width, " columns");
+  return out;
+}
+}  // namespace
+
+void Backend::dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q,
+                              std::span<const std::int64_t> branches) {
   SEEDRL_REQUIRE(
       advantage.rank() == 2 && q.shape() == advantage.shape() && value.numel() == advantage.dim(0),
       "dueling_forward: value [N, 1], advantage and q [N, A] expected, got ", value.shape(), ", ",
       advantage.shape(), ", ", q.shape());
   kernels::dueling_forward(
       f32_on(kDevice, value, "dueling_forward"), f32_on(kDevice, advantage, "dueling_forward"),
-      f32_on(kDevice, q, "dueling_forward"), advantage.dim(0), advantage.dim(1), detail::stream());
+      f32_on(kDevice, q, "dueling_forward"), advantage.dim(0), advantage.dim(1),
+      dueling_branches(branches, advantage.dim(1), "dueling_forward"), detail::stream());
 }
 
 void Backend::dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
-                               const Tensor& grad_advantage) {
+                               const Tensor& grad_advantage,
+                               std::span<const std::int64_t> branches) {
   SEEDRL_REQUIRE(grad_q.rank() == 2 && grad_advantage.shape() == grad_q.shape() &&
                      grad_value.numel() == grad_q.dim(0),
                  "dueling_backward: grad_q and grad_advantage [N, A], grad_value [N, 1] expected, "
                  "got ",
                  grad_q.shape(), ", ", grad_advantage.shape(), ", ", grad_value.shape());
-  kernels::dueling_backward(f32_on(kDevice, grad_q, "dueling_backward"),
-                            f32_on(kDevice, grad_value, "dueling_backward"),
-                            f32_on(kDevice, grad_advantage, "dueling_backward"), grad_q.dim(0),
-                            grad_q.dim(1), detail::stream());
+  kernels::dueling_backward(
+      f32_on(kDevice, grad_q, "dueling_backward"), f32_on(kDevice, grad_value, "dueling_backward"),
+      f32_on(kDevice, grad_advantage, "dueling_backward"), grad_q.dim(0), grad_q.dim(1),
+      dueling_branches(branches, grad_q.dim(1), "dueling_backward"), detail::stream());
 }
 
 R2D2LossTerms Backend::r2d2_loss(const Tensor& q_online, const Tensor& q_target,

@@ -164,27 +164,41 @@ __global__ void sgd_kernel(float* p, const float* g, float* buf, std::int64_t n,
   SEEDRL_FOR_EACH(i, n) nn::sgd_element(p[i], g[i], buf[i], step);
 }
 
-// One thread per row: the action counts are small (Atari: at most 18).
+// One thread per row: the action counts are small (Atari: at most 18). Each branch of the row
+// is centred on its own mean.
 __global__ void dueling_forward_kernel(const float* v, const float* adv, float* q,
-                                       std::int64_t rows, std::int64_t actions) {
+                                       std::int64_t rows, std::int64_t actions,
+                                       DuelingBranches branches) {
   SEEDRL_FOR_EACH(r, rows) {
     const float* a = adv + r * actions;
-    float mean = 0.0f;
-    for (std::int64_t k = 0; k < actions; ++k) mean += a[k];
-    mean /= static_cast<float>(actions);
-    for (std::int64_t k = 0; k < actions; ++k) q[r * actions + k] = v[r] + a[k] - mean;
+    std::int64_t offset = 0;
+    for (int b = 0; b < branches.count; ++b) {
+      const std::int64_t size = branches.size[b];
+      float mean = 0.0f;
+      for (std::int64_t k = offset; k < offset + size; ++k) mean += a[k];
+      mean /= static_cast<float>(size);
+      for (std::int64_t k = offset; k < offset + size; ++k) q[r * actions + k] = v[r] + a[k] - mean;
+      offset += size;
+    }
   }
 }
 
 __global__ void dueling_backward_kernel(const float* gq, float* gv, float* gadv, std::int64_t rows,
-                                        std::int64_t actions) {
+                                        std::int64_t actions, DuelingBranches branches) {
   SEEDRL_FOR_EACH(r, rows) {
     const float* g = gq + r * actions;
-    float sum = 0.0f;
-    for (std::int64_t k = 0; k < actions; ++k) sum += g[k];
-    gv[r] = sum;
-    const float mean = sum / static_cast<float>(actions);
-    for (std::int64_t k = 0; k < actions; ++k) gadv[r * actions + k] = g[k] - mean;
+    float total = 0.0f;
+    std::int64_t offset = 0;
+    for (int b = 0; b < branches.count; ++b) {
+      const std::int64_t size = branches.size[b];
+      float sum = 0.0f;
+      for (std::int64_t k = offset; k < offset + size; ++k) sum += g[k];
+      total += sum;
+      const float mean = sum / static_cast<float>(size);
+      for (std::int64_t k = offset; k < offset + size; ++k) gadv[r * actions + k] = g[k] - mean;
+      offset += size;
+    }
+    gv[r] = total;
   }
 }
 
@@ -278,12 +292,12 @@ void sgd(float* p, const float* g, float* buf, std::int64_t n, const nn::SgdStep
   launch(sgd_kernel, n, stream, p, g, buf, n, step);
 }
 void dueling_forward(const float* v, const float* adv, float* q, std::int64_t rows,
-                     std::int64_t actions, cudaStream_t stream) {
-  launch(dueling_forward_kernel, rows, stream, v, adv, q, rows, actions);
+                     std::int64_t actions, const DuelingBranches& branches, cudaStream_t stream) {
+  launch(dueling_forward_kernel, rows, stream, v, adv, q, rows, actions, branches);
 }
 void dueling_backward(const float* gq, float* gv, float* gadv, std::int64_t rows,
-                      std::int64_t actions, cudaStream_t stream) {
-  launch(dueling_backward_kernel, rows, stream, gq, gv, gadv, rows, actions);
+                      std::int64_t actions, const DuelingBranches& branches, cudaStream_t stream) {
+  launch(dueling_backward_kernel, rows, stream, gq, gv, gadv, rows, actions, branches);
 }
 
 }  // namespace seedrl::cuda::kernels

@@ -59,12 +59,18 @@ void rmsprop(float* p, const float* g, float* mean_square, float* mean_grad, flo
              std::int64_t n, const nn::RmsPropStep& step, cudaStream_t stream);
 void sgd(float* p, const float* g, float* buf, std::int64_t n, const nn::SgdStep& step,
          cudaStream_t stream);
-/// q[r, a] = v[r] + adv[r, a] - mean_a adv[r, a].
+/// The sizes of a dueling head's action branches (passed to the kernels by value).
+struct DuelingBranches {
+  static constexpr int kMax = 64;
+  std::int32_t count = 1;
+  std::int32_t size[kMax] = {};
+};
+/// q[r, a] = v[r] + adv[r, a] - mean adv[r, a'] over the a' of a's branch.
 void dueling_forward(const float* v, const float* adv, float* q, std::int64_t rows,
-                     std::int64_t actions, cudaStream_t stream);
-/// gv[r] = sum_a gq[r, a];  gadv[r, a] = gq[r, a] - mean_a gq[r, a].
+                     std::int64_t actions, const DuelingBranches& branches, cudaStream_t stream);
+/// gv[r] = sum_a gq[r, a];  gadv[r, a] = gq[r, a] - mean gq[r, a'] over a's branch.
 void dueling_backward(const float* gq, float* gv, float* gadv, std::int64_t rows,
-                      std::int64_t actions, cudaStream_t stream);
+                      std::int64_t actions, const DuelingBranches& branches, cudaStream_t stream);
 
 /// Everything the device V-trace loss reads and writes (device pointers; L = steps + 1 rows of
 /// B frames, A actions). Frame i = t * B + b of the first `steps` rows is a transition unless

@@ -54,12 +54,14 @@ struct PpoTargets {
   /// The steps' legal-action masks, u8 [L B, A] (legal_actions), or empty: both policies are
   /// the masked ones where they are given.
   std::vector<std::uint8_t> legal;
+  /// The discrete actions' branches (empty: one branch; unused for a box).
+  math::Branches branches;
 };
 
 /// `values`: the network's V over all T + 1 steps of `batch` (row t * B + b). The behaviour log-
 /// probabilities come from the batch's recorded logits (discrete) or Gaussian mean and log std.
 PpoTargets ppo_targets(const UnrollBatch& batch, const Transitions& tr, const float* values,
-                       float discount, float lambda);
+                       float discount, float lambda, const math::Branches& branches = {});
 
 template <nn::Backend B>
 class Learner<PpoAgent, B> final : public LearnerCore<B> {
@@ -166,13 +168,14 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     const nn::NetworkOutputs& out =
         host_outputs_(this->network().forward(in.observations, in.initial_state, in.resets));
     targets_ = ppo_targets(this->pass().batch(), transitions_, out.values.template data<float>(),
-                           o.discount, o.lambda);
+                           o.discount, o.lambda, branches());
     if (o.proximal_policy) {
       const bool box = this->spec().box_actions();
       const Eigen::Index n = targets_.old_log_probs.size();
-      targets_.anchor_log_probs = policy_terms(box ? out.mean : out.logits, out.log_std,
-                                               this->pass().batch().actions, targets_.legal)
-                                      .log_probs.head(n);
+      targets_.anchor_log_probs =
+          policy_terms(box ? out.mean : out.logits, out.log_std, this->pass().batch().actions,
+                       targets_.legal, targets_.branches)
+              .log_probs.head(n);
       targets_.weights =
           (targets_.anchor_log_probs - targets_.old_log_probs).exp().min(o.max_behaviour_weight);
     } else {
@@ -183,6 +186,11 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     epochs_left_ = o.epochs;
     shuffle();
     return true;
+  }
+
+  // The action branches where there are several (empty otherwise: one, or a box).
+  math::Branches branches() const {
+    return this->spec().action_branches() > 0 ? unroll_branches(this->spec()) : math::Branches();
   }
 
   void shuffle() {
@@ -240,7 +248,8 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
         host_outputs_(this->network().forward(device_observations_(observations)));
     const bool box = spec.box_actions();
     const Tensor& policy_out = box ? out.mean : out.logits;
-    const PolicyTerms policy = policy_terms(policy_out, out.log_std, actions, legal_);
+    const PolicyTerms policy =
+        policy_terms(policy_out, out.log_std, actions, legal_, targets_.branches);
     const Eigen::Map<const Eigen::ArrayXf> values(out.values.template data<float>(), m);
     const PpoLoss loss = ppo_loss(policy.log_probs, anchor_log_probs, advantages, values,
                                   old_values, returns, policy.entropy, o.loss, weights);
@@ -250,7 +259,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     const Tensor grad_log_std = box ? grad_log_std_.view(out.log_std.shape()) : Tensor();
     const Tensor grad_values = grad_values_.view(out.values.shape());
     policy_terms_backward(policy_out, out.log_std, actions, loss.grad_log_probs, loss.grad_entropy,
-                          grad_policy, grad_log_std, legal_);
+                          grad_policy, grad_log_std, legal_, targets_.branches);
     grad_values.flat<float>() = loss.grad_values;
     nn::NetworkGrads grads;
     (box ? grads.mean : grads.logits) = device_grad_policy_(grad_policy);

@@ -133,24 +133,29 @@ class R2D2Agent {
 
   /// For each frame i of an inference batch (outputs.q [1, N, A]): a uniformly random action
   /// with probability epsilon(slot), else the greedy one (lowest index among ties); with masks,
-  /// both among the legal actions only.
+  /// both among the legal actions only; with action branches (a BDQ head), for every branch (a
+  /// random frame takes a random action in each).
   void select_actions(const nn::NetworkOutputs& outputs, std::span<const std::int32_t> slots,
                       std::span<const std::uint8_t> evaluation, std::span<std::int32_t> actions,
                       Rng& rng, const ActingContext& context = {}) const {
     const std::int64_t n = outputs.q.dim(1);
     const auto width = static_cast<std::size_t>(outputs.q.dim(2));
     const float* q = outputs.q.data<float>();
-    const math::Branches one =
-        context.action_mask.empty() ? math::Branches() : math::Branches({outputs.q.dim(2)});
+    const bool plain = context.action_mask.empty() && !context.branched();
+    const math::Branches branches = plain ? math::Branches() : context.or_one(outputs.q.dim(2));
+    const auto per_frame = static_cast<std::size_t>(std::max<std::int64_t>(1, branches.count()));
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
       const double e = epsilon(slots[k], evaluation[k] != 0);
-      if (context.action_mask.empty()) {
+      if (plain) {
         actions[k] = epsilon_greedy_action(std::span<const float>(q + k * width, width), e, rng);
       } else {
         const Eigen::Map<const RowMatrixXf> row(q + k * width, 1, outputs.q.dim(2));
-        math::masked_epsilon_greedy(row, context.action_mask.subspan(k * width, width), one, e,
-                                    actions.subspan(k, 1), rng);
+        math::masked_epsilon_greedy(row,
+                                    context.action_mask.empty()
+                                        ? context.action_mask
+                                        : context.action_mask.subspan(k * width, width),
+                                    branches, e, actions.subspan(k * per_frame, per_frame), rng);
       }
     }
   }

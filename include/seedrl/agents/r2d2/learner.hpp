@@ -335,10 +335,22 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
                        .behaviour.slice(burn, length)
                        .reshape({window * batch, actions})
                        .template matrix<float>();
-    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
-    return r2d2_loss(q, q, tr.actions, tr.rewards, tr.dones, tr.mask, {}, loss_options(),
-                     window_rows(legal))
-        .priorities;
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch(), branches_);
+    return loss_of(pass, q, q, tr, {}, window_rows(legal)).priorities;
+  }
+
+  // r2d2_loss of the window's transitions `tr`, per branch where the actions have branches.
+  R2D2Loss loss_of(const Pass& pass, const math::ConstMatrixRef& q_online,
+                   const math::ConstMatrixRef& q_target, const Transitions& tr,
+                   std::span<const float> weights, std::span<const std::uint8_t> legal) const {
+    if (branches_.count() <= 1)
+      return r2d2_loss(q_online, q_target, tr.actions, tr.rewards, tr.dones, tr.mask, weights,
+                       loss_options(), legal);
+    std::vector<Eigen::ArrayXXi> actions;
+    for (std::int64_t k = 0; k < branches_.count(); ++k)
+      actions.push_back(branch_actions(pass.batch(), burn_in(), tr.mask.rows(), k));
+    return r2d2_loss(q_online, q_target, actions, tr.rewards, tr.dones, tr.mask, weights,
+                     loss_options(), legal, branches_);
   }
 
   template <std::ranges::random_access_range Range>
@@ -358,10 +370,10 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
     const Transitions tr = pass.transitions(burn, steps, agent_.options().max_abs_reward);
     pass.policy_lag = tr.policy_lag;
     const auto [target_out, online_out] = forward_networks(pass, in);
-    // The device's loss has no masks: masked steps take the host's.
-    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
+    // The device's loss has no masks and no branches: those steps take the host's.
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch(), branches_);
     if constexpr (kLossOnDevice) {
-      if (legal.empty())
+      if (legal.empty() && branches_.count() <= 1)
         return evaluate_on_device(pass, *target_out, *online_out, weights, gradients);
     }
     // On the host: the Q-values come back from the backend's device (no copy on the CPU).
@@ -371,8 +383,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
                               .template matrix<float>();
     const auto q_online =
         pass.host_online(*online_out).q.reshape({window * batch, actions}).template matrix<float>();
-    R2D2Loss result = r2d2_loss(q_online, q_target, tr.actions, tr.rewards, tr.dones, tr.mask,
-                                weights, loss_options(), window_rows(legal));
+    R2D2Loss result = loss_of(pass, q_online, q_target, tr, weights, window_rows(legal));
     if (gradients) {
       const Tensor grad_q =
           Tensor::from_blob(result.grad_q.data(), {window, batch, actions}, DType::f32);
@@ -451,6 +462,7 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   }
 
   const R2D2Agent agent_;  // a copy: the caller's agent may be a temporary
+  const math::Branches branches_ = unroll_branches(this->spec());  // the actions' branches
   UnrollQueue& unrolls_;
   Replay replay_;
   std::atomic<std::int64_t> dropped_{0};

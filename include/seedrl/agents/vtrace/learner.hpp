@@ -102,8 +102,10 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
                        batch = static_cast<std::int64_t>(unrolls.size()),
                        num_actions = this->spec().num_actions;
     const Transitions tr = pass.transitions(0, steps, o.max_abs_reward);
-    const std::vector<std::uint8_t> legal = legal_actions(pass.batch());
-    if (this->spec().box_actions() || !legal.empty()) return train_with_terms(pass, in, tr, legal);
+    const math::Branches branches = unroll_branches(this->spec());
+    const std::vector<std::uint8_t> legal = legal_actions(pass.batch(), branches);
+    if (this->spec().box_actions() || !legal.empty() || branches.count() > 1)
+      return train_with_terms(pass, in, tr, legal, branches);
     if constexpr (kLossOnDevice) return train_on_device(pass, in, tr);
     const nn::NetworkOutputs& out =
         pass.host_outputs(pass.network().forward(in.observations, in.initial_state, in.resets));
@@ -132,12 +134,13 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
       {"entropy", Reduce::mean, "entropy"},
   };
 
-  // Box actions (a Gaussian policy) and masked discrete ones (a categorical over the legal
-  // actions), on the host: the same V-trace targets and actor-critic loss from the log-
-  // probabilities of the actions taken under the learner's policy and the recorded behaviour
-  // policy (both masked alike), the gradients chained through the distribution.
+  // Box actions (a Gaussian policy) and masked or branched discrete ones (a categorical per
+  // branch over its legal actions), on the host: the same V-trace targets and actor-critic loss
+  // from the log-probabilities of the actions taken under the learner's policy and the recorded
+  // behaviour policy (both masked alike), the gradients chained through the distribution.
   typename Core::Gradients train_with_terms(Pass& pass, const Inputs& in, const Transitions& tr,
-                                            std::span<const std::uint8_t> legal) const {
+                                            std::span<const std::uint8_t> legal,
+                                            const math::Branches& branches) const {
     const VTraceAgentOptions& o = agent_.options();
     const bool box = this->spec().box_actions();
     const std::int64_t steps = this->spec().length - 1, batch = tr.mask.cols();
@@ -148,8 +151,8 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     const Tensor policy = policy_out.slice(0, steps),
                  log_std = box ? out.log_std.slice(0, steps) : Tensor();
     const Tensor actions = pass.batch().actions.slice(0, steps);
-    const PolicyTerms target = policy_terms(policy, log_std, actions, legal);
-    const Eigen::ArrayXf behaviour = behaviour_log_probs(pass.batch(), steps, legal);
+    const PolicyTerms target = policy_terms(policy, log_std, actions, legal, branches);
+    const Eigen::ArrayXf behaviour = behaviour_log_probs(pass.batch(), steps, legal, branches);
     using TimeMajor = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic,
                                                     Eigen::RowMajor>>;  // frame t * B + b
     const Eigen::ArrayXXf log_probs = TimeMajor(target.log_probs.data(), steps, batch);
@@ -171,10 +174,11 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
     const Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
         g_lp = loss.grad_log_probs,
         g_entropy = loss.grad_entropy, g_values = loss.grad_values;
-    policy_terms_backward(
-        policy, log_std, actions, Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
-        Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
-        grad_policy.slice(0, steps), box ? grad_log_std.slice(0, steps) : Tensor(), legal);
+    policy_terms_backward(policy, log_std, actions,
+                          Eigen::Map<const Eigen::ArrayXf>(g_lp.data(), g_lp.size()),
+                          Eigen::Map<const Eigen::ArrayXf>(g_entropy.data(), g_entropy.size()),
+                          grad_policy.slice(0, steps),
+                          box ? grad_log_std.slice(0, steps) : Tensor(), legal, branches);
     std::memcpy(grad_values.data<float>(), g_values.data(),
                 static_cast<std::size_t>(g_values.size()) * sizeof(float));
     nn::NetworkGrads grads{.values = pass.device_grad_values(grad_values)};

@@ -59,10 +59,13 @@ struct Backend {
                          const nn::SgdStep& step);
 
   /// Dueling head: q[r, a] = value[r] + advantage[r, a] - mean_a advantage[r, a], and its
-  /// backward (value [N, 1], advantage and q [N, A]).
-  static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q);
+  /// backward (value [N, 1], advantage and q [N, A]). With action `branches` (their sizes, A in
+  /// all; empty: one branch of A) the mean is over a's branch (branching dueling Q-networks).
+  static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q,
+                              std::span<const std::int64_t> branches = {});
   static void dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
-                               const Tensor& grad_advantage);
+                               const Tensor& grad_advantage,
+                               std::span<const std::int64_t> branches = {});
 };
 
 static_assert(nn::Backend<Backend>);

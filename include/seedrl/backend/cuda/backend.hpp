@@ -10,6 +10,8 @@
 // or copy_from. See runtime.hpp for devices, streams, memory and TF32.
 #pragma once
 
+#include <span>
+
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/backend/cuda/runtime.hpp"
@@ -100,10 +102,13 @@ struct Backend {
                          const nn::SgdStep& step);
 
   /// Dueling head: q[r, a] = value[r] + advantage[r, a] - mean_a advantage[r, a], and its
-  /// backward (value [N, 1], advantage and q [N, A]).
-  static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q);
+  /// backward (value [N, 1], advantage and q [N, A]). With action `branches` (their sizes, A in
+  /// all; empty: one branch of A) the mean is over a's branch (branching dueling Q-networks).
+  static void dueling_forward(const Tensor& value, const Tensor& advantage, const Tensor& q,
+                              std::span<const std::int64_t> branches = {});
   static void dueling_backward(const Tensor& grad_q, const Tensor& grad_value,
-                               const Tensor& grad_advantage);
+                               const Tensor& grad_advantage,
+                               std::span<const std::int64_t> branches = {});
 
   /// The V-trace learner's loss on the device, from a batch of unrolls of L = T + 1 steps of B
   /// columns: the network's logits [L, B, A] and values [L, B], and the unrolls' behaviour logits
