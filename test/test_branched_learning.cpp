@@ -78,6 +78,7 @@ TEST_CASE("Branched learning: PPO learns Gunner, without an illegal action given
   o.network.seed = 1;
   o.batch_size = 4;
   o.learning_rate = {1e-3, 0, 0.0};
+  o.loss.entropy_cost = 0.01f;
   check_learns(PpoAgent(o), test::gunner_run(200'000), "ppo", 8.0);
 }
 

@@ -332,6 +332,15 @@ TEST_CASE("Backend tensor operations: sum of squares, scale, add, dueling head")
   Gpu::dueling_backward(on_gpu(dq), gdv, gdadv);
   check_close(dv, gdv, 1e-6, "dueling value gradient");
   check_close(dadv, gdadv, 1e-6, "dueling advantage gradient");
+  // With action branches of 3 and 2 (a branching dueling Q-network): each branch centred alone.
+  const std::vector<std::int64_t> branches{3, 2};
+  Cpu::dueling_forward(v, adv, q, branches);
+  Gpu::dueling_forward(on_gpu(v), on_gpu(adv), gq, branches);
+  check_close(q, gq, 1e-6, "branched dueling forward");
+  Cpu::dueling_backward(dq, dv, dadv, branches);
+  Gpu::dueling_backward(on_gpu(dq), gdv, gdadv, branches);
+  check_close(dv, gdv, 1e-6, "branched dueling value gradient");
+  check_close(dadv, gdadv, 1e-6, "branched dueling advantage gradient");
 }
 
 namespace {
