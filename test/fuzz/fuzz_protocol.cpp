@@ -8,8 +8,9 @@
 // come from the frame's sequence number, so the fuzzer explores them too, and from the last HELLO
 // or WELCOME of the stream: a STEP carries that spec's declared fields after its observations (a
 // legal-action mask as bits, which must unpack and pack back to the same bytes),
-// and ACTIONS are rows of box actions after a box spec (the box decoders), one discrete action per
-// environment otherwise.
+// and ACTIONS are rows of box actions after a box spec (the box decoders), rows of K actions after
+// a spec of K action branches (each within its branch), one discrete action per environment
+// otherwise.
 //
 // Built with clang (-fsanitize=fuzzer,address,undefined) by test/fuzz/CMakeLists.txt; see
 // docs/protocol.md for how to run it.
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,9 +50,17 @@ void expect_same_payload(const std::string& frame, Bytes payload, const char* wh
     fail(what);
 }
 
-// An accepted action spec is one the encoders can write: N > 0 actions, or a box of 1 to
-// kMaxActionDims dimensions with finite bounds, low < high.
+// An accepted action spec is one the encoders can write: N > 0 actions, 2 to 64 branches of 1 or
+// more actions each, or a box of 1 to kMaxActionDims dimensions with finite bounds, low < high.
 void expect_valid(const ActionSpec& spec, const char* what) {
+  if (spec.is_branched()) {
+    try {
+      spec.validate(what);
+    } catch (const std::exception&) {
+      fail(what);
+    }
+    return;
+  }
   if (!spec.is_box()) {
     if (spec.num_actions <= 0 || !spec.low.empty() || !spec.high.empty()) fail(what);
     return;
@@ -158,6 +168,17 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
         protocol::encode_box_actions(again, header.sequence, actions,
                                      static_cast<std::uint32_t>(dims));
         expect_same_payload(again, payload, "box ACTIONS do not round-trip");
+        return;
+      }
+      if (spec && spec->is_branched()) {
+        const std::size_t k = spec->branches.size();
+        std::vector<std::int32_t> actions(num_envs * k);
+        if (!protocol::decode_actions(payload, *spec, actions).is_ok()) return;
+        for (std::size_t i = 0; i < actions.size(); ++i)
+          if (actions[i] < 0 || actions[i] >= spec->branches[i % k])
+            fail("ACTIONS: an action outside its branch accepted");
+        protocol::encode_actions(again, header.sequence, actions);
+        expect_same_payload(again, payload, "branched ACTIONS do not round-trip");
         return;
       }
       const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;

@@ -144,5 +144,30 @@ int main(int argc, char** argv) {
   mask_session += frame;
   protocol::encode_goodbye(mask_session, 4);
   write(dir, "session_mask_bits", mask_session);
+
+  // Action branches of 3 and 2 with a mask of 5 (bits), a STEP, then ACTIONS of 2 environments x
+  // 2 branches (sequence: 2 environments in bits 8-15) and ACTIONS whose second branch is out of
+  // range (refused as malformed).
+  protocol::Hello branch_hello = hello;
+  branch_hello.spec.action = ActionSpec::branched({3, 2});
+  branch_hello.spec.fields = {{kActionMaskField, {{5}, DType::u8}}};
+  std::string branch_session;
+  protocol::encode_hello(branch_session, branch_hello, 0);
+  std::vector<std::uint8_t> branch_bits(2);
+  protocol::pack_bits(std::vector<std::uint8_t>{1, 1, 0, 1, 1, 0, 1, 1, 1, 0}, 5, branch_bits);
+  const std::span<const std::uint8_t> branch_fields[] = {branch_bits};
+  frame.clear();
+  protocol::encode_step(frame, step_sequence(2, 16), rewards, flags, observations, branch_fields);
+  branch_session += frame;
+  const std::vector<std::int32_t> branch_actions{0, 1, 2, 0};
+  frame.clear();
+  protocol::encode_actions(frame, 2u << 8, branch_actions);
+  branch_session += frame;
+  const std::vector<std::int32_t> outside{0, 1, 2, 2};
+  frame.clear();
+  protocol::encode_actions(frame, 2u << 8, outside);
+  branch_session += frame;
+  protocol::encode_goodbye(branch_session, 5);
+  write(dir, "session_branches", branch_session);
   return 0;
 }
