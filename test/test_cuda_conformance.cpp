@@ -1,12 +1,8 @@
 // The CUDA backend against the CPU backend: every layer, whole networks, the optimizers, gradient
 // clipping and the backend's tensor operations run on both with the same parameters and the same
-// random inputs, and must agree within stated tolerances.
-//
-// Needs a GPU: without one the program prints why and exits with 77, which CTest reports as
-// skipped (SKIP_RETURN_CODE). Tolerances: TF32 is off (the default), so both backends compute in
-// f32 and differ only in summation order; results are compared as
-//   max |gpu - cpu| <= atol + rtol * max |cpu|
-// with rtol 1e-4 (2e-4 for gradients reduced over many frames) and atol 1e-6.
+// random inputs, and must agree within the tolerances of support/cuda_conformance.hpp; the
+// learners and whole runs are in test_cuda_learners. Needs a GPU: without one the program prints
+// why and exits with 77, which CTest reports as skipped (SKIP_RETURN_CODE).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -15,62 +11,21 @@
 #include <cstdio>
 #include <string>
 
-#include "seedrl/agents/r2d2.hpp"
-#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/core/random.hpp"
-#include "seedrl/env/catch.hpp"
-#include "seedrl/env/flatten_observation.hpp"
-#include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
-#include "seedrl/policy/policy.hpp"
-#include "seedrl/session/local_trainer.hpp"
-#include "support/example_defaults.hpp"
+#include "support/cuda_conformance.hpp"
 #include "support/printing.hpp"
 
 using namespace seedrl;
 using Cpu = cpu::Backend;
 using Gpu = cuda::Backend;
+using namespace seedrl::test;
 
 namespace {
-
-constexpr double kRtol = 1e-4, kGradRtol = 2e-4, kAtol = 1e-6;
-
-Tensor random_tensor(const Shape& shape, Rng& rng, DType dtype = DType::f32) {
-  Tensor t = Tensor::empty(shape, dtype);
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype == DType::u8) {
-      t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(rng.below(256));
-    } else {
-      t.data<float>()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
-    }
-  }
-  return t;
-}
-
-Tensor on_gpu(const Tensor& t) {
-  return t.clone(Device::cuda);
-}
-
-// Checks gpu (any device) against cpu within atol + rtol * max|cpu|.
-void check_close(const Tensor& cpu_t, const Tensor& gpu_t, double rtol, const std::string& what) {
-  REQUIRE_MESSAGE(gpu_t.defined(), what, ": GPU result undefined");
-  REQUIRE_MESSAGE(cpu_t.shape() == gpu_t.shape(), what, ": shapes ", cpu_t.shape(), " vs ",
-                  gpu_t.shape());
-  CHECK_MESSAGE(gpu_t.device() == Device::cuda, what, ": GPU result lives on ", gpu_t.device());
-  const Tensor host = gpu_t.clone(Device::cpu);
-  double max_diff = 0.0, max_ref = 0.0;
-  for (std::int64_t i = 0; i < cpu_t.numel(); ++i) {
-    const double a = cpu_t.data<float>()[i], b = host.data<float>()[i];
-    max_ref = std::max(max_ref, std::abs(a));
-    max_diff = std::max(max_diff, std::isfinite(b) ? std::abs(a - b) : INFINITY);
-  }
-  CHECK_MESSAGE(max_diff <= kAtol + rtol * max_ref, what, ": max |gpu - cpu| = ", max_diff,
-                " with max |cpu| = ", max_ref);
-}
 
 // Two stores built the same way hold the same initial values: both initialise on the host from
 // the same seed, the GPU one then copies them to the device.
@@ -134,6 +89,51 @@ TEST_CASE("Conv2d: MinAtar and Nature shapes, padding, stride, with and without 
   nn::Conv2dOptions padded{3, 5, 3, 2, 1};
   padded.bias = false;
   check_layer<cpu::Conv2d, cuda::Conv2d>(padded, {2, 9, 7, 3}, 7, true);
+}
+
+TEST_CASE(
+    "Conv2d: heuristic algorithms for a new shape, measured ones at its Nth use, both exact") {
+  struct Restore {
+    int uses = cuda::conv_measure_after();
+    ~Restore() { cuda::set_conv_measure_after(uses); }
+  } restore;
+  cuda::set_conv_measure_after(3);
+  nn::Conv2dOptions options{32, 64, 4, 2};
+  options.activation = nn::Activation::relu;
+  nn::ParameterStore cpu_store(Device::cpu), gpu_store(Device::cuda);
+  cpu::Conv2d cpu_layer(cpu_store, "layer", options);
+  cuda::Conv2d gpu_layer(gpu_store, "layer", options);
+  cpu_store.finalize(11);
+  gpu_store.finalize(11);
+  Rng rng(12);
+  // One forward and backward (with the input gradient) on both, compared.
+  auto use = [&](std::int64_t batch) {
+    const Tensor input = random_tensor({batch, 12, 12, 32}, rng);
+    const Tensor cpu_out = cpu_layer.forward(input);
+    check_close(cpu_out, gpu_layer.forward(on_gpu(input)), kRtol, "forward");
+    const Tensor grad = random_tensor(cpu_out.shape(), rng);
+    const Tensor cpu_grad_in = cpu_layer.backward(grad, true);
+    check_close(cpu_grad_in, gpu_layer.backward(on_gpu(grad), true), kGradRtol, "input gradient");
+    check_close(cpu_store.parameters()[0].grad, gpu_store.parameters()[0].grad, kGradRtol,
+                "weight gradient");
+  };
+  const std::int64_t before = cuda::conv_measurements();
+  for (std::int64_t batch = 1; batch <= 4; ++batch) use(batch);  // new shapes: heuristics only
+  use(5);
+  use(5);
+  CHECK(cuda::conv_measurements() == before);
+  use(5);  // the third use of batch 5 measures its forward, filter and data passes
+  CHECK(cuda::conv_measurements() == before + 3);
+  use(5);
+  use(1);
+  use(1);  // batch 1's third use
+  CHECK(cuda::conv_measurements() == before + 6);
+  cuda::set_conv_measure_after(0);  // never measure
+  for (int i = 0; i < 10; ++i) use(6);
+  CHECK(cuda::conv_measurements() == before + 6);
+  cuda::set_conv_measure_after(1);  // measure at first sight
+  use(7);
+  CHECK(cuda::conv_measurements() == before + 9);
 }
 
 TEST_CASE("LSTM: outputs, final state and gradients through time with resets and a given state") {
@@ -206,8 +206,8 @@ TEST_CASE("ReLU and Rescale") {
 }
 
 TEST_CASE(
-    "Network: MLP (ReLU; tanh with a value torso), MinAtar with LSTM and dueling head, Nature "
-    "CNN") {
+    "Network: MLP (ReLU; tanh with a value torso; a Gaussian head), MinAtar with LSTM and dueling "
+    "head, Nature CNN") {
   auto minatar = nn::NetworkOptions::minatar(4, 6);
   minatar.lstm_size = 32;
   minatar.q_head = true;
@@ -217,7 +217,9 @@ TEST_CASE(
   auto two_torsos = nn::NetworkOptions::mlp(4, 2);
   two_torsos.mlp_activation = nn::Activation::tanh;
   two_torsos.separate_value_torso = true;
-  for (auto config : {nn::NetworkOptions::mlp(4, 2), two_torsos, minatar, nature}) {
+  auto gaussian = nn::NetworkOptions::mlp(3, 0, {16}).gaussian(2);
+  gaussian.mlp_activation = nn::Activation::tanh;
+  for (auto config : {nn::NetworkOptions::mlp(4, 2), two_torsos, gaussian, minatar, nature}) {
     config.seed = 31;
     CAPTURE(nn::describe(config));
     nn::Network<Cpu> cpu_net(config);
@@ -229,17 +231,17 @@ TEST_CASE(
     resets.data<std::uint8_t>()[5] = 1;
     const auto& c = cpu_net.forward(obs, {}, resets);
     const auto& g = gpu_net.forward(on_gpu(obs), {}, on_gpu(resets));
-    check_close(c.logits, g.logits, kRtol, "logits");
-    check_close(c.values, g.values, kRtol, "values");
-    if (config.q_head) check_close(c.q, g.q, kRtol, "q");
-    const nn::NetworkGrads cpu_grads{
-        .logits = random_tensor(c.logits.shape(), rng),
-        .values = random_tensor(c.values.shape(), rng),
-        .q = config.q_head ? random_tensor(c.q.shape(), rng) : Tensor()};
+    // Every head the network has, and a random gradient for each.
+    nn::NetworkGrads cpu_grads, gpu_grads;
+    for (const std::string_view head : nn::kHeadNames) {
+      CHECK(c.head(head).defined() == g.head(head).defined());
+      if (!c.head(head).defined()) continue;
+      check_close(c.head(head), g.head(head), kRtol, std::string(head));
+      cpu_grads.head(head) = random_tensor(c.head(head).shape(), rng);
+      gpu_grads.head(head) = on_gpu(cpu_grads.head(head));
+    }
     cpu_net.backward(cpu_grads);
-    gpu_net.backward({.logits = on_gpu(cpu_grads.logits),
-                      .values = on_gpu(cpu_grads.values),
-                      .q = config.q_head ? on_gpu(cpu_grads.q) : Tensor()});
+    gpu_net.backward(gpu_grads);
     for (std::size_t i = 0; i < cpu_net.parameters().parameters().size(); ++i) {
       check_close(cpu_net.parameters().parameters()[i].grad,
                   gpu_net.parameters().parameters()[i].grad, kGradRtol,
@@ -343,143 +345,6 @@ TEST_CASE("Backend tensor operations: sum of squares, scale, add, dueling head")
   check_close(dadv, gdadv, 1e-6, "branched dueling advantage gradient");
 }
 
-namespace {
-
-// Unrolls of random 2-D observations over 3 actions with episode ends, as actors would send.
-std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int count,
-                                                    std::uint64_t seed) {
-  Rng rng(seed);
-  UnrollStore store(count, spec);
-  std::vector<std::unique_ptr<Unroll>> out;
-  Tensor obs = Tensor::empty({2});
-  std::vector<float> logits(3), state_h(static_cast<std::size_t>(spec.state_size)),
-      state_c(static_cast<std::size_t>(spec.state_size));
-  for (std::int64_t t = 0; t < spec.length + 5; ++t)
-    for (int slot = 0; slot < count; ++slot) {
-      obs.data<float>()[0] = static_cast<float>(rng.uniform(-1, 1));
-      obs.data<float>()[1] = static_cast<float>(rng.uniform(-1, 1));
-      for (float& l : logits) l = static_cast<float>(rng.uniform(-1, 1));
-      for (float& v : state_h) v = static_cast<float>(rng.uniform(-0.5, 0.5));
-      for (float& v : state_c) v = static_cast<float>(rng.uniform(-0.5, 0.5));
-      UnrollStep step;
-      step.observation = obs;
-      step.reward = static_cast<float>(rng.uniform(0, 1));
-      step.flags =
-          t == 0 ? step_flags::kFirst : (rng.uniform() < 0.1 ? step_flags::kTerminated : 0);
-      step.action = static_cast<std::int32_t>(rng.below(3));
-      step.behaviour = spec.store_behaviour ? logits.data() : nullptr;
-      step.state_h = spec.state_size > 0 ? state_h.data() : nullptr;
-      step.state_c = spec.state_size > 0 ? state_c.data() : nullptr;
-      if (auto u = store.append(slot, step)) out.push_back(std::move(u));
-    }
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
-  VTraceAgentOptions o;
-  o.network = nn::NetworkOptions::mlp(2, 3, {16});
-  o.network.lstm_size = 8;
-  o.network.seed = 5;
-  o.batch_size = 4;
-  const VTraceAgent agent(o);
-  InferenceServerOptions server;
-  server.unroll_length = 6;
-  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
-  UnrollQueue cpu_queue(8), gpu_queue(8);
-  Learner<VTraceAgent, Cpu> cpu_learner(agent, spec, cpu_queue);
-  Learner<VTraceAgent, Gpu> gpu_learner(agent, spec, gpu_queue);
-  const auto unrolls = random_unrolls(spec, 4, 61);
-  REQUIRE(unrolls.size() >= 4);
-  const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
-  const LearnerStepStats c = cpu_learner.train_on(batch);
-  const LearnerStepStats g = gpu_learner.train_on(batch);
-  CHECK(g.metrics["total_loss"] == doctest::Approx(c.metrics["total_loss"]).epsilon(1e-4));
-  CHECK(g.metrics["entropy"] == doctest::Approx(c.metrics["entropy"]).epsilon(1e-4));
-  CHECK(g.metrics["grad_norm"] == doctest::Approx(c.metrics["grad_norm"]).epsilon(1e-4));
-  CHECK(g.metrics["transitions"] == c.metrics["transitions"]);
-  check_close(cpu_learner.network().parameters().values(),
-              gpu_learner.network().parameters().values(), kRtol, "parameters after the step");
-}
-
-TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU") {
-  R2D2AgentOptions o;
-  o.network = nn::NetworkOptions::mlp(2, 3, {16});
-  o.network.lstm_size = 8;
-  o.network.q_head = true;
-  o.network.policy_value_heads = false;
-  o.network.dueling = true;
-  o.network.seed = 7;
-  o.batch_size = 4;
-  o.n_step = 2;
-  const R2D2Agent agent(o);
-  InferenceServerOptions server;
-  server.unroll_length = 5;
-  server.burn_in = 2;
-  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
-  UnrollQueue cpu_queue(8), gpu_queue(8);
-  Learner<R2D2Agent, Cpu> cpu_learner(agent, spec, cpu_queue);
-  Learner<R2D2Agent, Gpu> gpu_learner(agent, spec, gpu_queue);
-  const auto unrolls = random_unrolls(spec, 4, 71);
-  REQUIRE(unrolls.size() >= 4);
-  const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
-  const std::vector<float> weights{1.0f, 0.5f, 0.25f, 2.0f};
-  const R2D2Loss c = cpu_learner.loss_and_gradients(batch, weights);
-  const R2D2Loss g = gpu_learner.loss_and_gradients(batch, weights);
-  CHECK(g.loss == doctest::Approx(c.loss).epsilon(1e-4));
-  REQUIRE(c.priorities.size() == g.priorities.size());
-  for (Eigen::Index i = 0; i < c.priorities.size(); ++i)
-    CHECK(g.priorities(i) == doctest::Approx(c.priorities(i)).epsilon(1e-4));
-  check_close(cpu_learner.network().parameters().grads(),
-              gpu_learner.network().parameters().grads(), kGradRtol, "gradients");
-}
-
-TEST_CASE("Policy: a recurrent checkpoint acts on the GPU as on the CPU") {
-  R2D2AgentOptions o;
-  o.network = nn::NetworkOptions::minatar(3, 4);
-  o.network.lstm_size = 8;
-  o.network.q_head = true;
-  o.network.policy_value_heads = false;
-  o.network.dueling = true;
-  o.network.seed = 9;
-  o.batch_size = 2;
-  const R2D2Agent agent(o);
-  InferenceServerOptions server;
-  server.unroll_length = 4;
-  server.burn_in = 2;
-  const UnrollSpec spec = make_unroll_spec(agent, {{10, 10, 3}, DType::u8}, {4}, server);
-  UnrollQueue queue(1);
-  Learner<R2D2Agent, Cpu> learner(agent, spec, queue);
-  const std::string path = "seedrl_cuda_policy_checkpoint.safetensors";
-  learner.save_checkpoint(path, {});
-  const PolicyOptions greedy{.acting = ActingOptions{ActionMode::greedy}};
-  Policy<Cpu> on_cpu(path, greedy);
-  Policy<Gpu> on_gpu_policy(path, greedy);
-  Rng rng(5);
-  for (int t = 0; t < 4; ++t) {
-    const Tensor obs = random_tensor({3, 10, 10, 3}, rng, DType::u8);
-    if (t == 2) {
-      on_cpu.reset(1);
-      on_gpu_policy.reset(1);
-    }
-    const std::vector<std::int32_t> a = on_cpu.act(obs);
-    const std::vector<std::int32_t> b = on_gpu_policy.act(t % 2 ? on_gpu(obs) : obs);
-    check_close(on_cpu.outputs().q, on_gpu_policy.outputs().q, kRtol, "Q-values");
-    CHECK(a == b);
-  }
-  std::remove(path.c_str());
-}
-
-TEST_CASE("The whole runtime on the GPU: V-trace solves Catch") {
-  const std::int64_t frames = 250000;
-  const TrainingResult result = train_locally<VTraceAgent, Gpu>(
-      VTraceAgent(test::example_vtrace_options(nn::NetworkOptions::mlp(50, 3), frames)),
-      test::make_catch, test::example_run_options(frames));
-  CAPTURE(result.mean_return);
-  CHECK(result.mean_return > 0.9);  // random play averages about -0.6
-}
-
 TEST_CASE("Layers refuse tensors on the wrong device, naming both") {
   nn::ParameterStore store(Device::cuda);
   cuda::Linear layer(store, "head", {4, 2});
@@ -489,11 +354,5 @@ TEST_CASE("Layers refuse tensors on the wrong device, naming both") {
 }
 
 int main(int argc, char** argv) {
-  if (!cuda::available()) {
-    std::printf("skipped: no usable CUDA device (%s)\n", cuda::unavailable_reason().c_str());
-    return 77;
-  }
-  std::printf("%s\n", cuda::device_info().describe().c_str());
-  doctest::Context context(argc, argv);
-  return context.run();
+  return seedrl::test::run_on_gpu(argc, argv);
 }

@@ -22,6 +22,17 @@ TEST_CASE("Without a GPU: clear errors, no crash") {
   CHECK_THROWS_AS(store.finalize(0), Error);
 }
 
+TEST_CASE("The convolution algorithm setting refuses a negative count, on any machine") {
+  const int uses = cuda::conv_measure_after();
+  CHECK(uses == 8);  // the default
+  CHECK_THROWS_WITH_AS(cuda::set_conv_measure_after(-1),
+                       doctest::Contains("set_conv_measure_after: uses must be >= 0"), Error);
+  CHECK(cuda::conv_measure_after() == uses);
+  cuda::set_conv_measure_after(0);
+  CHECK(cuda::conv_measure_after() == 0);
+  cuda::set_conv_measure_after(uses);
+}
+
 TEST_CASE("With a GPU: copies, the caching allocator, events, device facts") {
   if (!cuda::available()) {
     MESSAGE("no CUDA device: ", cuda::unavailable_reason());

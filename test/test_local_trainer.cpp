@@ -16,11 +16,11 @@
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
-#include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
+#include "support/minatar_learning.hpp"
 #include "support/printing.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -78,29 +78,9 @@ TEST_CASE("train_locally: Catch is solved by two learner workers in micro-batche
 }
 
 TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
-  // The settings of examples/minatar_vtrace with a constant learning rate. A policy that has not
-  // learned scores about 0.6 per episode; 300,000 frames gave 6.2 and 6.2 (two runs, seed 1), and
-  // 2.0 - 2.2 with the example's earlier optimizer (RMSProp lr 6e-4, eps 1e-5 in the root).
-  const std::int64_t frames = 300000;
-  VTraceAgentOptions o;
-  o.network = nn::NetworkOptions::minatar(4, 6);
-  o.network.seed = 1;
-  o.batch_size = 8;
-  o.loss = {0.5f, 0.01f};
-  o.optimizer.kind = nn::OptimizerKind::adam;
-  o.optimizer.adam.epsilon = 1e-8f;
-  o.learning_rate = {3e-3, 0, 0.0};  // constant: the example decays over 5 M frames
-  const VTraceAgent agent(o);
-  LocalTrainerOptions run = run_options(frames);
-  run.envs_per_actor = 16;
-  const TrainingResult result = train_locally<VTraceAgent, Backend>(
-      agent,
-      [](std::int32_t a, std::int32_t e) {
-        return MinAtarBreakout(static_cast<std::uint64_t>(1000 * a + e));
-      },
-      run);
+  const TrainingResult result = test::vtrace_learns_breakout<Backend>();
   MESSAGE("Breakout mean return after ", result.frames, " frames: ", result.mean_return);
-  CHECK(result.mean_return > 3.0);
+  CHECK(result.mean_return > test::kVTraceBreakoutReturn);
 }
 
 TEST_CASE("train_locally: a run resumes from the checkpoint in its logdir") {

@@ -11,8 +11,8 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
-#include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/session/local_trainer.hpp"
+#include "support/minatar_learning.hpp"
 #include "support/printing.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -101,30 +101,10 @@ TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
 }
 
 TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
-  // The settings of examples/minatar_r2d2 (4 actors x 16 environments, unroll 20, burn-in 10,
-  // LSTM 64) with a smaller replay and replay ratio 2 (twice the example's: faster per frame). A
-  // policy that has not learned scores about 0.6 per episode; 300,000 frames gave 4.5 and 3.6 (two
-  // runs), and 2.2 with the example's earlier optimizer (Adam lr 3e-4, eps 1e-3).
-  const std::int64_t frames = 300000;
-  LocalTrainerOptions run = run_options(frames, 20, 10);
-  run.envs_per_actor = 16;
-  R2D2AgentOptions o = agent_options(nn::NetworkOptions::minatar(4, 6), 64);
-  o.network.lstm_size = 64;
-  o.n_step = 5;
-  o.target_update_period = 250;
-  o.replay_capacity = 10000;
-  o.min_replay_size = 500;
-  o.replay_ratio = 2.0;
-  o.learning_rate = {1e-3, 0, 0.0};
-  const TrainingResult result = train_locally<R2D2Agent, Backend>(
-      R2D2Agent(o),
-      [](std::int32_t a, std::int32_t e) {
-        return MinAtarBreakout(static_cast<std::uint64_t>(1000 * a + e));
-      },
-      run);
+  const TrainingResult result = test::r2d2_learns_breakout<Backend>();
   MESSAGE("Breakout after ", result.frames, " frames: ", result.mean_return, ", learner steps ",
           result.learner_steps);
-  CHECK(result.mean_return > 1.8);
+  CHECK(result.mean_return > test::kR2D2BreakoutReturn);
 }
 
 }  // namespace test_r2d2_training

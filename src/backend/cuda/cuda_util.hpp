@@ -11,6 +11,7 @@
 
 #include "seedrl/backend/cuda/runtime.hpp"
 #include "seedrl/core/error.hpp"
+#include "seedrl/core/thread_annotations.hpp"
 
 namespace seedrl::cuda::detail {
 
@@ -106,6 +107,12 @@ inline cudaStream_t stream() {
 /// The thread's cuBLAS handle, its math mode matching allow_tf32().
 cublasHandle_t cublas();
 cudnnHandle_t cudnn();
+/// Counts one cudnnFind search (cuda::conv_measurements()).
+void count_conv_measurement();
+/// Held around each cudnnFind search: one at a time in the process, since concurrent searches
+/// time each other's kernels and each allocate their trial workspaces (with many threads each
+/// computing on its own network, every candidate of a search was seen to fail).
+Mutex& conv_search_mutex();
 
 /// Row-major C[M, N] = alpha op(A) op(B) + beta C with op(A) [M, K] and op(B) [K, N], the same
 /// convention as the CPU backend's gemm: A is stored [M, K] (or [K, M] when trans_a).

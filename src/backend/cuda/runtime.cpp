@@ -56,6 +56,8 @@ EventHandle make_event(bool timing) {
 namespace {
 std::atomic<int> g_device{0};
 std::atomic<bool> g_tf32{false};
+std::atomic<int> g_conv_measure_after{8};
+std::atomic<std::int64_t> g_conv_measurements{0};
 }  // namespace
 
 namespace {
@@ -110,6 +112,15 @@ cublasHandle_t cublas() {
 
 cudnnHandle_t cudnn() {
   return context().cudnn.get();
+}
+
+void count_conv_measurement() {
+  g_conv_measurements.fetch_add(1, std::memory_order_relaxed);
+}
+
+Mutex& conv_search_mutex() {
+  static auto* mutex = new Mutex();  // never destroyed: searches may run during exit
+  return *mutex;
 }
 
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -337,6 +348,19 @@ void set_allow_tf32(bool allow) {
 }
 bool allow_tf32() {
   return detail::g_tf32.load();
+}
+
+void set_conv_measure_after(int uses) {
+  if (uses < 0) {
+    fail("cuda::set_conv_measure_after: uses must be >= 0 (0: never measure), got ", uses);
+  }
+  detail::g_conv_measure_after.store(uses);
+}
+int conv_measure_after() {
+  return detail::g_conv_measure_after.load();
+}
+std::int64_t conv_measurements() {
+  return detail::g_conv_measurements.load();
 }
 
 MemoryStats memory_stats() {

@@ -63,6 +63,19 @@ void synchronize();
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+/// How convolutions choose their cuDNN algorithms. A new input shape (a new batch size, say)
+/// starts with cuDNN's heuristics, which cost microseconds; once the shape has been used `uses`
+/// times in a pass (forward, filter gradient, input gradient), its algorithms for that pass are
+/// measured (cudnnFind: every candidate timed on the device, tens of milliseconds and more) and
+/// the fastest kept. So a fixed training shape is measured after a few steps, while the server's
+/// batch sizes, which vary from 1 to its max_batch, never stall acting with a search at first
+/// sight. 0: never measure (heuristics only); 1: measure at first sight. Default 8.
+void set_conv_measure_after(int uses);
+int conv_measure_after();
+/// Algorithm measurements (cudnnFind searches) run so far in this process, one per pass and
+/// shape measured: a figure to watch when the first steps of a run are slow.
+std::int64_t conv_measurements();
+
 struct MemoryStats {
   std::size_t in_use_bytes = 0;         ///< handed out and not yet freed
   std::size_t cached_bytes = 0;         ///< freed, kept for reuse
