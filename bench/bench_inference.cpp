@@ -9,7 +9,7 @@
 //           0: never, a lower bound on IMPALA's cost).
 //
 //   bench_inference [--backend cpu|cuda] [--actors 1,8,32] [--models minatar,nature]
-//                   [--seconds 4] [--threads 2] [--batched 256]
+//                   [--seconds 4] [--warmup 2] [--threads 2] [--batched 256]
 //
 // --backend cuda runs both ways on the GPU backend (the central server batches onto the GPU;
 // each per-actor model is its own GPU copy). --batched N also measures the server's inference
@@ -80,7 +80,7 @@ struct Model {
 };
 
 template <class B>
-double run_seed(const Model& m, int actors, int threads, double seconds,
+double run_seed(const Model& m, int actors, int threads, double seconds, double warmup,
                 const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   VTraceAgentOptions o;
   o.network = m.network;
@@ -96,6 +96,7 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
   InferenceServer<VTraceAgent, B> server(agent, parameters, unrolls, m.observation,
                                          {static_cast<std::int32_t>(m.network.num_actions)}, so);
   server.start();
+  bench::progress("seed", m.name, "server started, ", actors, " actors");
   std::thread drain([&] {
     while (unrolls.pop()) {
     }
@@ -122,16 +123,18 @@ double run_seed(const Model& m, int actors, int threads, double seconds,
     for (auto& actor : list) n += actor->stats().frames;
     return n;
   };
-  std::this_thread::sleep_for(
-      std::chrono::duration<double>(std::min(1.0, seconds / 4)));  // warm-up
+  std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+  bench::progress("seed", m.name, "warmed up: ", frames(), " frames");
   const std::int64_t f0 = frames();
   const double t0 = bench::now_seconds();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const double fps = static_cast<double>(frames() - f0) / (bench::now_seconds() - t0);
+  bench::progress("seed", m.name, "measured: ", fps, " frames/s; stopping");
   for (auto& actor : list) actor->stop();
   server.stop();
   for (auto& t : threads_list) t.join();
   drain.join();
+  bench::progress("seed", m.name, "stopped");
   return fps;
 }
 
@@ -184,6 +187,7 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
   const double t0 = bench::now_seconds();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const double fps = static_cast<double>(frames.load()) / (bench::now_seconds() - t0);
+  bench::progress("impala", m.name, "measured: ", fps, " frames/s; stopping");
   stop = true;
   for (auto& t : threads_list) t.join();
   return fps;
@@ -200,8 +204,8 @@ double run_batched(const Model& m, std::int64_t batch, double seconds,
   std::memcpy(obs.raw_data(), pool.data(), std::min(obs.bytes(), pool.size()));
   StagingBuffer to_device(B::device);
   HostOutputs to_host(B::device);
-  const double per_call =
-      bench::time_per_call([&] { to_host(net.forward(to_device(obs))); }, seconds);
+  const double per_call = bench::time_per_call([&] { to_host(net.forward(to_device(obs))); },
+                                               seconds, bench::kModelWarmup);
   return static_cast<double>(batch) / per_call;
 }
 
@@ -209,6 +213,7 @@ struct Settings {
   std::string backend = "cpu";
   int threads = 1;
   double seconds = 4.0;
+  double warmup = 2.0;  // seed: before the clock starts (the GPU measures new batch sizes then)
   int impala_sync = 20;
 };
 
@@ -235,7 +240,7 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
       summary += (summary.size() > 1 ? "," : "") + line.str();
     }
     for (int actors : actor_counts) {
-      const double seed_fps = run_seed<B>(m, actors, s.threads, s.seconds, pool);
+      const double seed_fps = run_seed<B>(m, actors, s.threads, s.seconds, s.warmup, pool);
       const double impala_fps = run_impala<B>(m, actors, s.seconds, s.impala_sync, pool);
       for (auto [mode, fps] : {std::pair{"seed", seed_fps}, std::pair{"impala", impala_fps}}) {
         bench::Json()
@@ -280,11 +285,20 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"minatar", "nature"}));
   app.add_option("--seconds", s.seconds, "measuring time per figure")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", s.warmup,
+                 "seed: seconds of acting before the clock starts (batch sizes are met, and on the "
+                 "GPU their convolution algorithms measured, then)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--impala-sync", s.impala_sync,
                  "IMPALA actors copy the learner's parameters every N steps (0: never)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", s.threads, "compute threads of the central inference thread")
       ->check(CLI::PositiveNumber);
+  int conv_measure_after = -1;
+  app.add_option("--conv-measure-after", conv_measure_after,
+                 "cuda: measure a convolution shape's cuDNN algorithms at its Nth use (0: never; "
+                 "default: the library's)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--batched", batched,
                  "also measure the server's inference step alone at this batch (0: skip)")
       ->check(CLI::NonNegativeNumber);
@@ -303,8 +317,17 @@ int main(int argc, char** argv) {
                    cuda::unavailable_reason().c_str());
       return 2;
     }
-    bench::Json().add("bench", "device").add("device", cuda::device_info().describe()).print();
+    if (conv_measure_after >= 0) cuda::set_conv_measure_after(conv_measure_after);
+    bench::Json()
+        .add("bench", "device")
+        .add("device", cuda::device_info().describe())
+        .add("conv_measure_after", cuda::conv_measure_after())
+        .print();
     results = run_all<cuda::Backend>(s, models, actor_counts, batched, pool);
+    bench::Json()
+        .add("bench", "conv_measurements")
+        .add("count", static_cast<long long>(cuda::conv_measurements()))
+        .print();
 #else
     std::fprintf(stderr,
                  "bench_inference: --backend cuda: seedrl was built without SEEDRL_WITH_CUDA\n");

@@ -109,7 +109,7 @@ bench::Json time_vtrace_step(const Settings& s, Rng& rng) {
         learner.train_on(unrolls);
         finish<B>();
       },
-      s.seconds);
+      s.seconds, bench::kModelWarmup);
   bench::Json line;
   line.add("bench", "vtrace_learner_step")
       .add("backend", s.backend)
@@ -154,7 +154,7 @@ std::string run_models(const Settings& s) {
           net.forward(obs);
           finish<B>();
         },
-        s.seconds);
+        s.seconds, bench::kModelWarmup);
     const double train_s = bench::time_per_call(
         [&] {
           net.forward(obs);
@@ -162,7 +162,7 @@ std::string run_models(const Settings& s) {
           adam.step(1e-4f);
           finish<B>();
         },
-        s.seconds);
+        s.seconds, bench::kModelWarmup);
 
     const double fwd_fps = static_cast<double>(s.batch) / forward_s;
     const double train_fps = static_cast<double>(s.batch) / train_s;

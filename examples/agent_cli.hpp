@@ -33,6 +33,8 @@ struct RunCli {
   double learning_rate = 3e-3, max_grad_norm = 40.0, adam_epsilon = 1e-8;
   bool decay = true;
   int batch_timeout_us = 1000;
+  std::string backend = "cpu";
+  CLI::Option* learner_workers_option = nullptr;
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
   void add_run_options(CLI::App& app, TrainingSessionOptions& session) {
@@ -46,13 +48,18 @@ struct RunCli {
                    "directory for metrics, TensorBoard events and checkpoints");
     app.add_option("--export-onnx", session.export_onnx,
                    "at the end, write the trained network here as an ONNX model");
+    app.add_option("--backend", backend,
+                   "where the networks compute: cpu, or cuda (the GPU; where the examples were "
+                   "built with seedrl::cuda)")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
     app.add_option("--threads", session.learner_threads, "learner compute threads")
         ->check(CLI::Range(1, 256));
     app.add_option("--inference-threads", session.server.threads, "inference compute threads")
         ->check(CLI::Range(1, 256));
-    app.add_option("--learner-workers", session.learner_workers,
-                   "learner threads that each take whole micro-batches of a step")
-        ->check(CLI::Range(1, 256));
+    learner_workers_option =
+        app.add_option("--learner-workers", session.learner_workers,
+                       "learner threads that each take whole micro-batches of a step")
+            ->check(CLI::Range(1, 256));
     app.add_option("--micro-batches", session.micro_batches,
                    "micro-batches per learner step (0: 2 per learner worker, 1 for one worker)")
         ->check(CLI::Range(0, 4096));
@@ -86,6 +93,13 @@ struct RunCli {
   /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
   /// group when MPI launched the program); the examples show the run's progress on the console.
   void finish(TrainingSessionOptions& session) const {
+    // One device computes a batch as a whole: on the GPU an example's default of several learner
+    // workers becomes one (asked for on the command line, the learner refuses it by name).
+    if (backend == "cuda" && session.learner_workers > 1 &&
+        (learner_workers_option == nullptr || learner_workers_option->count() == 0)) {
+      session.learner_workers = 1;
+      session.micro_batches = 0;
+    }
     session.group = learner_group();
     session.total_frames = frames;
     session.server.seed = seed;

@@ -27,6 +27,9 @@
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#ifdef SEEDRL_EXAMPLES_CUDA
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/io/messages.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
@@ -62,17 +65,29 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
                  ranks > 1 ? str_cat(", on each of ", ranks, " ranks").c_str() : "");
   }
   // Every rank's actors have environments of their own seeds (actors are fewer than 1024).
-  return train_locally<AgentT, cpu::Backend>(
-      agent,
-      [&](std::int32_t a, std::int32_t e) {
-        const std::uint64_t seed = environment_seed(cli.seed, std::int64_t{rank} * 1024 + a, e);
-        if constexpr (std::is_invocable_v<MakeEnv&, std::uint64_t, bool>) {
-          return make_env(seed, a >= run.num_actors);
-        } else {
-          return make_env(seed);
-        }
-      },
-      run);
+  auto envs = [&](std::int32_t a, std::int32_t e) {
+    const std::uint64_t seed = environment_seed(cli.seed, std::int64_t{rank} * 1024 + a, e);
+    if constexpr (std::is_invocable_v<MakeEnv&, std::uint64_t, bool>) {
+      return make_env(seed, a >= run.num_actors);
+    } else {
+      return make_env(seed);
+    }
+  };
+  if (cli.backend == "cuda") {
+#ifdef SEEDRL_EXAMPLES_CUDA
+    if (!cuda::available()) {
+      seedrl::fail("--backend cuda: no usable GPU (", cuda::unavailable_reason(), ")");
+    }
+    if (rank == 0)
+      std::fprintf(stderr, "%s: on %s\n", program, cuda::device_info().describe().c_str());
+    return train_locally<AgentT, cuda::Backend>(agent, envs, run);
+#else
+    seedrl::fail(
+        "--backend cuda: these examples were built without the CUDA backend (configure seedrl "
+        "with SEEDRL_WITH_CUDA=ON where nvcc and cuDNN are installed)");
+#endif
+  }
+  return train_locally<AgentT, cpu::Backend>(agent, envs, run);
 }
 
 /// Trains the agent `cli` (VTraceCli, R2D2Cli or PpoCli) describes, with `network`, in one

@@ -14,6 +14,30 @@ inline double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/// When the program's first progress line was written.
+inline double progress_start() {
+  static const double start = now_seconds();
+  return start;
+}
+
+/// A progress line on stderr: "[12.34 s] mode model: what..." (time since the first line).
+template <class... Parts>
+void progress(const char* mode, const std::string& model, const Parts&... parts) {
+  const double start = progress_start();
+  std::ostringstream line;
+  line << "[" << std::fixed;
+  line.precision(2);
+  line << now_seconds() - start << " s] " << mode << " " << model << ": ";
+  line << std::defaultfloat;
+  line.precision(6);
+  (line << ... << parts);
+  std::fprintf(stderr, "%s\n", line.str().c_str());
+}
+
+/// Warm-up calls of the model benchmarks: more than the CUDA backend's default
+/// cuda::conv_measure_after() (8), so the timed calls run measured convolution algorithms.
+inline constexpr int kModelWarmup = 10;
+
 /// Mean seconds per call of `body`, after `warmup` calls, repeating for at least `min_seconds`
 /// and at least `min_calls` times.
 template <class F>
