@@ -54,6 +54,7 @@
 #include "seedrl/replay/sum_tree.hpp"
 
 #include "seedrl/env/atari_pipeline.hpp"
+#include "seedrl/env/board_game.hpp"
 #include "seedrl/env/card_pick.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
@@ -66,7 +67,11 @@
 #include "seedrl/env/minatar/seaquest.hpp"
 #include "seedrl/env/minatar/space_invaders.hpp"
 #include "seedrl/env/pendulum.hpp"
+#include "seedrl/env/players.hpp"
 #include "seedrl/env/render.hpp"
+
+#include "seedrl/league/elo.hpp"
+#include "seedrl/league/league.hpp"
 
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/gif.hpp"
