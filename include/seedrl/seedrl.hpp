@@ -69,6 +69,7 @@
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/players.hpp"
 #include "seedrl/env/render.hpp"
+#include "seedrl/env/standoff.hpp"
 
 #include "seedrl/league/elo.hpp"
 #include "seedrl/league/league.hpp"
