@@ -21,51 +21,15 @@ namespace test_r2d2_training {
 using namespace seedrl;
 using Backend = cpu::Backend;
 
-namespace {
-
-R2D2AgentOptions agent_options(nn::NetworkOptions network, std::int64_t slots) {
-  R2D2AgentOptions o;
-  o.network = std::move(network);
-  o.network.lstm_size = 32;
-  o.network.q_head = true;
-  o.network.policy_value_heads = false;
-  o.network.dueling = true;
-  o.network.seed = 1;
-  o.batch_size = 32;
-  o.discount = 0.99f;
-  o.n_step = 3;
-  o.target_update_period = 100;
-  o.replay_capacity = 5000;
-  o.min_replay_size = 200;
-  o.replay_ratio = 2.0;
-  o.exploration_slots = slots;
-  o.optimizer.adam.epsilon = 1e-6f;  // as examples/minatar_r2d2 (R2D2's 1e-3 learns slower)
-  o.learning_rate = {1e-3, 0, 0.0};
-  return o;
-}
-
-LocalTrainerOptions run_options(std::int64_t frames, std::int64_t unroll, std::int64_t burn_in) {
-  LocalTrainerOptions r;
-  r.total_frames = frames;
-  r.num_actors = 4;
-  r.envs_per_actor = 8;
-  r.server.unroll_length = unroll;
-  r.server.burn_in = burn_in;
-  r.server.seed = 1;
-  return r;
-}
-
-}  // namespace
-
 TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
   const std::int64_t frames = 200000;
-  LocalTrainerOptions run = run_options(frames, 10, 2);
+  LocalTrainerOptions run = test::r2d2_test_run(frames, 10, 2);
   run.evaluation_actors = 1;
   const auto dir = std::filesystem::temp_directory_path() / "seedrl_test_r2d2_catch";
   std::filesystem::remove_all(dir);
   run.logdir = dir.string();
   run.run_info = {{"environment", "catch"}};
-  const R2D2Agent agent(agent_options(nn::NetworkOptions::mlp(50, 3, {64}), 32));
+  const R2D2Agent agent(test::r2d2_test_options(nn::NetworkOptions::mlp(50, 3, {64}), 32));
   const TrainingResult result = train_locally<R2D2Agent, Backend>(
       agent,
       [](std::int32_t a, std::int32_t e) {
@@ -85,9 +49,9 @@ TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
 
 TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
   const std::int64_t frames = 200000;
-  LocalTrainerOptions run = run_options(frames, 10, 2);
+  LocalTrainerOptions run = test::r2d2_test_run(frames, 10, 2);
   run.learner_workers = 2;  // micro-batches of 8 sequences
-  R2D2AgentOptions o = agent_options(nn::NetworkOptions::mlp(50, 3, {64}), 32);
+  R2D2AgentOptions o = test::r2d2_test_options(nn::NetworkOptions::mlp(50, 3, {64}), 32);
   o.actor_priorities = true;
   const TrainingResult result = train_locally<R2D2Agent, Backend>(
       R2D2Agent(o),

@@ -1,4 +1,4 @@
-// The MinAtar Breakout learning runs of the test suite, on any backend: V-trace and R2D2 with the
+// The learning runs of the test suite shared between backends: MinAtar Breakout on any backend: V-trace and R2D2 with the
 // settings of examples/minatar_vtrace and examples/minatar_r2d2 (constant learning rates, 300,000
 // frames). test_local_trainer and test_r2d2_training run them on the CPU, test_cuda_conformance
 // on the GPU, against the same thresholds. A policy that has not learned scores about 0.6 per
@@ -42,35 +42,55 @@ TrainingResult vtrace_learns_breakout(std::int64_t frames = 300000) {
   return train_locally<VTraceAgent, Backend>(VTraceAgent(o), breakout_for, run);
 }
 
-/// R2D2 on Breakout: examples/minatar_r2d2's settings (4 actors x 16 environments, unroll 20,
-/// burn-in 10, LSTM 64) with a smaller replay and replay ratio 2 (twice the example's: faster per
-/// frame).
-template <class Backend>
-TrainingResult r2d2_learns_breakout(std::int64_t frames = 300000) {
+/// The R2D2 agent of the end-to-end tests (test_r2d2_training's Catch runs and Breakout below):
+/// an LSTM of 32 and a dueling head on `network`, batch 32, 3-step targets, a small replay.
+inline R2D2AgentOptions r2d2_test_options(nn::NetworkOptions network, std::int64_t slots) {
   R2D2AgentOptions o;
-  o.network = nn::NetworkOptions::minatar(4, 6);
-  o.network.lstm_size = 64;
+  o.network = std::move(network);
+  o.network.lstm_size = 32;
   o.network.q_head = true;
   o.network.policy_value_heads = false;
   o.network.dueling = true;
   o.network.seed = 1;
   o.batch_size = 32;
   o.discount = 0.99f;
+  o.n_step = 3;
+  o.target_update_period = 100;
+  o.replay_capacity = 5000;
+  o.min_replay_size = 200;
+  o.replay_ratio = 2.0;
+  o.exploration_slots = slots;
+  o.optimizer.adam.epsilon = 1e-6f;  // as examples/minatar_r2d2 (R2D2's 1e-3 learns slower)
+  o.learning_rate = {1e-3, 0, 0.0};
+  return o;
+}
+
+/// The runs of those tests: 4 actors x 8 environments, unrolls of `unroll` after `burn_in`.
+inline LocalTrainerOptions r2d2_test_run(std::int64_t frames, std::int64_t unroll,
+                                         std::int64_t burn_in) {
+  LocalTrainerOptions r;
+  r.total_frames = frames;
+  r.num_actors = 4;
+  r.envs_per_actor = 8;
+  r.server.unroll_length = unroll;
+  r.server.burn_in = burn_in;
+  r.server.seed = 1;
+  return r;
+}
+
+/// R2D2 on Breakout: examples/minatar_r2d2's settings (4 actors x 16 environments, unroll 20,
+/// burn-in 10, LSTM 64) with a smaller replay and replay ratio 2 (twice the example's: faster per
+/// frame).
+template <class Backend>
+TrainingResult r2d2_learns_breakout(std::int64_t frames = 300000) {
+  R2D2AgentOptions o = r2d2_test_options(nn::NetworkOptions::minatar(4, 6), 64);
+  o.network.lstm_size = 64;
   o.n_step = 5;
   o.target_update_period = 250;
   o.replay_capacity = 10000;
   o.min_replay_size = 500;
-  o.replay_ratio = 2.0;
-  o.exploration_slots = 64;
-  o.optimizer.adam.epsilon = 1e-6f;  // as examples/minatar_r2d2 (R2D2's 1e-3 learns slower)
-  o.learning_rate = {1e-3, 0, 0.0};
-  LocalTrainerOptions run;
-  run.total_frames = frames;
-  run.num_actors = 4;
+  LocalTrainerOptions run = r2d2_test_run(frames, 20, 10);
   run.envs_per_actor = 16;
-  run.server.unroll_length = 20;
-  run.server.burn_in = 10;
-  run.server.seed = 1;
   return train_locally<R2D2Agent, Backend>(R2D2Agent(o), breakout_for, run);
 }
 
