@@ -1,7 +1,7 @@
 // The learning runs of the test suite shared between backends: MinAtar Breakout on any backend:
 // V-trace and R2D2 with the settings of examples/minatar_vtrace and examples/minatar_r2d2 (constant
 // learning rates, 300,000 frames). test_local_trainer and test_r2d2_training run them on the CPU,
-// test_cuda_conformance on the GPU, against the same thresholds. A policy that has not learned
+// test_cuda_learners on the GPU, against the same thresholds. A policy that has not learned
 // scores about 0.6 per episode.
 #pragma once
 
