@@ -257,7 +257,7 @@ TEST_CASE("protocol: a bad STEP is refused") {
   for (std::size_t n = 0; n < good.size(); ++n)
     CHECK_FALSE(decode_step(bytes_of(good).first(n), step_layout(2, 16), &view).is_ok());
   // Unknown flag bits, nonzero padding, a non-finite reward.
-  flags[1] = 8;
+  flags[1] = 16;  // 8 is kWaiting
   CHECK(code_of(decode_step(bytes_of(payload()), step_layout(2, 16), &view)) ==
         ErrorCode::malformed);
   flags[1] = 0;

@@ -152,7 +152,10 @@ TEST_CASE(
   std::thread actor_thread([&] { (void)actor.run(); });
   std::string message;
   try {
-    session.run({[&](bool) { actor.stop(); }, [&] { actor_thread.join(); }, {}});
+    TrainingHooks hooks;
+    hooks.stop_sources = [&](bool) { actor.stop(); };
+    hooks.join_sources = [&] { actor_thread.join(); };
+    session.run(hooks);
   } catch (const Error& e) {
     message = e.what();
   }

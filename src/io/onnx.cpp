@@ -65,7 +65,8 @@ std::string torso(Graph& g, const nn::NetworkOptions& c, const std::string& pref
   if (dtype != DType::f32) x = g.apply("Cast", {x}, {Attribute::integer("to", 1)});
   switch (c.torso) {
     case nn::Torso::mlp: {
-      std::int64_t in = obs[0];
+      if (obs.rank() > 1) x = g.apply("Flatten", {x}, {Attribute::integer("axis", 1)});
+      std::int64_t in = obs.numel();
       for (std::size_t i = 0; i < c.mlp_hidden.size(); ++i) {
         x = linear(g, x, str_cat(prefix, ".fc", i + 1), in, c.mlp_hidden[i], c.mlp_activation);
         in = c.mlp_hidden[i];

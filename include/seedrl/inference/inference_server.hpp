@@ -22,7 +22,8 @@
 // partial unroll and its episode accumulators. Each connection owns its slots (SlotTable): a step
 // must present the connection id they were given to. A step from another connection than the one a
 // slot served last restarts the slot (zero state, partial unroll dropped): every (re)connect of an
-// actor is a new connection. Evaluation slots act greedily and produce no unrolls.
+// actor is a new connection. Evaluation slots act greedily and produce no unrolls; a waiting
+// seat's rows (step_flags::kWaiting) and self-play opponents' (serve_opponents) leave nothing.
 //
 // Thread-safety: connect/submit/step/disconnect from any number of threads; one internal
 // inference thread (start()/stop()). A peer's bad request is answered with
@@ -31,14 +32,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstring>
-#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include "seedrl/acting/inference_endpoint.hpp"
@@ -52,6 +50,8 @@
 #include "seedrl/experience/episode_stats.hpp"
 #include "seedrl/experience/normalization.hpp"
 #include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/box_actions.hpp"
+#include "seedrl/inference/opponents.hpp"
 #include "seedrl/inference/request_batcher.hpp"
 #include "seedrl/inference/server_options.hpp"
 #include "seedrl/inference/shared_parameters.hpp"
@@ -182,6 +182,18 @@ class InferenceServer final : public InferenceEndpoint {
     batcher_.set_connected_frames(table_.occupied());  // the others may now make a full batch
   }
 
+  /// Serves the slots `table` assigns to opponent sets with those sets' values (self-play,
+  /// inference/opponents.hpp). Call before start(); discrete actions and feed-forward networks.
+  void serve_opponents(std::shared_ptr<OpponentTable> table) {
+    SEEDRL_REQUIRE(
+        table && table->max_slots() == options_.max_slots,
+        "InferenceServer: the opponent table must have max_slots = ", options_.max_slots);
+    SEEDRL_REQUIRE(!box(), "InferenceServer: opponent sets act in discrete action spaces, not ",
+                   spec_.action.to_string());
+    opponent_acting_.emplace(agent_);
+    opponents_ = std::move(table);
+  }
+
   EpisodeStats& episodes() { return episodes_; }
   /// Environment steps taken by training (non-evaluation) actors.
   std::int64_t training_frames() const { return training_frames_.load(); }
@@ -225,7 +237,7 @@ class InferenceServer final : public InferenceEndpoint {
     gather(batch, frames);
     forward();
     if (box()) {
-      select_box_actions();
+      box_.select(agent_, *outputs_, frame_evaluation_, spec_.action, rng_, version_);
     } else {
       ActingContext context{{}, branches_};
       if (mask_field_ >= 0) {  // a branch that allows nothing (a last step's: validate_step)
@@ -236,6 +248,10 @@ class InferenceServer final : public InferenceEndpoint {
       }
       select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
                      context);
+      if (!opponent_values_.empty()) {
+        opponent_acting_->act(agent_, frame_policies_, opponent_values_, observations_,
+                              frame_slots_, context, frame_actions_, rng_);
+      }
     }
     scatter(batch);
     record(batch);
@@ -283,6 +299,8 @@ class InferenceServer final : public InferenceEndpoint {
         }
       }
     }
+    frame_policies_.assign(frame_slots_.size(), policy_ids::kLearner);
+    if (opponents_) opponents_->lookup(frame_slots_, frame_policies_, opponent_values_);
     if (normalize_observations_) {
       MutexLock lock(normalizer_mutex_);
       normalizer_->normalize_observations(
@@ -320,30 +338,6 @@ class InferenceServer final : public InferenceEndpoint {
     return static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
   }
 
-  // Box actions: the agent's draws (kept in the unrolls: their log-probability is of them), the
-  // environments' actions clipped to the bounds (a NaN becomes the upper bound, never a NaN), and
-  // the behaviour policy as the unrolls record it (mean, log std).
-  void select_box_actions() {
-    if constexpr (BoxAgent<A>) {
-      const std::int64_t frames = static_cast<std::int64_t>(frame_slots_.size());
-      const std::int64_t dims = spec_.action.dims();
-      box_drawn_.resize(frames, dims);
-      box_clipped_.resize(frames, dims);
-      seedrl::select_box_actions(agent_, *outputs_, frame_evaluation_, box_drawn_, rng_,
-                                 {spec_.action.low, spec_.action.high, version_});
-      for (std::int64_t i = 0; i < frames; ++i)
-        for (std::int64_t d = 0; d < dims; ++d)
-          box_clipped_(i, d) = spec_.action.clip(static_cast<std::size_t>(d), box_drawn_(i, d));
-      if constexpr (A::kStoresLogits) {
-        box_behaviour_.resize(frames, 2 * dims);
-        box_behaviour_.leftCols(dims) =
-            outputs_->mean.reshape({frames, dims}).template matrix<float>();
-        box_behaviour_.rightCols(dims) =
-            outputs_->log_std.reshape({frames, dims}).template matrix<float>();
-      }
-    }
-  }
-
   // Actions to the requests, the new recurrent state to the slots.
   void scatter(std::span<StepRequest* const> batch) {
     std::int64_t row = 0;
@@ -352,13 +346,13 @@ class InferenceServer final : public InferenceEndpoint {
     for (StepRequest* r : batch) {
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         if (box()) {
-          std::memcpy(r->box_actions.data() + e * dims, box_clipped_.row(row).data(),
+          std::memcpy(r->box_actions.data() + e * dims, box_.clipped.row(row).data(),
                       static_cast<std::size_t>(dims) * sizeof(float));
         } else {
           const auto first = frame_actions_.begin() + row * static_cast<std::ptrdiff_t>(k_);
           std::copy(first, first + static_cast<std::ptrdiff_t>(k_), &r->actions[e * k_]);
         }
-        if (state_size() > 0) {
+        if (state_size() > 0 && !is_waiting(r->step.flags[static_cast<std::size_t>(e)])) {
           const std::int32_t slot = frame_slots_[static_cast<std::size_t>(row)];
           std::memcpy(state_table_.h.row_data(slot), outputs_->final_state.h.row_data(row),
                       state_bytes);
@@ -398,6 +392,8 @@ class InferenceServer final : public InferenceEndpoint {
         const std::int32_t slot = frame_slots_[i];
         const std::uint8_t flags = r->step.flags[static_cast<std::size_t>(e)];
         const float reward = r->step.rewards[static_cast<std::size_t>(e)];
+        // A waiting seat's row, and an opponent's (inference/opponents.hpp), leave nothing.
+        if (is_waiting(flags) || frame_policies_[i] != policy_ids::kLearner) continue;
         if (!is_first(flags) && !r->connection.evaluation) ++training_frames_;
         if (const auto done = slots_[static_cast<std::size_t>(slot)].episode.step(
                 flags, reward, r->connection.evaluation))
@@ -408,8 +404,8 @@ class InferenceServer final : public InferenceEndpoint {
         step.reward = scaling ? frame_rewards_[i] : reward;
         step.flags = flags;
         if (box()) {
-          step.box_action = box_drawn_.row(row).data();
-          if constexpr (A::kStoresLogits) step.behaviour = box_behaviour_.row(row).data();
+          step.box_action = box_.drawn.row(row).data();
+          if constexpr (A::kStoresLogits) step.behaviour = box_.behaviour.row(row).data();
         } else {
           step.action = frame_actions_[i * k_];
           step.branch_actions = &frame_actions_[i * k_];
@@ -465,11 +461,11 @@ class InferenceServer final : public InferenceEndpoint {
   // On the CPU the network has its own values, copied from the learner's at this store version.
   static constexpr bool kCopiesParameters = B::device == Device::cpu;
   std::uint64_t copied_version_ = 0;
-  std::vector<std::int32_t> frame_slots_;
+  std::vector<std::int32_t> frame_slots_, frame_policies_;  // policy_ids, or an opponent set
   std::vector<std::uint8_t> frame_evaluation_;
   std::vector<std::int32_t> frame_actions_;
-  RowMatrixXf box_drawn_, box_clipped_, box_behaviour_;  // [N, D], [N, D], [N, 2 D]
-  std::vector<float> frame_rewards_;                     // scaled, when the agent scales rewards
+  BoxActions box_;                    // a batch's box actions
+  std::vector<float> frame_rewards_;  // scaled, when the agent scales rewards
   std::vector<std::uint8_t> frame_flags_;
   // Used by the inference thread; the lock lets checkpoints read the statistics meanwhile.
   mutable Mutex normalizer_mutex_;
@@ -491,6 +487,9 @@ class InferenceServer final : public InferenceEndpoint {
   StateStaging device_state_{B::device};
   HostOutputs host_outputs_{B::device};
   Rng rng_;
+  std::shared_ptr<OpponentTable> opponents_;  // set before start(); null: none
+  std::optional<OpponentActing<A, B>> opponent_acting_;
+  std::map<std::int32_t, Tensor> opponent_values_;  // the batch's opponent sets
 
   EpisodeStats episodes_;
   std::atomic<std::int64_t> training_frames_{0};

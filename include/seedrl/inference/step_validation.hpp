@@ -110,14 +110,14 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
     }
   }
   // A legal-action mask allows an action in every branch, except at an episode's last step (a
-  // full board), whose action nobody plays.
+  // full board) and at a waiting seat's step, whose actions nobody plays.
   if (const int k = spec.field_index(kActionMaskField); k >= 0) {
     const Tensor& masks = step.fields[static_cast<std::size_t>(k)];
     const auto width = static_cast<std::size_t>(spec.action.num_actions);
     const std::uint8_t* m = masks.data<std::uint8_t>();
     const std::vector<std::int64_t> sizes = spec.action.branch_sizes();
     for (std::size_t e = 0; e < n; ++e) {
-      if (is_last(step.flags[e])) continue;
+      if (is_last(step.flags[e]) || is_waiting(step.flags[e])) continue;
       std::size_t offset = 0;
       for (std::size_t b = 0; b < sizes.size(); ++b) {
         const auto size = static_cast<std::size_t>(sizes[b]);

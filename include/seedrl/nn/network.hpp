@@ -179,7 +179,9 @@ class Network {
     auto name = [&](const char* layer) { return prefix + "." + layer; };
     switch (config_.torso) {
       case Torso::mlp: {
-        std::int64_t in = obs[0];
+        // Observations of several dimensions (a board's planes) are flattened first.
+        if (obs.rank() > 1) torso.add(typename B::Flatten(name("flatten")));
+        std::int64_t in = obs.numel();
         for (std::size_t i = 0; i < config_.mlp_hidden.size(); ++i) {
           const std::string fc = prefix + ".fc" + std::to_string(i + 1);
           torso.add(

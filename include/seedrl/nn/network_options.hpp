@@ -166,8 +166,10 @@ struct NetworkOptions {
                    lstm_size);
     switch (torso) {
       case Torso::mlp:
-        SEEDRL_REQUIRE(observation_shape.rank() == 1 && observation_shape[0] > 0, owner,
-                       ".observation_shape for the mlp torso must be [D], got ", observation_shape);
+        SEEDRL_REQUIRE(observation_shape.rank() >= 1 && observation_shape.numel() > 0, owner,
+                       ".observation_shape for the mlp torso must be [D] (or [D1, D2, ...], "
+                       "flattened), got ",
+                       observation_shape);
         for (std::int64_t h : mlp_hidden) {
           SEEDRL_REQUIRE(h > 0, owner, ".mlp_hidden sizes must be positive, got ", h);
         }

@@ -96,7 +96,10 @@ TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTraine
         }
       });
     }
-    return session.run({stop_actors, join_actors, {}});
+    TrainingHooks hooks;
+    hooks.stop_sources = stop_actors;
+    hooks.join_sources = join_actors;
+    return session.run(hooks);
   } catch (...) {
     // Never leave threads running (or std::terminate on their destruction).
     stop_actors(false);

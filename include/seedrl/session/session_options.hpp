@@ -9,11 +9,13 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "seedrl/core/error.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/io/metrics_logger.hpp"
+#include "seedrl/learner/learner_metrics.hpp"
 #include "seedrl/learner/training_group.hpp"
 #include "seedrl/session/run_report.hpp"
 
@@ -115,6 +117,9 @@ struct TrainingHooks {
   std::function<void()> join_sources;
   /// Appended to each progress line, e.g. " | actors 12".
   std::function<std::string()> progress_suffix;
+  /// More figures for each report's metrics (CSV, TensorBoard), after the learner's; their names
+  /// must outlive the run.
+  std::function<std::vector<Metric>()> metrics;
 };
 
 }  // namespace seedrl

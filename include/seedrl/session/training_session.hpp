@@ -449,6 +449,8 @@ class TrainingSession {
     const SharedParameters::LockWaits waits = learner_.parameters().lock_waits();
     learner.push_back({{"learner_lock_wait_s", Reduce::last}, waits.writer_seconds});
     learner.push_back({{"inference_lock_wait_s", Reduce::last}, waits.reader_seconds});
+    if (hooks.metrics)
+      for (const Metric& m : hooks.metrics()) learner.push_back(m);
     if (!is_root()) return;  // a group's reports are rank 0's
     const Totals now = totals();
     const RunReport::Row row =

@@ -1,0 +1,96 @@
+// Self-play at the inference server (issue 37): the server answers a slot that an OpponentTable
+// assigns to an opponent set with that set's values, honouring its mask, in the same batch as the
+// learner's slots; opponents' rows and waiting rows reach no unroll and no frame count.
+// (test_self_play_learning: the whole run.)
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seedrl/agents/vtrace.hpp"
+#include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/session/self_play.hpp"
+#include "support/runtime_fixtures.hpp"
+
+namespace test_self_play {
+
+using namespace seedrl;
+using Backend = cpu::Backend;
+
+namespace {
+
+// Parameter values of `net` whose policy always prefers `action` (zero policy weights, one
+// large bias).
+Tensor preferring(nn::Network<Backend>& net, std::int32_t action) {
+  net.parameters().find("policy.weight").value.fill_zero();
+  const Tensor bias = net.parameters().find("policy.bias").value;
+  bias.fill_zero();
+  bias.data<float>()[action] = 50.0f;
+  net.parameters().bump_version();
+  return net.parameters().values().clone();
+}
+
+}  // namespace
+
+TEST_CASE("InferenceServer: opponent sets act with their values and masks; they leave nothing") {
+  const VTraceAgent agent = test::tiny_agent();
+  nn::Network<Backend> learner(agent.network_config());
+  nn::Network<Backend> other(agent.network_config());
+  const Tensor opponent_values = preferring(other, 2);
+  (void)preferring(learner, 0);  // the learner's own values prefer action 0
+  SharedParameters parameters(learner.parameters());
+  UnrollQueue queue(64);
+  const StepSpec spec{{{2}, DType::f32}, {3}, {{kActionMaskField, {{3}, DType::u8}}}};
+  InferenceServerOptions options;
+  options.max_batch = 5;
+  options.max_slots = 5;
+  options.unroll_length = 2;
+  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, spec, options);
+  auto table = std::make_shared<OpponentTable>(5);
+  server.serve_opponents(table);
+  table->put(1, opponent_values);
+  // Slots 0, 1 the learner (1 always waits), 2 and 3 opponent set 1 (3 may not play action 2),
+  // 4 the latest self.
+  REQUIRE(table->assign(2, 1));
+  REQUIRE(table->assign(3, 1));
+  REQUIRE(table->assign(4, policy_ids::kLatest));
+  server.start();
+
+  ConnectRequest request = test::connect_request(1, 5, 0);
+  request.spec = spec;
+  Connection c;
+  REQUIRE(server.connect(request, &c).is_ok());
+  test::StepBuffers buffers(5);
+  buffers.fields = {Tensor::zeros({5, 3}, DType::u8)};
+  std::uint8_t* masks = buffers.fields[0].data<std::uint8_t>();
+  for (int i = 0; i < 15; ++i) masks[i] = 1;
+  masks[3 * 3 + 2] = 0;  // slot 3 may not play 2
+  constexpr int kSteps = 7;
+  for (int t = 0; t < kSteps; ++t) {
+    for (std::int32_t e = 0; e < 5; ++e)
+      buffers.flags[static_cast<std::size_t>(e)] = t == 0 ? step_flags::kFirst : 0;
+    buffers.flags[1] = step_flags::kWaiting;
+    REQUIRE(buffers.step(server, c).is_ok());
+    CHECK(buffers.actions[0] == 0);  // the learner's values
+    CHECK(buffers.actions[2] == 2);  // the opponent set's
+    CHECK(buffers.actions[3] != 2);  // ... within its mask
+    CHECK(buffers.actions[4] == 0);  // the latest self: the learner's values
+  }
+  server.disconnect(c);
+  server.stop();
+  // Only slot 0 trained: 7 steps make 3 unrolls of 2 transitions (overlap 1); its 6 transitions
+  // are the frames. Slots 1 to 4 would have added unrolls of their own.
+  std::int64_t unrolls = 0;
+  while (queue.pop()) ++unrolls;
+  CHECK(unrolls == 3);
+  CHECK(server.training_frames() == kSteps - 1);
+
+  // The table must fit the server; box actions have no opponent sets.
+  CHECK_THROWS_WITH(server.serve_opponents(std::make_shared<OpponentTable>(4)),
+                    doctest::Contains("max_slots = 5"));
+}
+
+}  // namespace test_self_play
