@@ -1,6 +1,7 @@
 // train_self_play end to end (issue 37): V-trace on tic-tac-toe against its league (its latest
 // self, snapshots, a random player) ends far stronger than a random player, greedily, from either
-// side; the league took its snapshots and played every kind of opponent.
+// side; the league took its snapshots and played every kind of opponent. The league is kept beside
+// the checkpoint and a resumed run continues it; a league file that does not fit is refused.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"
+#include "support/temp_dir.hpp"
 
 namespace test_self_play_learning {
 
@@ -65,6 +67,53 @@ TEST_CASE("train_self_play: tic-tac-toe against its league beats a random player
   CHECK(match.as_second.win_rate() > 0.45);
   CHECK(match.total().loss_rate() < 0.3);
   CHECK(league.rating() > 1200.0);
+}
+
+TEST_CASE("train_self_play: the league is checkpointed and a resumed run continues it") {
+  const test::TempDir dir("seedrl_self_play_resume");
+  VTraceAgentOptions o;
+  o.network = nn::NetworkOptions::mlp(18, 9, {16});
+  o.network.observation_shape = {2, 3, 3};
+  o.batch_size = 4;
+  const VTraceAgent agent(o);
+  SelfPlayOptions run;
+  run.total_frames = 20'000;
+  run.num_actors = 1;
+  run.games_per_actor = 8;
+  run.server.unroll_length = 8;
+  run.league.snapshot_every = 20;
+  run.league.window = 3;
+  run.logdir = dir.path.string();
+  run.checkpoint_seconds = 0;
+  std::map<std::string, ScriptedPlayer<TicTacToe>> fixed{
+      {"first_cell", [](const TicTacToe& game, int, Rng&) {
+         std::int32_t a = 0;
+         while (!game.legal(a)) ++a;
+         return a;
+       }}};
+  auto make = [](std::int32_t, std::int32_t) { return TicTacToe(); };
+  const SelfPlayResult first = train_self_play<VTraceAgent, Backend>(agent, make, run, fixed);
+  REQUIRE(std::filesystem::exists(dir / "league.safetensors"));
+  const League& saved = first.league;
+  REQUIRE(saved.snapshots().size() == 3);
+
+  // The resumed run starts from the saved league: its snapshots (values included) and its tallies.
+  run.total_frames = 40'000;
+  const SelfPlayResult second = train_self_play<VTraceAgent, Backend>(agent, make, run, fixed);
+  CHECK(second.training.resumed);
+  const League& resumed = second.league;
+  CHECK(resumed.tally("first_cell").games() > saved.tally("first_cell").games());
+  CHECK(resumed.tally("latest").games() > saved.tally("latest").games());
+  CHECK(resumed.snapshots().front().id > saved.snapshots().back().id - 3);
+  CHECK(resumed.snapshots().back().learner_step > saved.snapshots().back().learner_step);
+  // The ids continue from the saved ones (a new league would start again at 0).
+  CHECK(resumed.snapshots().back().id > saved.snapshots().back().id);
+
+  // Another run's fixed opponents do not fit: refused by name, nothing trained.
+  std::map<std::string, ScriptedPlayer<TicTacToe>> other{{"someone_else", fixed.at("first_cell")}};
+  run.total_frames = 60'000;
+  auto train_other = [&] { train_self_play<VTraceAgent, Backend>(agent, make, run, other); };
+  CHECK_THROWS_WITH(train_other(), doctest::Contains("league.safetensors"));
 }
 
 }  // namespace test_self_play_learning

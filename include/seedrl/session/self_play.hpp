@@ -12,12 +12,14 @@
 // loss rates of the last 100 games against each kind of opponent) and progress lines.
 //
 // Frames are the learner's moves (the server's training frames): both sides' in a game against its
-// latest self, where both are the learner. Not yet: the league in the
-// checkpoint (a resumed run starts a new league), opponents over the socket transport.
+// latest self, where both are the learner. With a logdir the league (ratings, tallies, snapshots
+// and their values) is written to league.safetensors after every checkpoint, and a resumed run
+// takes it back. Not yet: opponents over the socket transport.
 #pragma once
 
 #include <array>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +29,7 @@
 #include "seedrl/acting/players_actor.hpp"
 #include "seedrl/core/thread_name.hpp"
 #include "seedrl/inference/opponents.hpp"
+#include "seedrl/io/safetensors.hpp"
 #include "seedrl/league/league.hpp"
 #include "seedrl/session/training_session.hpp"
 
@@ -108,6 +111,44 @@ class SelfPlayLeague final : public Matchmaker {
       if (league_.snapshot(old) == nullptr) table_->retire(static_cast<std::int32_t>(old + 1));
     held_.clear();
     for (const League::Snapshot& s : league_.snapshots()) held_.push_back(s.id);
+  }
+
+  /// Writes the league (its text and every snapshot's values) to `path`, atomically.
+  void save(const std::string& path) const SEEDRL_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    std::vector<io::NamedTensor> tensors;
+    for (const League::Snapshot& s : league_.snapshots())
+      tensors.push_back({str_cat("snapshot/", s.id), s.values});
+    io::write_safetensors(path, tensors, {{"league", league_.to_text()}});
+  }
+
+  /// Restores what save() wrote at `path`: the league, and its snapshots in the opponent table.
+  /// Throws naming the file when it does not fit this run (other fixed opponents, a snapshot of
+  /// another size), changing nothing.
+  void restore(const std::string& path, std::int64_t values_per_snapshot) SEEDRL_EXCLUDES(mutex_) {
+    const io::SafetensorsFile file = io::SafetensorsFile::read(path);
+    auto text = file.metadata().find("league");
+    SEEDRL_REQUIRE(text != file.metadata().end(), path, ": no league in it");
+    MutexLock lock(mutex_);
+    League restored = league_;
+    restored.restore(text->second, path);
+    std::vector<std::pair<std::int64_t, Tensor>> values;
+    for (const League::Snapshot& s : restored.snapshots()) {
+      const std::string name = str_cat("snapshot/", s.id);
+      SEEDRL_REQUIRE(file.find(name) != nullptr, path, ": no values for snapshot ", s.id);
+      Tensor v = file.tensor(name);
+      SEEDRL_REQUIRE(v.numel() == values_per_snapshot, path, ": snapshot ", s.id, " holds ",
+                     v.numel(), " values, the network has ", values_per_snapshot);
+      values.emplace_back(s.id, std::move(v));
+    }
+    for (auto& [id, v] : values) {
+      restored.set_values(id, v);
+      table_->put(static_cast<std::int32_t>(id + 1), v);
+    }
+    for (std::int64_t old : held_) table_->retire(static_cast<std::int32_t>(old + 1));
+    held_.clear();
+    for (const auto& [id, v] : values) held_.push_back(id);
+    league_ = std::move(restored);
   }
 
   /// A copy of the league now.
@@ -217,6 +258,25 @@ SelfPlayResult train_self_play(
     for (std::thread& t : threads)
       if (t.joinable()) t.join();
   };
+  // The league is kept beside the checkpoint, and comes back with a resumed run.
+  const std::string league_path =
+      options.logdir.empty()
+          ? std::string()
+          : (std::filesystem::path(options.logdir) / "league.safetensors").string();
+  if (session.resumed() && !league_path.empty()) {
+    if (std::filesystem::exists(league_path)) {
+      league.restore(league_path, session.learner().parameters().store().flat_size());
+      if (options.messages) {
+        options.messages(
+            io::MessageKind::info,
+            str_cat("resumed the league from ", league_path, ": rating ", league.league().rating(),
+                    ", ", league.league().snapshots().size(), " snapshots"));
+      }
+    } else if (options.messages) {
+      options.messages(io::MessageKind::info,
+                       str_cat("no ", league_path, ": the resumed run starts a new league"));
+    }
+  }
   auto snapshot = [&] {
     league.maybe_snapshot(session.learner().steps(), [&] {
       SharedParameters& shared = session.learner().parameters();
@@ -253,6 +313,7 @@ SelfPlayResult train_self_play(
     hooks.join_sources = join_sources;
     hooks.progress_suffix = [&] { return league.progress(); };
     hooks.metrics = [&] { return league.metrics(); };
+    hooks.on_checkpoint = [&](const std::string&) { league.save(league_path); };
     SelfPlayResult result;
     result.training = session.run(hooks);
     result.league = league.league();

@@ -120,6 +120,8 @@ struct TrainingHooks {
   /// More figures for each report's metrics (CSV, TensorBoard), after the learner's; their names
   /// must outlive the run.
   std::function<std::vector<Metric>()> metrics;
+  /// Called after each checkpoint is written (in `logdir`), for what the run keeps beside it.
+  std::function<void(const std::string& logdir)> on_checkpoint;
 };
 
 }  // namespace seedrl

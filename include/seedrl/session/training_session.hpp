@@ -168,7 +168,7 @@ class TrainingSession {
           std::chrono::duration<double>(now - last_checkpoint_).count() >=
               options_.checkpoint_seconds) {
         try {
-          save();
+          save(hooks);
         } catch (...) {
           report_error(std::current_exception());  // ends the run; the learner thread joins
         }
@@ -204,7 +204,7 @@ class TrainingSession {
     if (options_.group) exchange_totals(false);  // every member's last counts (collective)
     report(files, hooks, io::MessageKind::done);
     files.flush();
-    save();
+    save(hooks);
     if (!options_.export_onnx.empty() && is_root()) {
       io::export_onnx(learner_.network(), options_.export_onnx,
                       run_onnx_options(server_.normalization_text(), server_.step_spec(),
@@ -417,7 +417,7 @@ class TrainingSession {
     }
   }
 
-  void save() {
+  void save(const TrainingHooks& hooks) {
     if (options_.logdir.empty() || !is_root()) return;
     io::CheckpointCounters counters;
     const Totals now = totals();
@@ -432,6 +432,7 @@ class TrainingSession {
       extra.emplace("step_fields", StepSpec::fields_to_text(server_.step_spec().fields));
     learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
                              options_.keep_checkpoints);
+    if (hooks.on_checkpoint) hooks.on_checkpoint(options_.logdir);
     last_checkpoint_ = std::chrono::steady_clock::now();
   }
 
