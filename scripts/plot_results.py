@@ -19,6 +19,8 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
   scripts/plot_results.py seeds OUT.png RESULTS_DIR GAME,GAME,... LABEL=PREFIX ...   one line per
       seed of each setting: RESULTS_DIR/logs/{PREFIX}_{game}_{seed}/metrics.csv, one colour per
       setting (controls: how each seed went, not only the mean)
+  scripts/plot_results.py selfplay OUT.png LABEL=run_dir/metrics.csv ...   self-play: the ELO
+      rating, and the loss and draw rates of the last 100 games against each kind of opponent
 """
 import csv
 import json
@@ -268,6 +270,29 @@ def seeds(out, results, games, settings):
     fig.savefig(out, dpi=100)
 
 
+def selfplay(out, runs):
+    """Self-play runs (examples/selfplay): rating; loss rates against the random player and the
+    snapshots; draw rate against the latest self, each against frames."""
+    panels = [("rating", "ELO rating"), ("loss_rate/random", "loss rate vs random (last 100)"),
+              ("loss_rate/snapshot", "loss rate vs snapshots (last 100)"),
+              ("draw_rate/latest", "draw rate vs latest self (last 100)")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4))
+    for i, run in enumerate(runs):
+        label, path = run.split("=", 1)
+        rows = list(csv.DictReader(open(path)))
+        for ax, (column, title) in zip(axes, panels):
+            points = [(int(r["step"]), float(r[column])) for r in rows
+                      if r.get(column) not in (None, "", "nan")]
+            if points:
+                ax.plot(*zip(*points), color=f"C{i}", linewidth=1, label=label)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("frames (the learner's moves)")
+            ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "curve":
         curve(sys.argv[2], sys.argv[3:])
@@ -285,5 +310,7 @@ if __name__ == "__main__":
         pipeline(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == "seeds":
         seeds(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif sys.argv[1] == "selfplay":
+        selfplay(sys.argv[2], sys.argv[3:])
     else:
         sys.exit(__doc__)
