@@ -40,11 +40,12 @@ inline constexpr std::int32_t kLatest = -1;  ///< the learner's values; nothing 
 class OpponentTable {
  public:
   explicit OpponentTable(std::int32_t max_slots)
-      : policies_(static_cast<std::size_t>(max_slots), policy_ids::kLearner) {
+      : max_slots_(max_slots),
+        policies_(static_cast<std::size_t>(std::max(max_slots, 0)), policy_ids::kLearner) {
     SEEDRL_REQUIRE(max_slots > 0, "OpponentTable: max_slots must be positive, got ", max_slots);
   }
 
-  std::int32_t max_slots() const { return static_cast<std::int32_t>(policies_.size()); }
+  std::int32_t max_slots() const { return max_slots_; }
 
   /// Adds opponent set `id` (>= 1) with the parameter values `values` (the table keeps the
   /// handle; nobody may write them afterwards).
@@ -121,6 +122,7 @@ class OpponentTable {
     if (--it->second.slots == 0 && it->second.retired) sets_.erase(it);
   }
 
+  const std::int32_t max_slots_;
   mutable Mutex mutex_;
   std::vector<std::int32_t> policies_ SEEDRL_GUARDED_BY(mutex_);
   std::map<std::int32_t, Set> sets_ SEEDRL_GUARDED_BY(mutex_);
