@@ -56,6 +56,11 @@ template <class Game>
 int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_opponent) {
   const Game probe;
   const StepSpec spec{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
+  // --backend comes with the shared options; self-play's opponents have not run on a GPU yet.
+  if (cli.backend != "cpu")
+    fail("--backend ", cli.backend,
+         ": self-play computes on the CPU for now (its opponent sets have not been checked on a "
+         "GPU)");
   cli.finish(run);
   run.interrupt = examples::stop_on_signals();
   run.seed = cli.seed;

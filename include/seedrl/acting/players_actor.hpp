@@ -27,7 +27,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
