@@ -6,6 +6,8 @@
 //        [--seed 1]
 //        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
 //        [--gif FILE [--gif-frames 1000] [--gif-fps 20]] [--export-onnx FILE]
+//   play --checkpoint FILE|LOGDIR --env tictactoe|connect4|standoff [--episodes 100]
+//        [--opponent random|CHECKPOINT | --human [--human-first]] [--opening-moves K] [--gif FILE]
 //   play --checkpoint FILE|LOGDIR --export-onnx FILE
 //
 // The agent acts as the training run's evaluation actors did (the checkpoint records how: V-trace
@@ -20,7 +22,9 @@
 // first, with the run's observation normalisation in the graph; without --env that is all play
 // does. Box-action agents (pendulum; the MuJoCo tasks where seedrl's MuJoCo part is built) act
 // with the Gaussian's mean, clipped to the bounds the checkpoint records, or sample with
-// --acting sample.
+// --acting sample. The games of two players (examples/play_games.hpp) play --episodes games
+// against a random player, another checkpoint or a person at the terminal, alternating sides,
+// and end with a table of wins, draws and losses from each side and a JSON line.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -29,11 +33,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "play_games.hpp"
+#include "play_recording.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
 #ifdef SEEDRL_PLAY_MUJOCO
@@ -46,37 +52,12 @@
 namespace {
 
 using namespace seedrl;
+using examples::Recording;
 
 struct PlayResult {
   std::vector<double> returns;
   std::int64_t frames = 0;
   double seconds = 0.0;
-};
-
-/// What --gif asks for: the first episode of environment 0, drawn by `renderer`.
-struct Recording {
-  std::string path;  // empty: none
-  std::int64_t max_frames = 1000;
-  int fps = 20;
-  std::string kind;  // renderer_kind() of the environment
-  std::optional<ObservationRenderer> renderer;
-  io::GifAnimation animation;
-  bool done = false;
-
-  void start(const TensorSpec& spec) {
-    if (path.empty()) return;
-    renderer = make_renderer(kind, spec);
-    animation.palette = renderer->palette;
-    animation.delay_centiseconds = std::max(1, 100 / fps);
-  }
-  void add(const Tensor& observation) {
-    if (!renderer || done) return;
-    Image image = renderer->render(observation);
-    animation.width = image.width;
-    animation.height = image.height;
-    animation.frames.push_back(std::move(image.pixels));
-    done = static_cast<std::int64_t>(animation.frames.size()) >= max_frames;
-  }
 };
 
 /// Plays `episodes` episodes on `envs` environments from `make_env(seed)` at once.
@@ -189,6 +170,29 @@ decltype(auto) with_builtin_environment(const std::string& name, F&& f) {
   return examples::with_environment(name, f);
 }
 
+/// The Policy of a checkpoint file, or of a run's logdir (its newest checkpoint that verifies:
+/// io/checkpoint.hpp, generations); `checkpoint` becomes the file read.
+std::unique_ptr<Policy<>> load_policy(std::string& checkpoint, const PolicyOptions& options) {
+  std::unique_ptr<Policy<>> loaded;
+  const auto load = [&](const std::string& file) {
+    loaded = std::make_unique<Policy<>>(file, options);
+    return loaded->counters();
+  };
+  if (std::filesystem::is_directory(checkpoint)) {
+    const io::LoadedGeneration newest = io::load_newest_generation(
+        (std::filesystem::path(checkpoint) / "checkpoint.safetensors").string(), load);
+    SEEDRL_REQUIRE(newest.counters.has_value(), "play: ", checkpoint, " holds no checkpoint");
+    for (const std::string& note : newest.notes) std::fprintf(stderr, "play: %s\n", note.c_str());
+    checkpoint = newest.path;
+  } else if (!load(checkpoint).checksummed) {
+    std::fprintf(stderr,
+                 "play: warning: %s carries no checksums (written before seedrl recorded "
+                 "them): its data could not be verified\n",
+                 checkpoint.c_str());
+  }
+  return loaded;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,6 +206,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> names{"cartpole", "catch"};
   for (const std::string& game : examples::minatar_games()) names.push_back(game);
   for (const std::string& env : box_environments()) names.push_back(env);
+  for (const char* game : {"tictactoe", "connect4", "standoff"}) names.emplace_back(game);
   app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
       ->required();
   app.add_option("--env", env_name, "the environment it was trained on")
@@ -219,7 +224,31 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   std::string export_onnx;
   app.add_option("--export-onnx", export_onnx, "write the checkpoint's network as an ONNX model");
+  examples::GameSeriesOptions series;
+  bool human = false;
+  app.add_option("--opponent", series.opponent,
+                 "games of two players: 'random' or another checkpoint (file or logdir)");
+  app.add_flag("--human", human, "games of two players: play against the agent at the terminal");
+  app.add_flag("--human-first", series.human_first,
+               "the opponent (you, with --human) moves first in game 1 (then sides alternate)");
+  app.add_option("--opening-moves", series.opening_moves,
+                 "games of two players: the first K moves of every game at random")
+      ->check(CLI::Range(0, 1000));
   CLI11_PARSE(app, argc, argv);
+  const bool two_players = examples::is_two_player_game(env_name);
+  if (!two_players &&
+      (human || app.count("--opponent") || series.human_first || series.opening_moves > 0)) {
+    std::fprintf(stderr,
+                 "play: --human, --opponent, --human-first and --opening-moves are for games of "
+                 "two players (tictactoe, connect4, standoff), not --env %s\n",
+                 env_name.c_str());
+    return 2;
+  }
+  if (human && app.count("--opponent")) {
+    std::fprintf(stderr, "play: --human and --opponent %s: one opponent at a time\n",
+                 series.opponent.c_str());
+    return 2;
+  }
   if (env_name.empty() && export_onnx.empty()) {
     std::fprintf(stderr, "play: --env is required (or --export-onnx alone, to export only)\n");
     return 2;
@@ -231,24 +260,7 @@ int main(int argc, char** argv) {
     if (!acting.empty())
       options.acting = ActingOptions::parse(
           acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");
-    // A run's logdir: its newest checkpoint that verifies (io/checkpoint.hpp, generations).
-    std::optional<Policy<>> loaded;
-    const auto load = [&](const std::string& file) {
-      loaded.emplace(file, options);
-      return loaded->counters();
-    };
-    if (std::filesystem::is_directory(checkpoint)) {
-      const io::LoadedGeneration newest = io::load_newest_generation(
-          (std::filesystem::path(checkpoint) / "checkpoint.safetensors").string(), load);
-      SEEDRL_REQUIRE(newest.counters.has_value(), "play: ", checkpoint, " holds no checkpoint");
-      for (const std::string& note : newest.notes) std::fprintf(stderr, "play: %s\n", note.c_str());
-      checkpoint = newest.path;
-    } else if (!load(checkpoint).checksummed) {
-      std::fprintf(stderr,
-                   "play: warning: %s carries no checksums (written before seedrl recorded "
-                   "them): its data could not be verified\n",
-                   checkpoint.c_str());
-    }
+    std::unique_ptr<Policy<>> loaded = load_policy(checkpoint, options);
     Policy<>& policy = *loaded;
     std::fprintf(
         stderr, "play: %s (agent %s, network %s, trained %lld frames), %s, acting %s\n",
@@ -270,6 +282,19 @@ int main(int argc, char** argv) {
       }
     }
     if (!recording.path.empty()) recording.kind = renderer_kind(env_name);
+    if (two_players) {
+      series.games = app.count("--episodes") || !human ? episodes : 2;  // a person: one each side
+      series.seed = seed;
+      if (human) series.opponent = "human";
+      std::unique_ptr<Policy<>> opponent;
+      if (series.opponent != "human" && series.opponent != "random") {
+        opponent = load_policy(series.opponent, options);
+        std::fprintf(stderr, "play: the opponent: %s (agent %s, trained %lld frames)\n",
+                     series.opponent.c_str(), opponent->agent().c_str(),
+                     static_cast<long long>(opponent->counters().frames));
+      }
+      return examples::play_named_game_series(env_name, policy, opponent.get(), series, recording);
+    }
     const PlayResult r = with_builtin_environment(env_name, [&](auto make_env) {
       return play(policy, make_env, episodes, envs, seed, recording);
     });

@@ -29,25 +29,6 @@ namespace {
 
 using namespace seedrl;
 
-// A uniformly random move among those the player's mask allows.
-template <class Game>
-ScriptedPlayer<Game> random_player() {
-  return [](const Game& game, int player, Rng& rng) {
-    const StepSpec spec{game.observation_spec(), game.action_spec(), game.step_fields()};
-    Tensor observation = Tensor::zeros(spec.observation.shape.prepend({1}));
-    std::vector<Tensor> fields;
-    for (const StepFieldSpec& f : spec.fields)
-      fields.push_back(Tensor::zeros(f.spec.shape.prepend({1}), f.spec.dtype));
-    game.observe(player, StepRow(observation[0], spec.fields, fields, 0));
-    const std::uint8_t* mask =
-        fields[static_cast<std::size_t>(spec.field_index(kActionMaskField))].data<std::uint8_t>();
-    std::vector<std::int32_t> legal;
-    for (std::int32_t a = 0; a < spec.action.num_actions; ++a)
-      if (mask[a]) legal.push_back(a);
-    return legal.at(static_cast<std::size_t>(rng.below(legal.size())));
-  };
-}
-
 std::string tally_json(const GameTally& t) {
   return str_cat("{\"wins\":", t.wins, ",\"draws\":", t.draws, ",\"losses\":", t.losses, "}");
 }
@@ -78,11 +59,11 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_oppon
                run.league.play_latest, random_opponent ? ", the random player" : "",
                static_cast<unsigned long long>(cli.seed));
   std::map<std::string, ScriptedPlayer<Game>> fixed;
-  if (random_opponent) fixed.emplace("random", random_player<Game>());
+  if (random_opponent) fixed.emplace("random", random_legal_player<Game>());
   const SelfPlayResult result = train_self_play<VTraceAgent, cpu::Backend>(
       agent, [](std::int32_t, std::int32_t) { return Game(); }, run, fixed);
   const MatchResult match = play_match(agent.network_config(), result.parameters, Game(),
-                                       random_player<Game>(), 1000, cli.seed + 7);
+                                       random_legal_player<Game>(), 1000, cli.seed + 7);
   std::fprintf(
       stderr,
       "selfplay: greedy against a random player, 1000 games: as player 0 %lld/%lld/%lld, "

@@ -2,7 +2,8 @@
 // LSTM core; policy/value, plain Q, dueling and Gaussian heads) runs in ONNX Runtime, an
 // independent implementation, with the outputs of seedrl's own forward pass (recurrent ones over
 // several steps, the state fed back as a host would); a legal-action mask input that masks the
-// logits and Q-values as Policy acts on them; the protobuf writer against protobuf's
+// logits and Q-values as Policy acts on them (and a Connect Four agent's moves from its board
+// planes); the protobuf writer against protobuf's
 // documented encodings; clear errors for what cannot be exported.
 #include <doctest/doctest.h>
 
@@ -14,8 +15,10 @@
 #include "io/protobuf.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/env/board_game.hpp"
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/math/masked_categorical.hpp"
+#include "seedrl/session/match.hpp"
 #include "support/onnxruntime.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
@@ -380,6 +383,69 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
   options.step_fields = {{kActionMaskField, {{7}, DType::u8}}};
   CHECK_THROWS_WITH_AS(io::encode_onnx(policy, network.parameters(), options),
                        doctest::Contains("a legal-action mask for the 8 actions"), Error);
+}
+
+TEST_CASE("ONNX export: a Connect Four agent's planes and mask give its moves in ONNX Runtime") {
+  OnnxRuntime* ort = runtime_or_skip();
+  if (ort == nullptr) return;
+  // The fixed encoding (env/board_game.hpp): observations f32 [2, 6, 7], the mask u8 [7].
+  const ConnectFour probe;
+  nn::NetworkOptions config = nn::NetworkOptions::mlp(84, 7, {32, 32});
+  config.observation_shape = {2, 6, 7};
+  nn::Network<Backend> network(config);
+  Rng rng(23);
+  randomise_biases(network, rng);
+  io::OnnxExportOptions options;
+  options.step_fields = probe.step_fields();
+  OnnxRuntime::Session session(*ort, io::encode_onnx(config, network.parameters(), options));
+  // Positions of random games, some with full columns, and the greedy agent's move in each.
+  const ScriptedPlayer<ConnectFour> agent =
+      network_player(config, network.parameters().values(), probe);
+  const ScriptedPlayer<ConnectFour> random = random_legal_player<ConnectFour>();
+  PlayerView<ConnectFour> view(probe);
+  std::vector<float> planes;
+  std::vector<std::uint8_t> masks;
+  std::vector<std::int32_t> moves;
+  int full_columns = 0;
+  ConnectFour game;
+  while (moves.size() < 64) {
+    const int p = game.to_move();
+    view.observe(game, p);
+    const float* o = view.observation().data<float>();
+    const std::uint8_t* m = view.fields()[0].data<std::uint8_t>();
+    planes.insert(planes.end(), o, o + 84);
+    masks.insert(masks.end(), m, m + 7);
+    for (int c = 0; c < 7; ++c) full_columns += m[c] == 0;
+    moves.push_back(agent(game, p, rng));
+    std::int32_t actions[2] = {0, 0};
+    actions[p] = random(game, p, rng);
+    if (game.step(actions).episode_over()) game.reset();
+  }
+  CHECK(full_columns > 0);
+  const auto batch = static_cast<std::int64_t>(moves.size());
+  Tensor obs = Tensor::empty({batch, 2, 6, 7});
+  std::copy(planes.begin(), planes.end(), obs.data<float>());
+  Tensor mask = Tensor::empty({batch, 7}, DType::u8);
+  std::copy(masks.begin(), masks.end(), mask.data<std::uint8_t>());
+  const std::vector<Tensor> theirs =
+      session.run({io::OnnxNames::observations, io::OnnxNames::action_mask}, {obs, mask},
+                  {io::OnnxNames::logits});
+  REQUIRE(theirs[0].shape() == Shape{batch, 7});
+  const nn::NetworkOutputs& ours = network.forward(obs.reshape({1, batch, 2, 6, 7}), {});
+  const RowMatrixXf logits = ours.logits.reshape({batch, 7}).matrix<float>();
+  const RowMatrixXf masked = theirs[0].matrix<float>();
+  for (std::int64_t i = 0; i < batch; ++i) {
+    for (std::int64_t c = 0; c < 7; ++c) {
+      if (masks[static_cast<std::size_t>(i * 7 + c)] != 0) {
+        CHECK(masked(i, c) == doctest::Approx(logits(i, c)).epsilon(1e-4));
+      } else {
+        CHECK(masked(i, c) == math::kIllegalLogit);
+      }
+    }
+    Eigen::Index best = 0;
+    masked.row(i).maxCoeff(&best);
+    CHECK(best == moves[static_cast<std::size_t>(i)]);  // a host's argmax plays the agent's move
+  }
 }
 
 TEST_CASE("ONNX export: the file, its metadata and clear errors") {

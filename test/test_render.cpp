@@ -1,5 +1,5 @@
 // env/render: pictures drawn from observations put the cart, the pole, the ball, the paddle and
-// MinAtar's objects where the observation says they are.
+// MinAtar's objects, a board's stones and a duel where the observation says they are.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -103,6 +103,49 @@ TEST_CASE("render: pixels show the last stacked frame, twice the size") {
   CHECK(r.palette[77] == io::Rgb{77, 77, 77});
 }
 
+TEST_CASE("render: a board game's stones where its planes put them, from player 0's side") {
+  const ObservationRenderer r = make_renderer("board", {{2, 6, 7}, DType::f32});
+  constexpr std::uint8_t kFrame = 0, kHole = 1, kRed = 2, kYellow = 3;
+  Tensor obs = Tensor::zeros({2, 6, 7});
+  obs.data<float>()[5 * 7 + 3] = 1.0f;       // player 0: bottom row, column 3
+  obs.data<float>()[42 + 4 * 7 + 3] = 1.0f;  // player 1: on top of it
+  const Image image = r.render(obs);
+  CHECK(image.width == 7 * 32);
+  CHECK(image.height == 6 * 32);
+  CHECK(at(image, 3 * 32 + 16, 5 * 32 + 16) == kRed);
+  CHECK(at(image, 3 * 32 + 16, 4 * 32 + 16) == kYellow);
+  CHECK(at(image, 0 * 32 + 16, 0 * 32 + 16) == kHole);
+  CHECK(at(image, 3 * 32, 5 * 32) == kFrame);  // the corner between holes
+  CHECK_THROWS_WITH_AS(make_renderer("board", {{3, 3, 3}, DType::f32}),
+                       doctest::Contains("'board' draws f32 [2, rows, columns]"), Error);
+}
+
+TEST_CASE("render: Standoff's guns, moves and clock as player 0's observation says") {
+  const ObservationRenderer r = make_renderer("standoff", {{9}, DType::f32});
+  constexpr std::uint8_t kBackground = 0, kBullets = 2, kReload = 3, kShield = 4, kShot = 5;
+  Tensor obs = Tensor::zeros({9});
+  float* o = obs.data<float>();
+  o[0] = 1.0f;      // player 0's gun full
+  o[1] = 0.0f;      // player 1's empty
+  o[2] = 0.5f;      // half the steps left
+  o[3 + 2] = 1.0f;  // player 0 shot
+  o[6 + 0] = 1.0f;  // player 1 reloaded
+  Image image = r.render(obs);
+  CHECK(image.width == 240);
+  CHECK(at(image, 40, 10) == kBullets);  // player 0's bar, full
+  CHECK(at(image, 69, 10) == kBullets);
+  CHECK(at(image, 200, 10) == kBackground);   // player 1's, empty
+  CHECK(at(image, 100, 60) == kShot);         // the shot flies right, from player 0
+  CHECK(at(image, 200, 64) == kReload);       // player 1 reloaded
+  CHECK(at(image, 119, 117) != kBackground);  // the clock: half the width
+  CHECK(at(image, 121, 117) == kBackground);
+  o[3 + 2] = 0.0f;
+  o[3 + 1] = 1.0f;  // player 0 blocked instead: a shield in front of it, no shot
+  image = r.render(obs);
+  CHECK(at(image, 52, 60) == kShield);
+  CHECK(at(image, 100, 60) == kBackground);
+}
+
 TEST_CASE("render: what it cannot draw is named") {
   CHECK_THROWS_WITH_AS(make_renderer("atari", {{4}, DType::f32}),
                        doctest::Contains("unknown kind 'atari'"), Error);
@@ -114,6 +157,8 @@ TEST_CASE("render: what it cannot draw is named") {
   CHECK_THROWS_WITH_AS(r.render(Tensor::zeros({3})), doctest::Contains("render cartpole"), Error);
   CHECK(renderer_kind("space_invaders") == "minatar");
   CHECK(renderer_kind("catch") == "catch");
+  CHECK(renderer_kind("connect4") == "board");
+  CHECK(renderer_kind("standoff") == "standoff");
   CHECK_THROWS_WITH_AS(renderer_kind("pong"),
                        doctest::Contains("no renderer for environment 'pong'"), Error);
 }

@@ -26,6 +26,16 @@ struct Canvas {
         image.pixels[static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) +
                      static_cast<std::size_t>(x)] = colour;
   }
+  // A filled disc of `radius` pixels centred on (cx, cy).
+  void disc(double cx, double cy, double radius, std::uint8_t colour) {
+    const int x0 = static_cast<int>(std::floor(cx - radius)), x1 = static_cast<int>(cx + radius);
+    const int y0 = static_cast<int>(std::floor(cy - radius)), y1 = static_cast<int>(cy + radius);
+    for (int y = std::max(y0, 0); y <= std::min(y1, image.height - 1); ++y)
+      for (int x = std::max(x0, 0); x <= std::min(x1, image.width - 1); ++x)
+        if (std::hypot(x + 0.5 - cx, y + 0.5 - cy) <= radius)
+          image.pixels[static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) +
+                       static_cast<std::size_t>(x)] = colour;
+  }
   // A line `thickness` pixels wide, as squares stamped every half pixel along it.
   void line(double x0, double y0, double x1, double y1, int thickness, std::uint8_t colour) {
     const double length = std::hypot(x1 - x0, y1 - y0);
@@ -167,6 +177,69 @@ ObservationRenderer pixels(const TensorSpec& spec) {
   return r;
 }
 
+ObservationRenderer board(const TensorSpec& spec) {
+  if (spec.shape.rank() != 3 || spec.shape[0] != 2 || spec.shape[1] < 1 || spec.shape[2] < 1 ||
+      spec.shape[1] > 64 || spec.shape[2] > 64 || spec.dtype != DType::f32)
+    cannot_draw("board", spec, "f32 [2, rows, columns] (player 0's stones, player 1's)");
+  const std::int64_t rows = spec.shape[1], columns = spec.shape[2];
+  ObservationRenderer r;
+  // Frame, empty hole, player 0's stone (red), player 1's (yellow).
+  r.palette = {{25, 70, 170}, {235, 235, 240}, {215, 40, 40}, {245, 200, 30}};
+  r.render = [spec, rows, columns](const Tensor& obs) {
+    require_spec(obs, spec, "board");
+    constexpr int kSquare = 2 * kCell;
+    Canvas c(static_cast<int>(columns) * kSquare, static_cast<int>(rows) * kSquare, 0);
+    for (std::int64_t y = 0; y < rows; ++y)
+      for (std::int64_t x = 0; x < columns; ++x) {
+        const std::int64_t i = y * columns + x;
+        const std::uint8_t colour = element(obs, i) != 0.0f                    ? 2
+                                    : element(obs, rows * columns + i) != 0.0f ? 3
+                                                                               : 1;
+        c.disc((static_cast<double>(x) + 0.5) * kSquare, (static_cast<double>(y) + 0.5) * kSquare,
+               0.4 * kSquare, colour);
+      }
+    return c.image;
+  };
+  return r;
+}
+
+// Standoff (env/standoff.hpp) from player 0's side: f32 [9] = its bullets and the opponent's as
+// fractions of a full gun, the steps left as a fraction, its last move and the opponent's one-hot
+// (reload, block, shoot).
+ObservationRenderer standoff(const TensorSpec& spec) {
+  if (spec.shape != Shape{9} || spec.dtype != DType::f32)
+    cannot_draw("standoff", spec, "f32 [9] (bullets, steps left, last moves)");
+  ObservationRenderer r;
+  // Background, figures, bullets, reload (green), block (grey shield), shot (red), clock.
+  r.palette = {{250, 245, 230}, {40, 40, 40},  {190, 140, 40}, {50, 170, 70},
+               {130, 130, 140}, {220, 30, 30}, {90, 120, 200}};
+  r.render = [spec](const Tensor& obs) {
+    require_spec(obs, spec, "standoff");
+    constexpr int kWidth = 240, kHeight = 120, kGround = 100;
+    Canvas c(kWidth, kHeight, 0);
+    const auto fraction = [&](std::int64_t i) {
+      return std::clamp(static_cast<double>(element(obs, i)), 0.0, 1.0);
+    };
+    c.fill_rect(0, kHeight - 6, static_cast<int>(std::lround(kWidth * fraction(2))), kHeight, 6);
+    for (int p = 0; p < 2; ++p) {
+      const int x = p == 0 ? 40 : kWidth - 40, facing = p == 0 ? 1 : -1;
+      c.fill_rect(x - 6, kGround - 50, x + 6, kGround, 1);  // the body
+      c.disc(x, kGround - 58, 8, 1);                        // the head
+      const int bar = static_cast<int>(std::lround(60 * fraction(p)));
+      c.fill_rect(x - 30, 6, x - 30 + bar, 14, 2);  // the bullets in the gun
+      int move = -1;
+      for (int m = 0; m < 3; ++m)
+        if (element(obs, 3 + 3 * p + m) != 0.0f) move = m;
+      if (move == 0) c.fill_rect(x - 4, kGround - 40, x + 4, kGround - 32, 3);
+      if (move == 1)
+        c.fill_rect(x + facing * 12 - 3, kGround - 62, x + facing * 12 + 3, kGround - 20, 4);
+      if (move == 2) c.line(x + facing * 10, kGround - 40, x + facing * 80, kGround - 40, 3, 5);
+    }
+    return c.image;
+  };
+  return r;
+}
+
 }  // namespace
 
 ObservationRenderer make_renderer(std::string_view kind, const TensorSpec& observation) {
@@ -174,16 +247,21 @@ ObservationRenderer make_renderer(std::string_view kind, const TensorSpec& obser
   if (kind == "catch") return catch_board(observation);
   if (kind == "minatar") return minatar(observation);
   if (kind == "pixels") return pixels(observation);
-  throw Error(
-      str_cat("make_renderer: unknown kind '", kind, "' (cartpole, catch, minatar or pixels)"));
+  if (kind == "board") return board(observation);
+  if (kind == "standoff") return standoff(observation);
+  throw Error(str_cat("make_renderer: unknown kind '", kind,
+                      "' (cartpole, catch, minatar, pixels, board or standoff)"));
 }
 
 std::string renderer_kind(std::string_view environment) {
   if (environment == "cartpole" || environment == "catch") return std::string(environment);
   for (std::string_view game : {"breakout", "freeway", "asterix", "seaquest", "space_invaders"})
     if (environment == game) return "minatar";
+  if (environment == "tictactoe" || environment == "connect4") return "board";
+  if (environment == "standoff") return "standoff";
   throw Error(str_cat("renderer_kind: no renderer for environment '", environment,
-                      "' (cartpole, catch or a MinAtar game; pixel observations: 'pixels')"));
+                      "' (cartpole, catch, a MinAtar game, tictactoe, connect4 or standoff; pixel "
+                      "observations: 'pixels')"));
 }
 
 }  // namespace seedrl

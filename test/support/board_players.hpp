@@ -173,15 +173,18 @@ inline int negamax(Board& b, int depth, int alpha, int beta) {
 }  // namespace c4_detail
 
 /// A Connect Four player searching `depth` plies (its own move counts as one) with alpha-beta;
-/// among moves of equal value the most central. `observation` is f32 [2, 6, 7] (84 values).
+/// among moves of equal value the most central, or with `ties` one of them at random (so that a
+/// deterministic agent meets more than one game). `observation` is f32 [2, 6, 7] (84 values).
 inline std::int32_t alphabeta_player(std::span<const float> observation,
-                                     std::span<const std::uint8_t> mask, int depth) {
+                                     std::span<const std::uint8_t> mask, int depth,
+                                     Rng* ties = nullptr) {
   using namespace c4_detail;
   Board b{};
   for (std::size_t i = 0; i < b.size(); ++i)
     b[i] = observation[i] > 0.5f ? 1 : observation[b.size() + i] > 0.5f ? 2 : 0;
   int best_value = std::numeric_limits<int>::min();
   std::int32_t best = -1;
+  std::uint64_t equal = 0;  // moves of the best value so far (reservoir sampling among them)
   for (int c : kOrder) {
     const int r = landing_row(b, c);
     if (r < 0 || !mask[static_cast<std::size_t>(c)]) continue;
@@ -197,6 +200,9 @@ inline std::int32_t alphabeta_player(std::span<const float> observation,
     b[static_cast<std::size_t>(r * kColumns + c)] = 0;
     if (value > best_value) {
       best_value = value;
+      best = c;
+      equal = 1;
+    } else if (value == best_value && ties != nullptr && ties->below(++equal) == 0) {
       best = c;
     }
   }

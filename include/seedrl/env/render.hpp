@@ -1,7 +1,7 @@
 // Pictures of the built-in environments, drawn from their observations alone (so a host that only
 // has what the agent saw can draw it too): CartPole's cart and pole, Catch's board, a MinAtar
-// game's object channels, and the pixel pipeline's last grayscale frame. Frames go into an
-// io::GifAnimation (examples/play --gif).
+// game's object channels, the pixel pipeline's last grayscale frame, the board games' stones and
+// Standoff's duel. Frames go into an io::GifAnimation (examples/play --gif).
 #pragma once
 
 #include <cstdint>
@@ -30,12 +30,15 @@ struct ObservationRenderer {
 
 /// The renderer for `kind`: "cartpole" (observation [4]), "catch" ([rows, columns], or flattened
 /// [50] for the 10 x 5 board), "minatar" ([10, 10, C] channels-last, f32 or u8; each cell takes
-/// the colour of its highest set channel) or "pixels" ([C, H, W] u8 stacked frames: the last
-/// one). Throws naming the kind and the observation spec it cannot draw.
+/// the colour of its highest set channel), "pixels" ([C, H, W] u8 stacked frames: the last
+/// one), "board" (f32 [2, rows, columns] as a board game's player 0 sees it: its stones red, the
+/// other's yellow) or "standoff" (f32 [9], Standoff from player 0's side: the two duellists, their
+/// guns' bullets, their last moves and the steps left). Throws naming the kind and the observation
+/// spec it cannot draw.
 ObservationRenderer make_renderer(std::string_view kind, const TensorSpec& observation);
 
 /// The renderer kind of a built-in environment or MinAtar game by name ("cartpole", "catch",
-/// "breakout", ...).
+/// "breakout", "connect4", ...).
 std::string renderer_kind(std::string_view environment);
 
 }  // namespace seedrl

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "seedrl/env/players.hpp"
@@ -107,6 +108,22 @@ class Standoff {
   int winner() const { return winner_; }
   std::int32_t steps() const { return steps_; }
   std::int64_t illegal_moves() const { return illegal_moves_; }
+  const StandoffOptions& options() const { return options_; }
+  /// The move's name: "reload", "block" or "shoot".
+  static const char* move_name(std::int32_t move) {
+    return move == kReload ? "reload" : move == kBlock ? "block" : move == kShoot ? "shoot" : "?";
+  }
+
+  /// The duel as text: the step, each player's bullets and last move.
+  std::string to_string() const {
+    std::string s = str_cat("step ", steps_, "/", options_.max_steps);
+    for (int p = 0; p < 2; ++p) {
+      const auto i = static_cast<std::size_t>(p);
+      s += str_cat(" | player ", p, ": ", bullets_[i], "/", options_.max_bullets, " bullets");
+      if (last_[i] >= 0) s += str_cat(", last ", move_name(last_[i]));
+    }
+    return s + "\n";
+  }
 
  private:
   PlayersStepResult& finish(PlayersStepResult& result, int winner, bool terminated) {

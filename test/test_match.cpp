@@ -1,0 +1,152 @@
+// session/match.hpp: a series of games alternates the sides and counts each side's results as
+// the games end, a player's view carries its mask, the random player keeps to the mask and covers
+// it evenly, and a network's greedy move is the best logit its mask allows.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "seedrl/env/board_game.hpp"
+#include "seedrl/env/standoff.hpp"
+#include "seedrl/session/match.hpp"
+
+namespace test_match {
+
+using namespace seedrl;
+
+namespace {
+
+// Tic-tac-toe players that take the lowest (or the highest) empty cell, read from the game itself.
+std::int32_t lowest(const TicTacToe& game, int, Rng&) {
+  for (std::int32_t a = 0; a < 9; ++a)
+    if (game.legal(a)) return a;
+  return -1;
+}
+std::int32_t highest(const TicTacToe& game, int, Rng&) {
+  for (std::int32_t a = 8; a >= 0; --a)
+    if (game.legal(a)) return a;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("play_games: sides alternate and each side's results are the first player's") {
+  // Lowest first: X 0, O 8, X 1, O 7, X 2 wins the top row. Highest first: X 8, O 0, X 7, O 1,
+  // X 6 wins the bottom row. Whoever moves first wins, in five moves.
+  std::vector<int> sides, steps_seen;
+  int resets = 0;
+  const MatchWatcher<TicTacToe> watch = [&](const TicTacToe& game, int index, int side,
+                                            const PlayersStepResult* step) {
+    if (step == nullptr) {
+      CHECK(game.moves() == 0);
+      sides.push_back(side);
+      steps_seen.push_back(0);
+      ++resets;
+      return;
+    }
+    CHECK(index == resets - 1);
+    ++steps_seen.back();
+  };
+  const MatchResult r = play_games(TicTacToe(), lowest, highest, 5, 1, watch);
+  CHECK(sides == std::vector<int>{0, 1, 0, 1, 0});
+  CHECK(steps_seen == std::vector<int>(5, 5));
+  CHECK(r.as_first.wins == 3);
+  CHECK(r.as_first.games() == 3);
+  CHECK(r.as_second.losses == 2);
+  CHECK(r.as_second.games() == 2);
+  CHECK(r.total().wins == 3);
+  CHECK(r.total().losses == 2);
+
+  // first_side 1: the first game has the first player second.
+  const MatchResult swapped = play_games(TicTacToe(), lowest, highest, 2, 1, {}, 1);
+  CHECK(swapped.as_second.losses == 1);
+  CHECK(swapped.as_first.wins == 1);
+  CHECK_THROWS_WITH_AS(play_games(TicTacToe(), lowest, highest, 2, 1, {}, 2),
+                       doctest::Contains("first_side is 0 or 1"), Error);
+
+  // Standoff: a player who always blocks never loses; one who reloads then shoots is blocked
+  // every time, and the games run to the step limit as draws.
+  const ScriptedPlayer<Standoff> block = [](const Standoff&, int, Rng&) {
+    return std::int32_t{Standoff::kBlock};
+  };
+  const ScriptedPlayer<Standoff> gunner = [](const Standoff& game, int p, Rng&) {
+    return game.bullets(p) > 0 ? std::int32_t{Standoff::kShoot} : std::int32_t{Standoff::kReload};
+  };
+  const MatchResult duel = play_games(Standoff(), block, gunner, 4, 1);
+  CHECK(duel.total().draws == 4);
+}
+
+TEST_CASE("random_legal_player: only what the mask allows, each legal move about as often") {
+  ConnectFour game;
+  // Fill columns 0 and 6 (alternating stones, no line of four in a column).
+  for (int i = 0; i < 12; ++i) {
+    const std::int32_t moves[2] = {i < 6 ? 0 : 6, i < 6 ? 0 : 6};
+    REQUIRE_FALSE(game.step(moves).episode_over());
+  }
+  REQUIRE_FALSE(game.legal(0));
+  REQUIRE_FALSE(game.legal(6));
+  const ScriptedPlayer<ConnectFour> random = random_legal_player<ConnectFour>();
+  Rng rng(3);
+  std::vector<int> counts(7, 0);
+  constexpr int kDraws = 5000;
+  for (int i = 0; i < kDraws; ++i) ++counts[static_cast<std::size_t>(random(game, 0, rng))];
+  CHECK(counts[0] == 0);
+  CHECK(counts[6] == 0);
+  for (int c = 1; c <= 5; ++c) {
+    CAPTURE(c);
+    CHECK(counts[static_cast<std::size_t>(c)] == doctest::Approx(kDraws / 5.0).epsilon(0.1));
+  }
+  // The player who waits may make no move: refused by name.
+  CHECK_THROWS_WITH_AS(random(game, 1, rng), doctest::Contains("may make no move"), Error);
+  // A game of other sizes (the same type) gets a view of its own sizes.
+  BoardGame small({"small", 2, 2, 2, false});
+  const ScriptedPlayer<BoardGame> any = random_legal_player<BoardGame>();
+  BoardGame large({"large", 4, 5, 3, false});
+  for (int i = 0; i < 50; ++i) {
+    CHECK(any(small, 0, rng) < 4);
+    CHECK(any(large, 0, rng) < 20);
+  }
+}
+
+TEST_CASE("network_player: the highest logit among the moves the mask allows") {
+  const TicTacToe probe;
+  nn::NetworkOptions config = nn::NetworkOptions::mlp(18, 9, {16});
+  config.observation_shape = {2, 3, 3};
+  nn::Network<cpu::Backend> reference(config);
+  Rng init(5);
+  const Tensor& values = reference.parameters().values();
+  for (std::int64_t i = 0; i < values.numel(); ++i)
+    values.data<float>()[i] = static_cast<float>(init.uniform() * 2.0 - 1.0);
+  reference.parameters().bump_version();
+  const ScriptedPlayer<TicTacToe> greedy = network_player(config, values, probe);
+  PlayerView<TicTacToe> view(probe);
+  TicTacToe game;
+  Rng rng(9);
+  int games = 0, checked = 0;
+  while (games < 20) {
+    const int p = game.to_move();
+    const std::int32_t move = greedy(game, p, rng);
+    // The reference: the network's logits for this player's planes, the best legal cell by brute
+    // force over the game's own rules.
+    view.observe(game, p);
+    const nn::NetworkOutputs& out = reference.forward(view.observation().reshape({1, 1, 2, 3, 3}),
+                                                      {}, Tensor::zeros({1, 1}, DType::u8));
+    const float* logits = out.logits.data<float>();
+    std::int32_t best = -1;
+    for (std::int32_t a = 0; a < 9; ++a)
+      if (game.legal(a) && (best < 0 || logits[a] > logits[best])) best = a;
+    CHECK(move == best);
+    ++checked;
+    // Play on with a random legal move, so that the positions vary.
+    std::int32_t actions[2] = {0, 0};
+    actions[p] = random_legal_player<TicTacToe>()(game, p, rng);
+    if (game.step(actions).episode_over()) {
+      game.reset();
+      ++games;
+    }
+  }
+  CHECK(checked > 60);
+}
+
+}  // namespace test_match
