@@ -3,11 +3,13 @@
 // (issue 37's targets). The checkpoint acts through Policy, greedily, with its legal-action mask;
 // it plays half the games as player 0 (the first to move) and half as player 1. The alpha-beta
 // player breaks ties between moves of equal value at random (--seed), so that the greedy agent
-// meets more than the one game each side a deterministic opponent would give it.
+// meets more than the one game each side a deterministic opponent would give it; --opening-moves K
+// plays the first K moves of every game at random, for a wider spread of positions.
 //
 //   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env tictactoe --opponent perfect
 //   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env connect4 --opponent alphabeta
 //                 --depth 2 --games 200
+//   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env standoff --opponent careful
 //
 // The last line of stdout is one JSON object: the checkpoint, the opponent and the wins, draws and
 // losses from each side.
@@ -18,9 +20,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "seedrl/env/board_game.hpp"
+#include "seedrl/env/standoff.hpp"
 #include "seedrl/session/match.hpp"
 #include "support/board_players.hpp"
 
@@ -33,8 +37,15 @@ std::string tally_json(const GameTally& t) {
 }
 
 template <class Game>
+const char* env_name() {
+  if constexpr (std::is_same_v<Game, TicTacToe>) return "tictactoe";
+  if constexpr (std::is_same_v<Game, ConnectFour>) return "connect4";
+  return "standoff";
+}
+
+template <class Game>
 int evaluate(const std::string& checkpoint, const std::string& opponent, int depth, int games,
-             std::uint64_t seed) {
+             std::uint64_t seed, int opening_moves) {
   Policy<> policy(checkpoint);
   const Game game;
   // The reference players read the board and the mask from the opponent's own view.
@@ -49,9 +60,11 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
                                              static_cast<std::size_t>(mask_tensor.numel()));
     if (opponent == "random") return test::random_player(mask, rng);
     if (opponent == "perfect") return test::minimax_player(planes, mask);
+    if (opponent == "careful") return test::careful_standoff_player(planes);
     return test::alphabeta_player(planes, mask, depth, &rng);
   };
-  const MatchResult r = play_games(game, policy_player(policy, game), reference, games, seed);
+  const MatchResult r =
+      play_games(game, policy_player(policy, game), reference, games, seed, {}, 0, opening_moves);
   std::fprintf(stderr,
                "selfplay_eval: %s against %s%s, %d games: as player 0 %lld/%lld/%lld, as "
                "player 1 %lld/%lld/%lld (wins/draws/losses)\n",
@@ -63,10 +76,9 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
                static_cast<long long>(r.as_second.losses));
   std::printf(
       "{\"checkpoint\":\"%s\",\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
-      "\"games\":%d,\"as_first\":%s,\"as_second\":%s}\n",
-      checkpoint.c_str(), view->spec().observation.shape[1] == 3 ? "tictactoe" : "connect4",
-      opponent.c_str(), depth, games, tally_json(r.as_first).c_str(),
-      tally_json(r.as_second).c_str());
+      "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s}\n",
+      checkpoint.c_str(), env_name<Game>(), opponent.c_str(), depth, opening_moves, games,
+      tally_json(r.as_first).c_str(), tally_json(r.as_second).c_str());
   return 0;
 }
 
@@ -78,21 +90,33 @@ int main(int argc, char** argv) {
   int depth = 2, games = 1000;
   std::uint64_t seed = 1;
   app.add_option("--checkpoint", checkpoint, "the run's checkpoint.safetensors")->required();
-  app.add_option("--env", env, "tictactoe or connect4")
-      ->check(CLI::IsMember({"tictactoe", "connect4"}));
+  app.add_option("--env", env, "tictactoe, connect4 or standoff")
+      ->check(CLI::IsMember({"tictactoe", "connect4", "standoff"}));
   app.add_option("--opponent", opponent,
-                 "random, perfect (tic-tac-toe) or alphabeta (Connect Four, --depth plies)")
-      ->check(CLI::IsMember({"random", "perfect", "alphabeta"}));
+                 "random, perfect (tic-tac-toe), alphabeta (Connect Four, --depth plies) or "
+                 "careful (Standoff)")
+      ->check(CLI::IsMember({"random", "perfect", "alphabeta", "careful"}));
   app.add_option("--depth", depth, "the alpha-beta player's search depth")
       ->check(CLI::Range(1, 12));
   app.add_option("--games", games, "games, half from each side")->check(CLI::Range(2, 1000000));
   app.add_option("--seed", seed, "the random player's seed");
+  int opening_moves = 0;
+  app.add_option("--opening-moves", opening_moves,
+                 "the first K moves of every game at random (both sides), for varied games")
+      ->check(CLI::Range(0, 40));
   CLI11_PARSE(app, argc, argv);
   try {
-    if ((opponent == "perfect") != (env == "tictactoe") && opponent != "random")
-      fail("--opponent perfect plays tic-tac-toe, --opponent alphabeta Connect Four");
-    return env == "tictactoe" ? evaluate<TicTacToe>(checkpoint, opponent, depth, games, seed)
-                              : evaluate<ConnectFour>(checkpoint, opponent, depth, games, seed);
+    const char* plays = opponent == "perfect"     ? "tictactoe"
+                        : opponent == "alphabeta" ? "connect4"
+                        : opponent == "careful"   ? "standoff"
+                                                  : nullptr;
+    if (plays != nullptr && env != plays)
+      fail("--opponent ", opponent, " plays ", plays, ", not --env ", env);
+    if (env == "tictactoe")
+      return evaluate<TicTacToe>(checkpoint, opponent, depth, games, seed, opening_moves);
+    if (env == "connect4")
+      return evaluate<ConnectFour>(checkpoint, opponent, depth, games, seed, opening_moves);
+    return evaluate<Standoff>(checkpoint, opponent, depth, games, seed, opening_moves);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "selfplay_eval: error: %s\n", e.what());
     return 1;

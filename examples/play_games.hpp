@@ -102,22 +102,10 @@ int play_game_series(const std::string& env_name, Policy<>& agent, Policy<>* opp
                      const GameSeriesOptions& options, Recording& recording) {
   const Game game;
   const bool human = options.opponent == "human";
-  ScriptedPlayer<Game> a = policy_player(agent, game);
-  ScriptedPlayer<Game> b = human             ? human_player(game, std::cin, std::cerr)
-                           : opponent_policy ? policy_player(*opponent_policy, game)
-                                             : random_legal_player<Game>();
-  // The first --opening-moves moves of each game are random, whoever makes them.
-  int moves = 0;
-  const ScriptedPlayer<Game> random = random_legal_player<Game>();
-  const auto opening = [&](ScriptedPlayer<Game> player) -> ScriptedPlayer<Game> {
-    if (options.opening_moves == 0) return player;
-    return [&, player](const Game& g, int p, Rng& rng) {
-      return moves < options.opening_moves ? random(g, p, rng) : player(g, p, rng);
-    };
-  };
-  a = opening(std::move(a));
-  if (!human) b = opening(std::move(b));
-
+  const ScriptedPlayer<Game> a = policy_player(agent, game);
+  const ScriptedPlayer<Game> b = human             ? human_player(game, std::cin, std::cerr)
+                                 : opponent_policy ? policy_player(*opponent_policy, game)
+                                                   : random_legal_player<Game>();
   PlayerView<Game> view(game);
   recording.start(view.spec().observation);
   MatchResult result;
@@ -127,7 +115,6 @@ int play_game_series(const std::string& env_name, Policy<>& agent, Policy<>* opp
   double next_report = 2.0;
   const MatchWatcher<Game> watch = [&](const Game& g, int index, int side,
                                        const PlayersStepResult* step) {
-    moves = step == nullptr ? 0 : moves + 1;
     if (index == 0) {  // the GIF: the first game, from player 0's side (its stones red)
       view.observe(g, 0);
       recording.add(view.observation()[0]);
@@ -161,7 +148,7 @@ int play_game_series(const std::string& env_name, Policy<>& agent, Policy<>* opp
   };
   try {
     play_games(game, a, b, static_cast<int>(options.games), options.seed, watch,
-               options.human_first ? 1 : 0);
+               options.human_first ? 1 : 0, options.opening_moves);
   } catch (const Quit&) {
     std::fprintf(stderr, "\nplay: stopped after %lld finished games\n",
                  static_cast<long long>(finished));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "seedrl/env/board_game.hpp"
@@ -64,6 +65,29 @@ TEST_CASE("play_games: sides alternate and each side's results are the first pla
   CHECK(swapped.as_first.wins == 1);
   CHECK_THROWS_WITH_AS(play_games(TicTacToe(), lowest, highest, 2, 1, {}, 2),
                        doctest::Contains("first_side is 0 or 1"), Error);
+
+  // Two random opening moves: the same two players meet many games, not one a side, and the
+  // moves after the opening are theirs again.
+  std::set<std::vector<int>> games_seen;
+  std::vector<int> cells;
+  int step_index = 0;
+  const MatchWatcher<TicTacToe> record = [&](const TicTacToe& game, int, int,
+                                             const PlayersStepResult* step) {
+    if (step == nullptr) {
+      cells.clear();
+      step_index = 0;
+      return;
+    }
+    ++step_index;
+    std::vector<int> board;
+    for (std::int32_t c = 0; c < 9; ++c) board.push_back(game.cell(c / 3, c % 3));
+    cells = board;
+    if (step->episode_over()) games_seen.insert(cells);
+  };
+  const MatchResult opened = play_games(TicTacToe(), lowest, highest, 200, 7, record, 0, 2);
+  CHECK(opened.total().games() == 200);
+  CHECK(games_seen.size() > 20);
+  CHECK(play_games(TicTacToe(), lowest, highest, 200, 7, {}, 0, 0).as_first.wins == 100);
 
   // Standoff: a player who always blocks never loses; one who reloads then shoots is blocked
   // every time, and the games run to the step limit as draws.

@@ -43,11 +43,10 @@ PlayersStepResult both(Standoff& game, std::int32_t a, std::int32_t b) {
   return game.step(moves);
 }
 
-// The careful player: block while the other is loaded; when it is empty, shoot if loaded, else
-// reload.
+// The careful player (test/support/board_players.hpp).
 std::int32_t careful(const View& v) {
-  if (v.at(1) > 0.0f) return B;
-  return v.at(0) > 0.0f ? S : R;
+  return test::careful_standoff_player(
+      {v.observation.data<float>(), static_cast<std::size_t>(v.observation.numel())});
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // mover's stones, and the legal-action mask) and keep their own rules (lines, drops). The random
 // player, a perfect tic-tac-toe player (negamax over every position, memoised), and a Connect Four
 // alpha-beta player of a given depth (negamax with pruning, centre columns first, a heuristic
-// that counts open windows of four). Used by the tests of the games and, later, of self-play.
+// that counts open windows of four), and Standoff's careful player. Used by the tests of the games
+// and by bench/selfplay_eval.
 #pragma once
 
 #include <algorithm>
@@ -207,6 +208,15 @@ inline std::int32_t alphabeta_player(std::span<const float> observation,
     }
   }
   return best;
+}
+
+/// Standoff's careful player (env/standoff.hpp): it blocks while the other is loaded; when the
+/// other is empty it shoots if loaded, else reloads. It never loses. `observation` is the player's
+/// f32 [9] (its bullets and the other's first).
+inline std::int32_t careful_standoff_player(std::span<const float> observation) {
+  constexpr std::int32_t kReload = 0, kBlock = 1, kShoot = 2;
+  if (observation[1] > 0.0f) return kBlock;
+  return observation[0] > 0.0f ? kShoot : kReload;
 }
 
 }  // namespace seedrl::test

@@ -16,8 +16,8 @@
 
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/acting/inference_client.hpp"
-#include "seedrl/core/thread_name.hpp"
 #include "seedrl/env/environment.hpp"
+#include "seedrl/session/actor_threads.hpp"
 #include "seedrl/session/training_session.hpp"
 
 namespace seedrl {
@@ -84,18 +84,7 @@ TrainingResult train_locally(const A& agent, MakeEnv make_env, const LocalTraine
   };
   try {
     // Actors start before the session runs the server: their first steps wait for it.
-    for (std::size_t i = 0; i < actors.size(); ++i) {
-      threads.emplace_back([&session, a = actors[i].get(), i] {
-        set_thread_name("seedrl-actor");
-        try {
-          // An actor that stops on its own (the server refused it, say) ends the run with why.
-          if (const Status status = a->run(); !status.is_ok())
-            throw Error(str_cat("actor ", i, " stopped: ", status.to_string()));
-        } catch (...) {
-          session.report_error(std::current_exception());
-        }
-      });
-    }
+    start_actor_threads(session, actors, threads);
     TrainingHooks hooks;
     hooks.stop_sources = stop_actors;
     hooks.join_sources = join_actors;

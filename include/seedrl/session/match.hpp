@@ -160,17 +160,21 @@ using MatchWatcher =
     std::function<void(const Game& g, int game, int side, const PlayersStepResult* step)>;
 
 /// Plays `games` games of `game` (reset before each) between `first` and `second`: `first` takes
-/// side (g + first_side) % 2 in game g. The tallies are `first`'s. The players draw their random
-/// numbers from one Rng seeded with `seed`.
+/// side (g + first_side) % 2 in game g. The tallies are `first`'s. The first `opening_moves` steps
+/// of every game are uniformly random legal moves, whoever makes them, so that two deterministic
+/// players meet more than one game a side. The players and the openings draw their random numbers
+/// from one Rng seeded with `seed`.
 template <PlayersEnvironment Game>
 MatchResult play_games(Game game, const std::type_identity_t<ScriptedPlayer<Game>>& first,
                        const std::type_identity_t<ScriptedPlayer<Game>>& second, int games,
                        std::uint64_t seed,
                        const std::type_identity_t<MatchWatcher<Game>>& watch = {},
-                       int first_side = 0) {
+                       int first_side = 0, int opening_moves = 0) {
   SEEDRL_REQUIRE(game.players() == 2, "play_games: games of two players, got ", game.players());
   SEEDRL_REQUIRE(first_side == 0 || first_side == 1, "play_games: first_side is 0 or 1, got ",
                  first_side);
+  SEEDRL_REQUIRE(opening_moves >= 0, "play_games: opening_moves must be >= 0, got ", opening_moves);
+  const ScriptedPlayer<Game> random = random_legal_player<Game>();
   Rng rng(seed);
   MatchResult result;
   for (int g = 0; g < games; ++g) {
@@ -179,10 +183,15 @@ MatchResult play_games(Game game, const std::type_identity_t<ScriptedPlayer<Game
     if (watch) watch(game, g, side, nullptr);
     PlayersStepResult step;
     float first_return = 0.0f;
-    while (!step.episode_over()) {
+    for (int moves = 0; !step.episode_over(); ++moves) {
       std::int32_t actions[2] = {0, 0};
-      for (int p = 0; p < 2; ++p)
-        if (game.acts(p)) actions[p] = (p == side ? first : second)(game, p, rng);
+      for (int p = 0; p < 2; ++p) {
+        if (!game.acts(p)) continue;
+        const ScriptedPlayer<Game>& player = moves < opening_moves ? random
+                                             : p == side           ? first
+                                                                   : second;
+        actions[p] = player(game, p, rng);
+      }
       step = game.step(actions);
       first_return += step.rewards[static_cast<std::size_t>(side)];
       if (watch) watch(game, g, side, &step);

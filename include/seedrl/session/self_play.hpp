@@ -31,6 +31,7 @@
 #include "seedrl/inference/opponents.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/league/league.hpp"
+#include "seedrl/session/actor_threads.hpp"
 #include "seedrl/session/training_session.hpp"
 
 namespace seedrl {
@@ -297,17 +298,7 @@ SelfPlayResult train_self_play(
         session.report_error(std::current_exception());
       }
     });
-    for (std::size_t i = 0; i < actors.size(); ++i) {
-      threads.emplace_back([&session, a = actors[i].get(), i] {
-        set_thread_name("seedrl-actor");
-        try {
-          if (const Status status = a->run(); !status.is_ok())
-            throw Error(str_cat("actor ", i, " stopped: ", status.to_string()));
-        } catch (...) {
-          session.report_error(std::current_exception());
-        }
-      });
-    }
+    start_actor_threads(session, actors, threads);
     TrainingHooks hooks;
     hooks.stop_sources = stop_sources;
     hooks.join_sources = join_sources;
