@@ -9,7 +9,8 @@
 //           0: never, a lower bound on IMPALA's cost).
 //
 //   bench_inference [--backend cpu|cuda] [--actors 1,8,32] [--models minatar,nature]
-//                   [--seconds 4] [--warmup 2] [--threads 2] [--batched 256]
+//                   [--seconds 4] [--warmup 2] [--threads 2] [--batched 256] [--no-graphs]
+//                   [--no-impala]
 //
 // --backend cuda runs both ways on the GPU backend (the central server batches onto the GPU;
 // each per-actor model is its own GPU copy). --batched N also measures the server's inference
@@ -80,7 +81,7 @@ struct Model {
 };
 
 template <class B>
-double run_seed(const Model& m, int actors, int threads, double seconds, double warmup,
+double run_seed(const Model& m, int actors, int threads, bool graphs, double seconds, double warmup,
                 const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   VTraceAgentOptions o;
   o.network = m.network;
@@ -93,6 +94,7 @@ double run_seed(const Model& m, int actors, int threads, double seconds, double 
   so.max_slots = actors;
   so.threads = threads;
   so.unroll_length = 20;
+  so.graphs = graphs;
   InferenceServer<VTraceAgent, B> server(agent, parameters, unrolls, m.observation,
                                          {static_cast<std::int32_t>(m.network.num_actions)}, so);
   server.start();
@@ -129,7 +131,11 @@ double run_seed(const Model& m, int actors, int threads, double seconds, double 
   const double t0 = bench::now_seconds();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const double fps = static_cast<double>(frames() - f0) / (bench::now_seconds() - t0);
-  bench::progress("seed", m.name, "measured: ", fps, " frames/s; stopping");
+  const GraphedForwardStats g = server.graph_stats();
+  bench::progress("seed", m.name, "measured: ", fps, " frames/s (mean batch ",
+                  server.stats().mean_batch_size(), "; forwards: ", g.replays, " from graphs, ",
+                  g.plain, " plain, ", g.captures, " captures, ", g.drops, " drops, ", g.failures,
+                  " failures", g.last_failure.empty() ? "" : ": ", g.last_failure, "); stopping");
   for (auto& actor : list) actor->stop();
   server.stop();
   for (auto& t : threads_list) t.join();
@@ -195,18 +201,84 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
 
 // The server's inference step alone at batch `batch`: gather in page-locked host memory, one
 // copy to the device, forward, outputs back (what InferenceServer::process does around actors).
+// On a GPU also its parts, each timed alone: the copy in, the forward (and the host's time to
+// queue it, the launch overhead), the copies out; and the same step with the forward replayed
+// from a CUDA graph (one launch), checked against the plain step's outputs.
+struct BatchedFigures {
+  double step_us = 0, h2d_us = 0, forward_us = 0, enqueue_us = 0, d2h_us = 0;
+  double graph_step_us = 0;  // 0: not measured
+  std::size_t graph_nodes = 0;
+  bool graph_matches = false;
+  std::string graph_error;
+};
+
 template <class B>
-double run_batched(const Model& m, std::int64_t batch, double seconds,
-                   const std::vector<std::uint8_t>& pool) {
+void wait_for_device() {
+#ifdef SEEDRL_BENCH_CUDA
+  if constexpr (B::device == Device::cuda) cuda::synchronize();
+#endif
+}
+
+template <class B>
+BatchedFigures run_batched(const Model& m, std::int64_t batch, double seconds,
+                           const std::vector<std::uint8_t>& pool) {
   nn::Network<B> net(m.network);
   ScratchBuffer gather = ScratchBuffer::pinned(B::device);
   const Tensor obs = gather.view(m.observation.shape.prepend({1, batch}), m.observation.dtype);
   std::memcpy(obs.raw_data(), pool.data(), std::min(obs.bytes(), pool.size()));
   StagingBuffer to_device(B::device);
   HostOutputs to_host(B::device);
-  const double per_call = bench::time_per_call([&] { to_host(net.forward(to_device(obs))); },
-                                               seconds, bench::kModelWarmup);
-  return static_cast<double>(batch) / per_call;
+  BatchedFigures f;
+  const double part = seconds / 4;
+  f.step_us = 1e6 * bench::time_per_call([&] { to_host(net.forward(to_device(obs))); }, seconds,
+                                         bench::kModelWarmup);
+  f.h2d_us = 1e6 * bench::time_per_call([&] { to_device(obs); }, part);
+  const Tensor staged = to_device(obs);
+  double enqueue = 0;
+  std::int64_t calls = 0;
+  f.forward_us = 1e6 * bench::time_per_call(
+                           [&] {
+                             const double t0 = bench::now_seconds();
+                             net.forward(staged);
+                             enqueue += bench::now_seconds() - t0;
+                             ++calls;
+                             wait_for_device<B>();
+                           },
+                           part, 0);
+  f.enqueue_us = 1e6 * enqueue / static_cast<double>(std::max<std::int64_t>(calls, 1));
+  const nn::NetworkOutputs& outputs = net.forward(staged);
+  f.d2h_us = 1e6 * bench::time_per_call([&] { to_host(outputs); }, part);
+#ifdef SEEDRL_BENCH_CUDA
+  if constexpr (B::device == Device::cuda) {
+    // Logits and values, copied out of HostOutputs' reused buffers.
+    const auto host_floats = [](const nn::NetworkOutputs& o) {
+      std::vector<float> v;
+      for (const Tensor* t : {&o.logits, &o.values})
+        if (t->defined()) v.insert(v.end(), t->data<float>(), t->data<float>() + t->numel());
+      return v;
+    };
+    const std::vector<float> expected = host_floats(to_host(net.forward(staged)));
+    try {
+      cuda::Graph graph;
+      graph.capture([&] { net.forward(staged); });
+      f.graph_nodes = graph.nodes();
+      // The graph replays into the buffers the capture's forward returned: net's last outputs.
+      const nn::NetworkOutputs& graph_outputs = net.forward(staged);
+      f.graph_step_us = 1e6 * bench::time_per_call(
+                                  [&] {
+                                    to_device(obs);
+                                    graph.replay();
+                                    to_host(graph_outputs);
+                                  },
+                                  seconds, bench::kModelWarmup);
+      graph.replay();
+      f.graph_matches = host_floats(to_host(graph_outputs)) == expected;
+    } catch (const std::exception& e) {
+      f.graph_error = e.what();
+    }
+  }
+#endif
+  return f;
 }
 
 struct Settings {
@@ -215,6 +287,8 @@ struct Settings {
   double seconds = 4.0;
   double warmup = 2.0;  // seed: before the clock starts (the GPU measures new batch sizes then)
   int impala_sync = 20;
+  bool graphs = true;  // the server's forwards from CUDA graphs (InferenceServerOptions::graphs)
+  bool impala = true;  // also measure per-actor inference
 };
 
 template <class B>
@@ -227,33 +301,52 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
                         ? Model{name, nn::NetworkOptions::minatar(6, 6), {{10, 10, 6}, DType::u8}}
                         : Model{name, nn::NetworkOptions::nature(18), {{4, 84, 84}, DType::u8}};
     if (batched > 0) {
-      const double fps = run_batched<B>(m, batched, s.seconds, *pool);
-      const bench::Json line = bench::Json()
-                                   .add("bench", "inference")
-                                   .add("backend", s.backend)
-                                   .add("mode", "batched")
-                                   .add("model", name)
-                                   .add("batch", static_cast<long long>(batched))
-                                   .add("threads", s.threads)
-                                   .add("frames_per_s", fps);
+      const BatchedFigures f = run_batched<B>(m, batched, s.seconds, *pool);
+      bench::Json line = bench::Json()
+                             .add("bench", "inference")
+                             .add("backend", s.backend)
+                             .add("mode", "batched")
+                             .add("model", name)
+                             .add("batch", static_cast<long long>(batched))
+                             .add("threads", s.threads)
+                             .add("frames_per_s", static_cast<double>(batched) * 1e6 / f.step_us)
+                             .add("step_us", f.step_us)
+                             .add("h2d_us", f.h2d_us)
+                             .add("forward_us", f.forward_us)
+                             .add("forward_enqueue_us", f.enqueue_us)
+                             .add("d2h_us", f.d2h_us);
+      if (f.graph_step_us > 0) {
+        line.add("graph_step_us", f.graph_step_us)
+            .add("graph_frames_per_s", static_cast<double>(batched) * 1e6 / f.graph_step_us)
+            .add("graph_nodes", static_cast<double>(f.graph_nodes))
+            .add("graph_matches", f.graph_matches ? "yes" : "no");
+      }
+      if (!f.graph_error.empty()) line.add("graph_error", f.graph_error);
       line.print();
       summary += (summary.size() > 1 ? "," : "") + line.str();
     }
     for (int actors : actor_counts) {
-      const double seed_fps = run_seed<B>(m, actors, s.threads, s.seconds, s.warmup, pool);
-      const double impala_fps = run_impala<B>(m, actors, s.seconds, s.impala_sync, pool);
-      for (auto [mode, fps] : {std::pair{"seed", seed_fps}, std::pair{"impala", impala_fps}}) {
+      // Each line as soon as its figure exists.
+      const auto print = [&](const char* mode, double fps) {
+        const bool seed = mode == std::string("seed");
         bench::Json()
             .add("bench", "inference")
             .add("backend", s.backend)
             .add("mode", mode)
             .add("model", name)
             .add("actors", actors)
-            .add("threads", mode == std::string("seed") ? s.threads : 1)
-            .add("impala_sync", mode == std::string("seed") ? 0 : s.impala_sync)
+            .add("threads", seed ? s.threads : 1)
+            .add("impala_sync", seed ? 0 : s.impala_sync)
+            .add("graphs", seed && s.graphs && GraphedForward<B>::kAvailable ? "yes" : "no")
             .add("frames_per_s", fps)
             .print();
-      }
+      };
+      const double seed_fps =
+          run_seed<B>(m, actors, s.threads, s.graphs, s.seconds, s.warmup, pool);
+      print("seed", seed_fps);
+      if (!s.impala) continue;
+      const double impala_fps = run_impala<B>(m, actors, s.seconds, s.impala_sync, pool);
+      print("impala", impala_fps);
       const std::string entry = bench::Json()
                                     .add("model", name)
                                     .add("actors", actors)
@@ -278,9 +371,9 @@ int main(int argc, char** argv) {
   std::int64_t batched = 0;
   app.add_option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--actors", actor_counts, "actor counts to measure (none: --actors '')")
+  app.add_option("--actors", actor_counts, "actor counts to measure (none: --actors 0)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(0, 1024));
   app.add_option("--models", models, "minatar and/or nature")
       ->delimiter(',')
       ->check(CLI::IsMember({"minatar", "nature"}));
@@ -289,6 +382,8 @@ int main(int argc, char** argv) {
                  "seed: seconds of acting before the clock starts (batch sizes are met, and on the "
                  "GPU their convolution algorithms measured, then)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("!--no-graphs", s.graphs, "the server's forwards without CUDA graphs");
+  app.add_flag("!--no-impala", s.impala, "central inference only");
   app.add_option("--impala-sync", s.impala_sync,
                  "IMPALA actors copy the learner's parameters every N steps (0: never)")
       ->check(CLI::NonNegativeNumber);
@@ -303,6 +398,7 @@ int main(int argc, char** argv) {
                  "also measure the server's inference step alone at this batch (0: skip)")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  std::erase(actor_counts, 0);
 
   auto pool = std::make_shared<std::vector<std::uint8_t>>(1 << 22);
   Rng rng(7);

@@ -3,8 +3,9 @@
 #   - the CPU-vs-GPU conformance tests and the GPU learning runs (ctest -L cuda),
 #   - bench_nn --backend cuda (every model, plus the Nature V-trace learner step, T=20 B=32),
 #   - bench_inference --backend cuda: the server's inference step at batch 256 and at batch 1
-#     (the fixed cost of a step: launches and copies), and central against per-actor inference
-#     with 32 actors,
+#     (the fixed cost of a step: launches and copies), each with its parts and with the forward
+#     replayed from a CUDA graph, and central against per-actor inference with 32 actors, the
+#     central figure also without CUDA graphs (--no-graphs),
 #   - the same V-trace learner step in the machine's PyTorch (bench/pytorch_vtrace_step.py),
 #   - minatar_vtrace, minatar_r2d2 and mujoco_ppo for EXAMPLE_SECONDS (default 20) each with
 #     --backend cuda and --backend cpu (their final JSON lines, frames/s included),
@@ -35,8 +36,10 @@ ctest --test-dir "$build" -L cuda --output-on-failure | tee "$out/conformance.lo
 "$build/bench/bench_nn" --backend cuda --vtrace-step --seconds 3 | tee -a "$results"
 "$build/bench/bench_inference" --backend cuda --batched 256 --actors 32 --seconds 4 --warmup 3 |
   tee -a "$results"
-"$build/bench/bench_inference" --backend cuda --batched 1 --actors 1 --seconds 2 |
+"$build/bench/bench_inference" --backend cuda --batched 1 --actors 0 --seconds 2 |
   tee -a "$results"
+"$build/bench/bench_inference" --backend cuda --actors 32 --no-impala --no-graphs --seconds 4 \
+  --warmup 3 | tee -a "$results"
 python3 bench/pytorch_vtrace_step.py --device cuda --seconds 3 | tee -a "$results"
 # Each example until SIGINT, which ends it cleanly with its JSON line (exit status 124).
 for program in $examples; do

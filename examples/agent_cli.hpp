@@ -56,6 +56,9 @@ struct RunCli {
         ->check(CLI::Range(1, 256));
     app.add_option("--inference-threads", session.server.threads, "inference compute threads")
         ->check(CLI::Range(1, 256));
+    app.add_flag("!--no-cuda-graphs", session.server.graphs,
+                 "with --backend cuda, run every inference forward directly rather than replaying "
+                 "it from a CUDA graph");
     learner_workers_option =
         app.add_option("--learner-workers", session.learner_workers,
                        "learner threads that each take whole micro-batches of a step")

@@ -65,7 +65,8 @@ TEST_CASE("Action masks: R2D2's epsilon-greedy picks only legal cards, exploring
 
 TEST_CASE("Action masks: a mask that does not fit the actions is refused by name") {
   const VTraceAgent agent(test::example_vtrace_options(test::card_network(), 1'000));
-  SharedParameters parameters(nn::Network<Backend>(agent.network_config()).parameters());
+  nn::Network<Backend> learner(agent.network_config());
+  SharedParameters parameters(learner.parameters());
   UnrollQueue unrolls(4);
   const TensorSpec observation{{16}, DType::f32};
   for (const TensorSpec& mask :

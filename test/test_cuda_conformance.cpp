@@ -14,6 +14,8 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/core/random.hpp"
+#include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/inference/graphed_forward.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
@@ -248,6 +250,97 @@ TEST_CASE(
                   "gradient of " + cpu_net.parameters().parameters()[i].name);
     }
   }
+}
+
+// A graph replays into the buffers of the forward it captured, reading the input's address: new
+// inputs written there give the plain forward's new outputs, bit for bit.
+TEST_CASE("Graph: a captured forward replays like the plain forward; a capture that waits fails") {
+  auto config = nn::NetworkOptions::minatar(6, 6);
+  config.seed = 41;
+  nn::Network<Gpu> net(config);
+  Rng rng(42);
+  const Shape shape = config.observation_shape.prepend({1, 8});
+  const Tensor a = random_tensor(shape, rng, DType::u8), b = random_tensor(shape, rng, DType::u8);
+  const Tensor input = on_gpu(a);
+  const auto host = [](const Tensor& t) { return t.clone(Device::cpu); };
+  for (int i = 0; i < 10; ++i) net.forward(input);  // past the convolutions' measuring
+  const Tensor logits_a = host(net.forward(input).logits);
+  input.copy_from(b);
+  const Tensor logits_b = host(net.forward(input).logits);
+  const Tensor values_b = host(net.forward(input).values);
+
+  cuda::Graph graph;
+  CHECK_FALSE(graph.captured());
+  CHECK_THROWS_AS(graph.replay(), Error);
+  nn::NetworkOutputs replayed;
+  graph.capture([&] { replayed = net.forward(input); });
+  REQUIRE(graph.captured());
+  CHECK(graph.nodes() >= 4);  // at least the two convolutions and two heads' matrix products
+  input.copy_from(a);
+  graph.replay();
+  check_close(logits_a, replayed.logits, 0.0, "logits replayed on input a");
+  input.copy_from(b);
+  graph.replay();
+  check_close(logits_b, replayed.logits, 0.0, "logits replayed on input b");
+  check_close(values_b, replayed.values, 0.0, "values replayed on input b");
+
+  cuda::Graph waits;
+  CHECK_THROWS_AS(waits.capture([&] {
+    net.forward(input);
+    cuda::synchronize();
+  }),
+                  Error);
+  CHECK_FALSE(waits.captured());
+  check_close(logits_b, net.forward(input).logits, 0.0, "the stream after a failed capture");
+}
+
+// The server's graphed forward (inference/graphed_forward.hpp) against the CPU network, through
+// captures at two batch sizes, new inputs at the same address and parameters changed in place.
+TEST_CASE("GraphedForward: replays match the plain forward as inputs and parameters change") {
+  auto config = nn::NetworkOptions::minatar(6, 6);
+  config.seed = 51;
+  nn::Network<Gpu> net(config);
+  nn::Network<Cpu> reference(config);
+  GraphedForward<Gpu> forward;
+  ScratchBuffer buffer(Device::cuda);
+  Rng rng(52);
+  const auto input_of = [&](std::int64_t batch) {
+    const Tensor host = random_tensor(config.observation_shape.prepend({1, batch}), rng, DType::u8);
+    const Tensor device = buffer.view(host.shape(), DType::u8);
+    device.copy_from(host);
+    return std::pair{host, device};
+  };
+  {  // The largest batch first: smaller ones keep its addresses (and no buffer grows later).
+    const auto [host, device] = input_of(64);
+    forward(net, device);
+    reference.forward(host);
+  }
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    for (const std::int64_t batch : {8, 32}) {
+      for (int i = 0; i < Gpu::graph_capture_after() + 3; ++i) {
+        const auto [host, device] = input_of(batch);
+        const nn::NetworkOutputs& got = forward(net, device);
+        const nn::NetworkOutputs& want = reference.forward(host);
+        check_close(want.logits, got.logits, kRtol, "logits at batch " + std::to_string(batch));
+        check_close(want.values, got.values, kRtol, "values at batch " + std::to_string(batch));
+      }
+    }
+    // The learner's update: new values in place (the convolutions repack them at each replay).
+    const Tensor values = reference.parameters().values();
+    for (std::int64_t i = 0; i < values.numel(); ++i)
+      values.data<float>()[i] += static_cast<float>(rng.uniform(-0.05, 0.05));
+    reference.parameters().bump_version();
+    net.parameters().copy_values_from(reference.parameters());
+  }
+  INFO(forward.stats().last_failure);
+  CHECK(forward.stats().failures == 0);
+  CHECK(forward.stats().captures == 2);
+  // Per batch size: 3 replays in the first round (after its plain uses and the capture), then
+  // every use of the next two rounds.
+  const int uses = Gpu::graph_capture_after() + 3;
+  CHECK(forward.stats().replays == 2 * (3 + 2 * uses));
+  CHECK(forward.stats().drops == 0);
 }
 
 TEST_CASE("Network: a critic head Q(x, a), its gradients and its action gradient") {

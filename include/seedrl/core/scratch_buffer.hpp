@@ -1,6 +1,9 @@
 // ScratchBuffer: reusable storage for per-call results, so hot paths do not allocate.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "seedrl/core/tensor.hpp"
 
 namespace seedrl {
@@ -9,6 +12,10 @@ namespace seedrl {
 /// elements (or another dtype or device) than ever before are asked for. Earlier views stay valid
 /// (they keep their storage alive) but are overwritten by the users of later views of the same
 /// storage. Not thread-safe.
+///
+/// reallocations() counts, process-wide, every time any ScratchBuffer got new storage: work
+/// replayed from recorded device addresses (a CUDA graph of a forward) is valid only while it has
+/// not moved.
 class ScratchBuffer {
  public:
   explicit ScratchBuffer(Device device = Device::cpu) : device_(device) {}
@@ -25,11 +32,19 @@ class ScratchBuffer {
     if (!storage_.defined() || storage_.dtype() != dtype || storage_.numel() < n) {
       storage_ = pinned_for_ != Device::cpu ? Tensor::empty_pinned({n}, dtype, pinned_for_)
                                             : Tensor::empty({n}, dtype, device_);
+      counter().fetch_add(1, std::memory_order_relaxed);
     }
     return storage_.slice(0, n).reshape(shape);
   }
 
+  static std::uint64_t reallocations() { return counter().load(std::memory_order_relaxed); }
+
  private:
+  static std::atomic<std::uint64_t>& counter() {
+    static std::atomic<std::uint64_t> count{0};
+    return count;
+  }
+
   Device device_;
   Device pinned_for_ = Device::cpu;
   Tensor storage_;

@@ -40,6 +40,15 @@ class DeviceRuntime {
   /// Copies `bytes` between any two of {cpu, this device}; returns when the copy is complete.
   virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
                     std::size_t bytes) = 0;
+  /// Queues the same copy on the calling thread's queue of device work and returns; it is
+  /// complete after synchronize(). Host memory on either side must stay valid and unchanged
+  /// until then. By default the copy is done at once.
+  virtual void copy_async(void* dst, Device dst_device, const void* src, Device src_device,
+                          std::size_t bytes) {
+    copy(dst, dst_device, src, src_device, bytes);
+  }
+  /// Waits for the device work (copies included) queued so far by the calling thread.
+  virtual void synchronize() {}
   virtual void fill_zero(void* data, std::size_t bytes) = 0;
   /// Page-locked host memory, which the device reads and writes by DMA (faster copies).
   virtual void* allocate_pinned(std::size_t bytes) = 0;

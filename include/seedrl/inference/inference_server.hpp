@@ -6,11 +6,10 @@
 //                          half-full batch is served; seed_rl's batcher would wait forever)
 //            gather   copy observations (and declared step fields) once into the batch
 //                     tensors, slots' recurrent state in
-//            forward  the network on the learner's newest values: on the CPU a private copy,
-//                     refreshed under SharedParameters' read lock (one memcpy) whenever the
-//                     learner's parameters moved, so the forward holds no lock and never reads
-//                     memory the learner is writing (sharing it cost the MinAtar pipeline:
-//                     docs/performance.md); on a GPU the learner's values in place, under the lock
+//            forward  the network on the learner's newest values (inference/server_network.hpp):
+//                     on the CPU a private copy refreshed when they moved, on a GPU the
+//                     learner's values in place under the lock, the forward replayed from a CUDA
+//                     graph per batch size (inference/graphed_forward.hpp)
 //            select   Agent::select_actions (box actions: Agent::select_box_actions, then
 //                     clipped to the environment's bounds)
 //            scatter  actions to the requests, new recurrent state to the slots
@@ -53,10 +52,10 @@
 #include "seedrl/inference/box_actions.hpp"
 #include "seedrl/inference/opponents.hpp"
 #include "seedrl/inference/request_batcher.hpp"
+#include "seedrl/inference/server_network.hpp"
 #include "seedrl/inference/server_options.hpp"
 #include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/inference/slot_table.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/inference/step_validation.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
@@ -71,11 +70,10 @@ class InferenceServer final : public InferenceEndpoint {
   InferenceServer(const A& agent, SharedParameters& parameters, UnrollQueue& unrolls,
                   const StepSpec& spec, const InferenceServerOptions& options = {})
       : agent_(agent),
-        parameters_(parameters),
         unrolls_(unrolls),
         spec_(spec),
         options_((options.validate(), options)),
-        network_(agent.network_config()),
+        network_(agent.network_config(), parameters, options.graphs),
         store_(options.max_slots, make_unroll_spec(agent, spec, options), &unrolls.pool()),
         table_(options.max_slots),
         slots_(static_cast<std::size_t>(options.max_slots)),
@@ -95,13 +93,6 @@ class InferenceServer final : public InferenceEndpoint {
                           options.max_slots);
       normalize_observations_ = normalization.observations;
       scale_rewards_ = normalization.rewards;
-    }
-    if constexpr (kCopiesParameters) {
-      SharedParameters::ReadGuard guard(parameters);
-      network_.parameters().copy_values_from(parameters.store());
-      copied_version_ = parameters.store().version();
-    } else {
-      network_.parameters().alias_values(parameters.store());
     }
     if (state_size() > 0) {
       state_table_ = {Tensor::zeros({options.max_slots, state_size()}),
@@ -200,6 +191,8 @@ class InferenceServer final : public InferenceEndpoint {
   /// Continues the frame count of a resumed run.
   void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
   InferenceServerStats stats() const { return batcher_.stats(); }
+  /// How the forwards ran: plain, or replayed from graphs (GPU backends). Any thread.
+  GraphedForwardStats graph_stats() const { return network_.graph_stats(); }
 
   /// The normalisation statistics (ExperienceNormalizer::to_text; empty when the agent normalises
   /// nothing), for checkpoints. Any thread.
@@ -309,34 +302,8 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  // The network on the batch, under the learner's current parameters (and their version). One
-  // copy of the batch to the backend's device (none on the CPU); outputs come back to the host
-  // before the parameters are released, so a GPU has finished reading them.
-  void forward() {
-    if constexpr (kCopiesParameters) {
-      {
-        SharedParameters::ReadGuard guard(parameters_);
-        const std::uint64_t latest = parameters_.store().version();
-        if (latest != copied_version_) {
-          network_.parameters().copy_values_from(parameters_.store());
-          copied_version_ = latest;
-        }
-        version_ = published_version();
-      }
-      run_network();
-    } else {
-      SharedParameters::ReadGuard guard(parameters_);
-      version_ = published_version();
-      run_network();
-    }
-  }
-  void run_network() {
-    outputs_ = &host_outputs_(
-        network_.forward(device_observations_(observations_), device_state_(state_in_), resets_));
-  }
-  std::int32_t published_version() const {
-    return static_cast<std::int32_t>(std::min<std::int64_t>(parameters_.version(), INT32_MAX));
-  }
+  // The network on the batch, under the learner's newest parameters (inference/server_network.hpp).
+  void forward() { outputs_ = &network_.forward(observations_, state_in_, resets_, version_); }
 
   // Actions to the requests, the new recurrent state to the slots.
   void scatter(std::span<StepRequest* const> batch) {
@@ -438,11 +405,10 @@ class InferenceServer final : public InferenceEndpoint {
   }
 
   const A agent_;  // a copy: the caller's agent may be a temporary
-  SharedParameters& parameters_;
   UnrollQueue& unrolls_;
   const StepSpec spec_;
   const InferenceServerOptions options_;
-  nn::Network<B> network_;
+  ServerNetwork<B> network_;
   UnrollStore store_;
 
   mutable Mutex mutex_;
@@ -457,10 +423,7 @@ class InferenceServer final : public InferenceEndpoint {
   nn::LstmState state_in_;
   const nn::NetworkOutputs* outputs_ = nullptr;
   std::int32_t version_ = 0;
-  const bool records_q_ = records_q_values(agent_);  // the unrolls keep the Q-values
-  // On the CPU the network has its own values, copied from the learner's at this store version.
-  static constexpr bool kCopiesParameters = B::device == Device::cpu;
-  std::uint64_t copied_version_ = 0;
+  const bool records_q_ = records_q_values(agent_);         // the unrolls keep the Q-values
   std::vector<std::int32_t> frame_slots_, frame_policies_;  // policy_ids, or an opponent set
   std::vector<std::uint8_t> frame_evaluation_;
   std::vector<std::int32_t> frame_actions_;
@@ -483,9 +446,6 @@ class InferenceServer final : public InferenceEndpoint {
   const math::Branches branches_ =
       spec_.action.is_box() ? math::Branches({1}) : math::branches_of(spec_.action);
   const std::size_t k_ = static_cast<std::size_t>(branches_.count());
-  StagingBuffer device_observations_{B::device};
-  StateStaging device_state_{B::device};
-  HostOutputs host_outputs_{B::device};
   Rng rng_;
   std::shared_ptr<OpponentTable> opponents_;  // set before start(); null: none
   std::optional<OpponentActing<A, B>> opponent_acting_;

@@ -25,6 +25,9 @@ struct InferenceServerOptions {
   std::uint64_t seed = 0;           ///< action sampling
   /// The inference thread flushes denormal floats to zero (core/float_mode.hpp).
   bool flush_denormals = true;
+  /// On a backend with graphs (CUDA), a feed-forward network's forward at each batch size is
+  /// captured once and replayed with one launch (inference/graphed_forward.hpp).
+  bool graphs = true;
 
   void validate(std::string_view owner = "InferenceServerOptions") const {
     SEEDRL_REQUIRE(max_slots > 0, owner, ".max_slots must be positive, got ", max_slots);

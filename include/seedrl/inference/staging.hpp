@@ -36,6 +36,19 @@ class StagingBuffer {
     return copy;
   }
 
+  /// The same copy, queued (DeviceRuntime::copy_async): complete after the device runtime's
+  /// synchronize() on this thread.
+  Tensor enqueue(const Tensor& source) {
+    if (!source.defined() || source.device() == device_) return source;
+    const Tensor copy = buffer_.view(source.shape(), source.dtype());
+    if (copy.bytes() > 0) {
+      const Device other = device_ == Device::cpu ? source.device() : device_;
+      device_runtime(other).copy_async(copy.raw_data(), device_, source.raw_data(), source.device(),
+                                       copy.bytes());
+    }
+    return copy;
+  }
+
  private:
   Device device_;
   ScratchBuffer buffer_;
@@ -52,7 +65,8 @@ class StateStaging {
 };
 
 /// Host copies of a network's outputs (the outputs themselves on the CPU backend). Copies go to
-/// memory page-locked for `device`; each call waits for the network's work to finish.
+/// memory page-locked for `device`; each call queues them all, then waits once for the network's
+/// work and the copies to finish (one round trip to the device, not one per head).
 class HostOutputs {
  public:
   explicit HostOutputs(Device device)
@@ -64,8 +78,16 @@ class HostOutputs {
     if (!on_device(outputs)) return outputs;
     const auto from = nn::head_tensors(outputs);
     const auto to = nn::head_tensors(host_);
-    for (std::size_t i = 0; i < from.size(); ++i) *to[i] = heads_[i](*from[i]);
-    host_.final_state = {h_(outputs.final_state.h), c_(outputs.final_state.c)};
+    Device device = Device::cpu;
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      *to[i] = heads_[i].enqueue(*from[i]);
+      if (from[i]->defined() && from[i]->device() != Device::cpu) device = from[i]->device();
+    }
+    host_.final_state = {h_.enqueue(outputs.final_state.h), c_.enqueue(outputs.final_state.c)};
+    if (outputs.final_state.h.defined() && outputs.final_state.h.device() != Device::cpu) {
+      device = outputs.final_state.h.device();
+    }
+    device_runtime(device).synchronize();
     return host_;
   }
 

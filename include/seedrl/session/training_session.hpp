@@ -450,6 +450,11 @@ class TrainingSession {
     const SharedParameters::LockWaits waits = learner_.parameters().lock_waits();
     learner.push_back({{"learner_lock_wait_s", Reduce::last}, waits.writer_seconds});
     learner.push_back({{"inference_lock_wait_s", Reduce::last}, waits.reader_seconds});
+    if constexpr (GraphedForward<B>::kAvailable) {  // the share of forwards replayed from graphs
+      const GraphedForwardStats g = server_.graph_stats();
+      const auto all = static_cast<double>(std::max<std::int64_t>(g.replays + g.plain, 1));
+      learner.push_back({{"inference_graphed_share", Reduce::last}, g.replays / all});
+    }
     if (hooks.metrics)
       for (const Metric& m : hooks.metrics()) learner.push_back(m);
     if (!is_root()) return;  // a group's reports are rank 0's

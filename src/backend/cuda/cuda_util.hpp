@@ -107,6 +107,13 @@ inline cudaStream_t stream() {
 /// The thread's cuBLAS handle, its math mode matching allow_tf32().
 cublasHandle_t cublas();
 cudnnHandle_t cudnn();
+/// True while the calling thread's stream is being captured into a cuda::Graph: work that a
+/// layer would skip when its inputs look unchanged (repacking weights of an unchanged version)
+/// must be queued anyway, since the graph replays it after they change.
+bool capturing() noexcept;
+/// Called by the allocator for every device allocation: counted while capturing, since a graph
+/// must not hold memory that is released after its capture.
+void note_allocation() noexcept;
 /// Counts one cudnnFind search (cuda::conv_measurements()).
 void count_conv_measurement();
 /// Held around each cudnnFind search: one at a time in the process, since concurrent searches

@@ -298,12 +298,13 @@ struct Conv2dKernels<Device::cuda> : RegistersRuntime, Conv2dState {
 
   const Tensor& weights_nhwc() {
     const std::uint64_t version = weight->version();
-    if (!packed_weight.defined() || packed_version != version) {
+    if (!packed_weight.defined() || packed_version != version || cuda::detail::capturing()) {
       packed_weight = packed_weight_buffer.view(
           {options.out_channels, options.kernel, options.kernel, options.in_channels});
       cuda::kernels::oihw_to_ohwi(f32(weight->value), f32(packed_weight), options.out_channels,
                                   options.in_channels, options.kernel, stream());
-      packed_version = version;
+      // A captured repack runs at the graph's replays, not now: the next plain forward repacks.
+      packed_version = cuda::detail::capturing() ? ~std::uint64_t{0} : version;
     }
     return packed_weight;
   }

@@ -140,6 +140,7 @@ class CachingAllocator {
  public:
   void* allocate(std::size_t bytes) SEEDRL_EXCLUDES(mutex_) {
     const std::size_t size = round_up(bytes);
+    note_allocation();
     MutexLock lock(mutex_);
     // Best fit among blocks no more than twice the size whose release has completed.
     for (auto it = free_.lower_bound(size); it != free_.end() && it->first <= 2 * size; ++it) {
@@ -251,6 +252,10 @@ class CudaRuntime final : public DeviceRuntime {
     SEEDRL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
     SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
+  void copy_async(void* dst, Device, const void* src, Device, std::size_t bytes) override {
+    SEEDRL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
+  }
+  void synchronize() override { SEEDRL_CUDA_CHECK(cudaStreamSynchronize(stream())); }
   void* allocate_pinned(std::size_t bytes) override {
     void* data = nullptr;
     SEEDRL_CUDA_CHECK(cudaHostAlloc(&data, bytes, cudaHostAllocPortable));

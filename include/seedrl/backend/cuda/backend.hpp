@@ -14,6 +14,7 @@
 
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
+#include "seedrl/backend/cuda/graph.hpp"
 #include "seedrl/backend/cuda/runtime.hpp"
 #include "seedrl/backend/layers.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -80,6 +81,11 @@ struct Backend {
   using Flatten = cuda::Flatten;
   using Rescale = cuda::Rescale;
   using R2D2LossConfig = cuda::R2D2LossConfig;
+  /// Captured forwards (inference/graphed_forward.hpp replays the server's from one launch).
+  using Graph = cuda::Graph;
+  /// Uses of an input shape before its forward may be captured: past the convolutions'
+  /// algorithm measurement (set_conv_measure_after), which must not happen inside a graph.
+  static int graph_capture_after() { return conv_measure_after() + 2; }
 
   /// Set when a program includes this header: Storage and Tensor can then allocate on the GPU.
   static inline const bool runtime_registered = detail::register_runtime();
