@@ -32,10 +32,6 @@ namespace {
 
 using namespace seedrl;
 
-std::string tally_json(const GameTally& t) {
-  return str_cat("{\"wins\":", t.wins, ",\"draws\":", t.draws, ",\"losses\":", t.losses, "}");
-}
-
 template <class Game>
 const char* env_name() {
   if constexpr (std::is_same_v<Game, TicTacToe>) return "tictactoe";
@@ -78,7 +74,7 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
       "{\"checkpoint\":\"%s\",\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
       "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s}\n",
       checkpoint.c_str(), env_name<Game>(), opponent.c_str(), depth, opening_moves, games,
-      tally_json(r.as_first).c_str(), tally_json(r.as_second).c_str());
+      r.as_first.to_json().c_str(), r.as_second.to_json().c_str());
   return 0;
 }
 

@@ -91,10 +91,6 @@ ScriptedPlayer<Game> human_player(const Game& game, std::istream& in, std::ostre
   };
 }
 
-inline std::string tally_json(const GameTally& t) {
-  return str_cat("{\"wins\":", t.wins, ",\"draws\":", t.draws, ",\"losses\":", t.losses, "}");
-}
-
 /// Plays the series on `Game` between `agent` (A) and the opponent the options name
 /// (`opponent_policy` for a checkpoint); prints the table on stderr and the JSON line on stdout.
 template <PlayersEnvironment Game>
@@ -180,9 +176,8 @@ int play_game_series(const std::string& env_name, Policy<>& agent, Policy<>* opp
       "\"opening_moves\":%d,\"games\":%lld,\"as_first\":%s,\"as_second\":%s,\"seconds\":%.3f,"
       "\"training_frames\":%lld}\n",
       env_name.c_str(), agent.agent().c_str(), agent.acting().to_text().c_str(), opponent.c_str(),
-      options.opening_moves, static_cast<long long>(finished), tally_json(result.as_first).c_str(),
-      tally_json(result.as_second).c_str(), seconds,
-      static_cast<long long>(agent.counters().frames));
+      options.opening_moves, static_cast<long long>(finished), result.as_first.to_json().c_str(),
+      result.as_second.to_json().c_str(), seconds, static_cast<long long>(agent.counters().frames));
   return 0;
 }
 

@@ -29,10 +29,6 @@ namespace {
 
 using namespace seedrl;
 
-std::string tally_json(const GameTally& t) {
-  return str_cat("{\"wins\":", t.wins, ",\"draws\":", t.draws, ",\"losses\":", t.losses, "}");
-}
-
 template <class Game>
 int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_opponent) {
   const Game probe;
@@ -74,12 +70,12 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_oppon
       static_cast<long long>(match.as_second.losses));
   std::string tallies;
   for (const auto& [kind, t] : result.league.tallies())
-    tallies += str_cat(tallies.empty() ? "" : ",", "\"", kind, "\":", tally_json(t));
+    tallies += str_cat(tallies.empty() ? "" : ",", "\"", kind, "\":", t.to_json());
   examples::print_result(
       cli.env_name, cli.seed, result.training,
       str_cat(",\"rating\":", examples::json_number(result.league.rating()), ",\"league\":{",
-              tallies, "},\"vs_random_as_first\":", tally_json(match.as_first),
-              ",\"vs_random_as_second\":", tally_json(match.as_second)));
+              tallies, "},\"vs_random_as_first\":", match.as_first.to_json(),
+              ",\"vs_random_as_second\":", match.as_second.to_json()));
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // session/match.hpp: a series of games alternates the sides and counts each side's results as
 // the games end, a player's view carries its mask, the random player keeps to the mask and covers
-// it evenly, and a network's greedy move is the best logit its mask allows.
+// it evenly, a network's greedy move is the best logit its mask allows, and a checkpoint's Policy
+// plays the same moves as its network (and refuses a recurrent one).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -8,9 +9,12 @@
 #include <set>
 #include <vector>
 
+#include "seedrl/agents/vtrace.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/standoff.hpp"
+#include "seedrl/policy/policy.hpp"
 #include "seedrl/session/match.hpp"
+#include "support/temp_dir.hpp"
 
 namespace test_match {
 
@@ -58,6 +62,7 @@ TEST_CASE("play_games: sides alternate and each side's results are the first pla
   CHECK(r.as_second.games() == 2);
   CHECK(r.total().wins == 3);
   CHECK(r.total().losses == 2);
+  CHECK(r.as_first.to_json() == R"({"wins":3,"draws":0,"losses":0})");
 
   // first_side 1: the first game has the first player second.
   const MatchResult swapped = play_games(TicTacToe(), lowest, highest, 2, 1, {}, 1);
@@ -171,6 +176,63 @@ TEST_CASE("network_player: the highest logit among the moves the mask allows") {
     }
   }
   CHECK(checked > 60);
+}
+
+// A tic-tac-toe learner's checkpoint, with a recurrent core of `lstm` units (0: none), and the
+// learner's network and values.
+struct Saved {
+  std::string path;
+  nn::NetworkOptions config;
+  Tensor values;
+};
+Saved save_tictactoe(const test::TempDir& dir, std::int64_t lstm) {
+  const TicTacToe probe;
+  Saved saved{dir / (lstm ? "recurrent.safetensors" : "checkpoint.safetensors"),
+              nn::NetworkOptions::mlp(18, 9, {16}),
+              {}};
+  saved.config.observation_shape = {2, 3, 3};
+  saved.config.lstm_size = lstm;
+  saved.config.seed = 7;
+  VTraceAgentOptions o;
+  o.network = saved.config;
+  const VTraceAgent agent(o);
+  const StepSpec step{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
+  UnrollQueue queue(1);
+  Learner<VTraceAgent, cpu::Backend> learner(agent, make_unroll_spec(agent, step, {}), queue);
+  // As a training session saves it: with the action spec and the declared fields (the mask).
+  learner.save_checkpoint(saved.path, {1, 0, 0, {}, {}},
+                          {{"action_spec", step.action.to_text()},
+                           {"step_fields", StepSpec::fields_to_text(step.fields)}});
+  saved.values = learner.networks().values()[0].values.clone(Device::cpu);
+  return saved;
+}
+
+TEST_CASE("policy_player: a checkpoint's greedy moves are its network's; a recurrent one refused") {
+  test::TempDir dir("match");
+  const Saved saved = save_tictactoe(dir, 0);
+  Policy<> policy(saved.path);
+  const TicTacToe probe;
+  const ScriptedPlayer<TicTacToe> from_policy = policy_player(policy, probe);
+  const ScriptedPlayer<TicTacToe> from_network = network_player(saved.config, saved.values, probe);
+  TicTacToe game;
+  Rng rng(3);
+  int checked = 0;
+  for (int games = 0; games < 10;) {
+    const int p = game.to_move();
+    CHECK(from_policy(game, p, rng) == from_network(game, p, rng));
+    ++checked;
+    std::int32_t actions[2] = {0, 0};
+    actions[p] = random_legal_player<TicTacToe>()(game, p, rng);
+    if (game.step(actions).episode_over()) {
+      game.reset();
+      ++games;
+    }
+  }
+  CHECK(checked > 30);
+
+  Policy<> recurrent(save_tictactoe(dir, 8).path);
+  CHECK_THROWS_WITH_AS(policy_player(recurrent, probe), doctest::Contains("recurrent network"),
+                       Error);
 }
 
 }  // namespace test_match

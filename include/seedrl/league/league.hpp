@@ -69,6 +69,10 @@ struct GameTally {
   double win_rate() const { return games() ? static_cast<double>(wins) / games() : 0.0; }
   double draw_rate() const { return games() ? static_cast<double>(draws) / games() : 0.0; }
   double loss_rate() const { return games() ? static_cast<double>(losses) / games() : 0.0; }
+  /// {"wins":W,"draws":D,"losses":L}
+  std::string to_json() const {
+    return str_cat("{\"wins\":", wins, ",\"draws\":", draws, ",\"losses\":", losses, "}");
+  }
 };
 
 class League {

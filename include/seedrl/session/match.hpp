@@ -87,7 +87,8 @@ ScriptedPlayer<Game> random_legal_player() {
         view->spec().action != game.action_spec())
       view = std::make_unique<PlayerView<Game>>(game);
     view->observe(game, player);
-    std::vector<std::int32_t> legal;
+    thread_local std::vector<std::int32_t> legal;
+    legal.clear();
     for (std::int32_t a = 0; a < view->spec().action.num_actions; ++a)
       if (view->allows(a)) legal.push_back(a);
     SEEDRL_REQUIRE(!legal.empty(), "random_legal_player: player ", player,
@@ -145,6 +146,9 @@ ScriptedPlayer<Game> policy_player(Policy<B>& policy, const Game& game) {
                  "policy_player: ", policy.checkpoint(), " acts on ",
                  policy.action_spec().to_string(), ", the game on ",
                  view->spec().action.to_string());
+  // A recurrent policy's state would run on from one game into the next.
+  SEEDRL_REQUIRE(policy.network_config().lstm_size == 0, "policy_player: ", policy.checkpoint(),
+                 " holds a recurrent network; games are played by feed-forward ones");
   return [&policy, view](const Game& g, int player, Rng&) {
     view->observe(g, player);
     std::int32_t action = 0;
