@@ -34,6 +34,16 @@ std::int32_t highest(const TicTacToe& game, int, Rng&) {
   return -1;
 }
 
+// Plays a random legal move for player `p`, so that the positions vary; 1 when that ended the
+// game (which is then reset), else 0.
+int play_on(TicTacToe& game, int p, Rng& rng) {
+  std::int32_t actions[2] = {0, 0};
+  actions[p] = random_legal_player<TicTacToe>()(game, p, rng);
+  if (!game.step(actions).episode_over()) return 0;
+  game.reset();
+  return 1;
+}
+
 }  // namespace
 
 TEST_CASE("play_games: sides alternate and each side's results are the first player's") {
@@ -167,13 +177,7 @@ TEST_CASE("network_player: the highest logit among the moves the mask allows") {
       if (game.legal(a) && (best < 0 || logits[a] > logits[best])) best = a;
     CHECK(move == best);
     ++checked;
-    // Play on with a random legal move, so that the positions vary.
-    std::int32_t actions[2] = {0, 0};
-    actions[p] = random_legal_player<TicTacToe>()(game, p, rng);
-    if (game.step(actions).episode_over()) {
-      game.reset();
-      ++games;
-    }
+    games += play_on(game, p, rng);
   }
   CHECK(checked > 60);
 }
@@ -221,12 +225,7 @@ TEST_CASE("policy_player: a checkpoint's greedy moves are its network's; a recur
     const int p = game.to_move();
     CHECK(from_policy(game, p, rng) == from_network(game, p, rng));
     ++checked;
-    std::int32_t actions[2] = {0, 0};
-    actions[p] = random_legal_player<TicTacToe>()(game, p, rng);
-    if (game.step(actions).episode_over()) {
-      game.reset();
-      ++games;
-    }
+    games += play_on(game, p, rng);
   }
   CHECK(checked > 30);
 
