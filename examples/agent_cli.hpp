@@ -136,8 +136,8 @@ struct RunCli {
 /// The V-trace agent's command-line options, with the defaults of examples/cartpole_vtrace.
 struct VTraceCli : RunCli {
   std::vector<std::int64_t> hidden{64, 64};
-  float baseline_cost = 0.5f, entropy_cost = 0.01f, lambda = 1.0f, clip_rho = 1.0f,
-        clip_pg_rho = 1.0f;
+  float baseline_cost = 0.5f, entropy_cost = 0.01f, entropy_ceiling = 1.0f, lambda = 1.0f,
+        clip_rho = 1.0f, clip_pg_rho = 1.0f;
   double rmsprop_epsilon = 1e-5;
   std::string optimizer = "rmsprop";
   std::vector<std::string> environments{"cartpole", "catch"};  ///< what --env accepts
@@ -157,6 +157,10 @@ struct VTraceCli : RunCli {
         ->check(CLI::NonNegativeNumber);
     app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--entropy-ceiling", entropy_ceiling,
+                   "the entropy bonus counts a state's entropy up to this fraction of its maximum "
+                   "(1: all of it; discrete actions only)")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--lambda", lambda, "V-trace lambda")->check(CLI::Range(0.0, 1.0));
     app.add_option("--clip-rho", clip_rho, "V-trace rho-bar")->check(CLI::PositiveNumber);
     app.add_option("--clip-pg-rho", clip_pg_rho, "V-trace policy-gradient rho-bar")
@@ -177,7 +181,9 @@ struct VTraceCli : RunCli {
     VTraceAgentOptions o;
     set_agent_options(o, std::move(network));
     o.vtrace = {clip_rho, clip_pg_rho, lambda};
-    o.loss = {baseline_cost, entropy_cost};
+    o.loss.baseline_cost = baseline_cost;
+    o.loss.entropy_cost = entropy_cost;
+    o.loss.entropy_ceiling = entropy_ceiling;
     o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
     o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
     o.normalization.observations = normalize;
@@ -326,7 +332,8 @@ struct PpoCli : RunCli {
     set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
     o.vtrace.lambda = lambda;
-    o.loss = {value_cost, entropy_cost};
+    o.loss.baseline_cost = value_cost;
+    o.loss.entropy_cost = entropy_cost;
     o.normalization.observations = normalize_observations;
     o.normalization.rewards = scale_rewards;
     o.learning_rate = learning_rate_schedule(batch * run.server.unroll_length);

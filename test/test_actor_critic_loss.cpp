@@ -1,6 +1,7 @@
 // The actor-critic loss pieces against a double-precision reference and finite differences.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
@@ -55,8 +56,9 @@ Eigen::ArrayXXf values_array(const Vec& v) {
 struct Terms {
   double policy = 0, baseline = 0, entropy = 0;
 };
+// `ceiling`: the entropy the bonus counts at most, in nats.
 Terms reference(const Problem& p, const Vec& logits, const Vec& values, double baseline_cost,
-                double entropy_cost) {
+                double entropy_cost, double ceiling = INFINITY) {
   Terms terms;
   for (Eigen::Index t = 0; t < kSteps; ++t)
     for (Eigen::Index b = 0; b < kBatch; ++b) {
@@ -70,7 +72,7 @@ Terms reference(const Problem& p, const Vec& logits, const Vec& values, double b
         h -= std::exp(lp) * lp;
         if (a == p.actions(t, b)) terms.policy -= lp * p.advantages(t, b);
       }
-      terms.entropy -= entropy_cost * h;
+      terms.entropy -= entropy_cost * std::min(h, ceiling);
       const double err = p.vs(t, b) - values[static_cast<std::size_t>(row)];
       terms.baseline += baseline_cost * 0.5 * err * err;
     }
@@ -144,6 +146,70 @@ TEST_CASE("each loss piece has its own gradient") {
   const Eigen::ArrayXXf lp = action_log_probs(logits, p.actions);
   const RowMatrixXf all = math::log_softmax(logits);
   CHECK(lp(2, 1) == doctest::Approx(all(2 * kBatch + 1, p.actions(2, 1))));
+}
+
+// Each frame's entropy, ascending.
+std::vector<double> sorted_entropies(const Problem& p) {
+  const Eigen::VectorXf h =
+      math::entropy_from_log_probs(math::log_softmax(logits_matrix(p.logits)));
+  std::vector<double> out(h.data(), h.data() + h.size());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("entropy ceiling: the bonus counts a frame's entropy up to c ln A, no gradient above") {
+  const Problem p = make_problem(4);
+  // A ceiling in the widest gap between two frames' entropies (k frames below it, the others
+  // above), no frame within a finite-difference step of the kink.
+  const std::vector<double> h = sorted_entropies(p);
+  std::size_t k = 1;
+  for (std::size_t i = 1; i + 1 < h.size(); ++i)
+    if (h[i + 1] - h[i] > h[k + 1] - h[k]) k = i;
+  REQUIRE(h[k + 1] - h[k] > 1e-2);
+  const auto above = static_cast<int>(h.size() - k - 1);
+  const double nats = 0.5 * (h[k] + h[k + 1]);
+  const auto ceiling = static_cast<float>(nats / std::log(static_cast<double>(kActions)));
+  const ActorCriticLossOptions options{
+      .baseline_cost = 0.5f, .entropy_cost = 0.1f, .entropy_ceiling = ceiling};
+  const ActorCriticLoss loss = actor_critic_loss(
+      logits_matrix(p.logits), p.actions, values_array(p.values), {p.vs, p.advantages}, options);
+  const double c = static_cast<float>(ceiling * std::log(static_cast<float>(kActions)));
+  const Terms ref = reference(p, p.logits, p.values, 0.5, 0.1, c);
+  CHECK(loss.entropy_loss == doctest::Approx(ref.entropy).epsilon(1e-5));
+  CHECK(loss.total_loss == doctest::Approx(ref.policy + ref.baseline + ref.entropy).epsilon(1e-5));
+  // The metric stays the policy's whole entropy.
+  CHECK(loss.mean_entropy == doctest::Approx(-reference(p, p.logits, p.values, 0, 1).entropy));
+  const Vec numeric = numeric_gradient(
+      [&](const Vec& v) {
+        const Terms t = reference(p, v, p.values, 0.5, 0.1, c);
+        return t.policy + t.baseline + t.entropy;
+      },
+      p.logits);
+  CHECK(relative_error(to_vec_matrix(loss.grad_logits), numeric) < 1e-5);
+
+  // entropy_loss alone: the frames above the ceiling get no gradient; c = 1 is the plain bonus.
+  const auto capped = entropy_loss(logits_matrix(p.logits), 0.1f, ceiling);
+  const auto plain = entropy_loss(logits_matrix(p.logits), 0.1f);
+  const Eigen::VectorXf frame_h =
+      math::entropy_from_log_probs(math::log_softmax(logits_matrix(p.logits)));
+  int zero_rows = 0;
+  for (Eigen::Index row = 0; row < kFrames; ++row) {
+    if (frame_h(row) > c) {
+      CHECK(capped.grad.row(row).isZero());
+      ++zero_rows;
+    } else {
+      CHECK(capped.grad.row(row).isApprox(plain.grad.row(row)));
+    }
+  }
+  CHECK(zero_rows == above);
+  CHECK(above > 0);
+  CHECK(plain.loss ==
+        doctest::Approx(reference(p, p.logits, p.values, 0, 0.1).entropy).epsilon(1e-5));
+  CHECK(entropy_loss(logits_matrix(p.logits), 0.1f, 1.0f).loss == plain.loss);
+  CHECK_THROWS_WITH_AS(entropy_loss(logits_matrix(p.logits), 0.1f, 0.0f),
+                       doctest::Contains("entropy_ceiling must be in (0, 1], got 0"), Error);
+  CHECK_THROWS_WITH_AS(entropy_loss(logits_matrix(p.logits), 0.1f, 1.5f),
+                       doctest::Contains("entropy_ceiling"), Error);
 }
 
 TEST_CASE("loss inputs are validated") {

@@ -6,6 +6,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -86,29 +87,40 @@ void check_same_networks(Learner<A, Cpu>& cpu_learner, Learner<A, Gpu>& gpu_lear
 }  // namespace
 
 TEST_CASE("V-trace learner: one step on the GPU equals the step on the CPU") {
-  VTraceAgentOptions o;
-  o.network = nn::NetworkOptions::mlp(2, 3, {16});
-  o.network.lstm_size = 8;
-  o.network.seed = 5;
-  o.batch_size = 4;
-  const VTraceAgent agent(o);
-  InferenceServerOptions server;
-  server.unroll_length = 6;
-  const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
-  UnrollQueue cpu_queue(8), gpu_queue(8);
-  Learner<VTraceAgent, Cpu> cpu_learner(agent, spec, cpu_queue);
-  Learner<VTraceAgent, Gpu> gpu_learner(agent, spec, gpu_queue);
-  const auto unrolls = random_unrolls(spec, 4, 61);
-  REQUIRE(unrolls.size() >= 4);
-  const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
-  const LearnerStepStats c = cpu_learner.train_on(batch);
-  const LearnerStepStats g = gpu_learner.train_on(batch);
-  CHECK(g.metrics["total_loss"] == doctest::Approx(c.metrics["total_loss"]).epsilon(1e-4));
-  CHECK(g.metrics["entropy"] == doctest::Approx(c.metrics["entropy"]).epsilon(1e-4));
-  CHECK(g.metrics["grad_norm"] == doctest::Approx(c.metrics["grad_norm"]).epsilon(1e-4));
-  CHECK(g.metrics["transitions"] == c.metrics["transitions"]);
-  check_close(cpu_learner.network().parameters().values(),
-              gpu_learner.network().parameters().values(), kRtol, "parameters after the step");
+  // c = 0.5: a fresh network's near-uniform policy is above half of ln 3 on every frame, so the
+  // bonus counts 0.5 ln 3 each and gives no gradient, on both devices.
+  for (const float ceiling : {1.0f, 0.5f}) {
+    CAPTURE(ceiling);
+    VTraceAgentOptions o;
+    o.network = nn::NetworkOptions::mlp(2, 3, {16});
+    o.network.lstm_size = 8;
+    o.network.seed = 5;
+    o.batch_size = 4;
+    o.loss.entropy_cost = 0.01f;
+    o.loss.entropy_ceiling = ceiling;
+    const VTraceAgent agent(o);
+    InferenceServerOptions server;
+    server.unroll_length = 6;
+    const UnrollSpec spec = make_unroll_spec(agent, {{2}, DType::f32}, {3}, server);
+    UnrollQueue cpu_queue(8), gpu_queue(8);
+    Learner<VTraceAgent, Cpu> cpu_learner(agent, spec, cpu_queue);
+    Learner<VTraceAgent, Gpu> gpu_learner(agent, spec, gpu_queue);
+    const auto unrolls = random_unrolls(spec, 4, 61);
+    REQUIRE(unrolls.size() >= 4);
+    const std::span<const std::unique_ptr<Unroll>> batch(unrolls.data(), 4);
+    const LearnerStepStats c = cpu_learner.train_on(batch);
+    const LearnerStepStats g = gpu_learner.train_on(batch);
+    CHECK(g.metrics["total_loss"] == doctest::Approx(c.metrics["total_loss"]).epsilon(1e-4));
+    CHECK(g.metrics["entropy"] == doctest::Approx(c.metrics["entropy"]).epsilon(1e-4));
+    CHECK(g.metrics["grad_norm"] == doctest::Approx(c.metrics["grad_norm"]).epsilon(1e-4));
+    CHECK(g.metrics["transitions"] == c.metrics["transitions"]);
+    CHECK(g.metrics["entropy_loss"] == doctest::Approx(c.metrics["entropy_loss"]).epsilon(1e-4));
+    if (ceiling < 1.0f)
+      CHECK(g.metrics["entropy_loss"] ==
+            doctest::Approx(-0.01 * 0.5 * std::log(3.0)).epsilon(1e-5));
+    check_close(cpu_learner.network().parameters().values(),
+                gpu_learner.network().parameters().values(), kRtol, "parameters after the step");
+  }
 }
 
 TEST_CASE("R2D2 learner: losses and priorities on the GPU equal those on the CPU") {

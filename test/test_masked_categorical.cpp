@@ -5,6 +5,7 @@
 // the masks that are refused.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -145,6 +146,34 @@ TEST_CASE("Masked categorical: log-probabilities, joint log-probability and entr
   const RowMatrixXf lp = math::branch_log_softmax(c.logits, {}, one);
   const RowMatrixXf plain = math::log_softmax(c.logits);
   CHECK((lp - plain).cwiseAbs().maxCoeff() < 1e-5f);
+}
+
+TEST_CASE("Masked categorical: the most entropy a row can have, ln of its legal actions summed") {
+  const Case c = make_case(3);
+  const Eigen::VectorXf most = math::max_branch_entropy(c.mask, kRows, kBranches);
+  for (Eigen::Index i = 0; i < kRows; ++i) {
+    double ref = 0.0;
+    for (std::int64_t k = 0; k < kBranches.count(); ++k) {
+      int legal = 0;
+      for (std::int64_t j = 0; j < kBranches.size(k); ++j)
+        legal += is_legal(c, i, kBranches.offset(k) + j) ? 1 : 0;
+      ref += std::log(static_cast<double>(legal));
+    }
+    CAPTURE(i);
+    CHECK(most(i) == doctest::Approx(ref).epsilon(1e-6));
+  }
+  // Uniform logits reach it; row 0 allows everything: ln 3 + ln 4 + ln 2.
+  CHECK(most(0) == doctest::Approx(std::log(24.0)).epsilon(1e-6));
+  const RowMatrixXf uniform = RowMatrixXf::Zero(kRows, kBranches.total());
+  const Eigen::VectorXf h =
+      math::branch_entropy(math::branch_log_softmax(uniform, c.mask, kBranches), kBranches);
+  CHECK((h - most).cwiseAbs().maxCoeff() < 1e-5f);
+  // No mask: every action of every branch.
+  CHECK(math::max_branch_entropy({}, 2, kBranches)(1) == doctest::Approx(std::log(24.0)));
+  std::vector<std::uint8_t> none(c.mask);
+  std::fill(none.begin() + kBranches.total(), none.begin() + kBranches.total() + 3, 0);
+  CHECK_THROWS_WITH_AS(math::max_branch_entropy(none, kRows, kBranches),
+                       doctest::Contains("row 1 allows no action in branch 0"), Error);
 }
 
 TEST_CASE("Masked categorical: gradients by central differences; illegal logits get none") {

@@ -118,44 +118,60 @@ TEST_CASE("actor_critic_loss_terms: the softmax loss, with gradients per log-pro
       targets.pg_advantages(t, b) = static_cast<float>(rng.uniform(-1, 1));
       mask(t, b) = (t == 1 && b == 0) ? 0.0f : 1.0f;
     }
-  const ActorCriticLossOptions options{0.5f, 0.1f};
-  const ActorCriticLoss reference =
-      actor_critic_loss(logits, actions, values, targets, options, &mask);
+  // c = 1: the plain bonus; 0.85 of ln 4 cuts some of these frames' entropies, not all.
+  for (const float ceiling : {1.0f, 0.85f}) {
+    CAPTURE(ceiling);
+    const ActorCriticLossOptions options{
+        .baseline_cost = 0.5f, .entropy_cost = 0.1f, .entropy_ceiling = ceiling};
+    const ActorCriticLoss reference =
+        actor_critic_loss(logits, actions, values, targets, options, &mask);
+    const Eigen::ArrayXXf max_entropy =
+        Eigen::ArrayXXf::Constant(steps, batch, std::log(static_cast<float>(actions_n)));
 
-  // The same through the per-frame terms: log-probs and entropies of the rows t * B + b.
-  Tensor logits_t = Tensor::empty({n, actions_n});
-  logits_t.matrix<float>() = logits;
-  Tensor actions_t = Tensor::empty({n}, DType::i32);
-  for (Eigen::Index t = 0; t < steps; ++t)
-    for (Eigen::Index b = 0; b < batch; ++b)
-      actions_t.data<std::int32_t>()[t * batch + b] = actions(t, b);
-  const PolicyTerms terms = policy_terms(logits_t, Tensor(), actions_t);
-  Eigen::ArrayXXf log_probs(steps, batch), entropy(steps, batch);
-  for (Eigen::Index t = 0; t < steps; ++t)
-    for (Eigen::Index b = 0; b < batch; ++b) {
-      log_probs(t, b) = terms.log_probs(t * batch + b);
-      entropy(t, b) = terms.entropy(t * batch + b);
+    // The same through the per-frame terms: log-probs and entropies of the rows t * B + b.
+    Tensor logits_t = Tensor::empty({n, actions_n});
+    logits_t.matrix<float>() = logits;
+    Tensor actions_t = Tensor::empty({n}, DType::i32);
+    for (Eigen::Index t = 0; t < steps; ++t)
+      for (Eigen::Index b = 0; b < batch; ++b)
+        actions_t.data<std::int32_t>()[t * batch + b] = actions(t, b);
+    const PolicyTerms terms = policy_terms(logits_t, Tensor(), actions_t);
+    Eigen::ArrayXXf log_probs(steps, batch), entropy(steps, batch);
+    for (Eigen::Index t = 0; t < steps; ++t)
+      for (Eigen::Index b = 0; b < batch; ++b) {
+        log_probs(t, b) = terms.log_probs(t * batch + b);
+        entropy(t, b) = terms.entropy(t * batch + b);
+      }
+    const ActorCriticTerms loss =
+        actor_critic_loss_terms(log_probs, entropy, values, targets, options, &mask, &max_entropy);
+    if (ceiling < 1.0f) {
+      const auto cut = (entropy >= ceiling * max_entropy && mask > 0.0f).count();
+      CHECK(cut > 0);
+      CHECK(cut < 5);
+      CHECK((loss.grad_entropy == 0.0f).count() == cut + 1);  // + the masked frame
+      CHECK_THROWS_WITH_AS(
+          actor_critic_loss_terms(log_probs, entropy, values, targets, options, &mask),
+          doctest::Contains("entropy_ceiling 0.85 needs each frame's maximum entropy"), Error);
     }
-  const ActorCriticTerms loss =
-      actor_critic_loss_terms(log_probs, entropy, values, targets, options, &mask);
-  CHECK(loss.policy_loss == doctest::Approx(reference.policy_loss).epsilon(1e-5));
-  CHECK(loss.baseline_loss == doctest::Approx(reference.baseline_loss).epsilon(1e-5));
-  CHECK(loss.entropy_loss == doctest::Approx(reference.entropy_loss).epsilon(1e-5));
-  CHECK(loss.total_loss == doctest::Approx(reference.total_loss).epsilon(1e-5));
-  CHECK(loss.mean_entropy == doctest::Approx(reference.mean_entropy).epsilon(1e-5));
-  CHECK((loss.grad_values - reference.grad_values).abs().maxCoeff() < 1e-6f);
-  Eigen::ArrayXf g_lp(n), g_ent(n);
-  for (Eigen::Index t = 0; t < steps; ++t)
-    for (Eigen::Index b = 0; b < batch; ++b) {
-      g_lp(t * batch + b) = loss.grad_log_probs(t, b);
-      g_ent(t * batch + b) = loss.grad_entropy(t, b);
-    }
-  const Tensor grad = Tensor::empty({n, actions_n});
-  policy_terms_backward(logits_t, Tensor(), actions_t, g_lp, g_ent, grad, Tensor());
-  CHECK((grad.matrix<float>() - reference.grad_logits).cwiseAbs().maxCoeff() < 1e-6f);
-  CHECK_THROWS_WITH_AS(
-      actor_critic_loss_terms(log_probs, entropy.topRows(2), values, targets, options),
-      doctest::Contains("must all be [3, 2]"), Error);
+    CHECK(loss.policy_loss == doctest::Approx(reference.policy_loss).epsilon(1e-5));
+    CHECK(loss.baseline_loss == doctest::Approx(reference.baseline_loss).epsilon(1e-5));
+    CHECK(loss.entropy_loss == doctest::Approx(reference.entropy_loss).epsilon(1e-5));
+    CHECK(loss.total_loss == doctest::Approx(reference.total_loss).epsilon(1e-5));
+    CHECK(loss.mean_entropy == doctest::Approx(reference.mean_entropy).epsilon(1e-5));
+    CHECK((loss.grad_values - reference.grad_values).abs().maxCoeff() < 1e-6f);
+    Eigen::ArrayXf g_lp(n), g_ent(n);
+    for (Eigen::Index t = 0; t < steps; ++t)
+      for (Eigen::Index b = 0; b < batch; ++b) {
+        g_lp(t * batch + b) = loss.grad_log_probs(t, b);
+        g_ent(t * batch + b) = loss.grad_entropy(t, b);
+      }
+    const Tensor grad = Tensor::empty({n, actions_n});
+    policy_terms_backward(logits_t, Tensor(), actions_t, g_lp, g_ent, grad, Tensor());
+    CHECK((grad.matrix<float>() - reference.grad_logits).cwiseAbs().maxCoeff() < 1e-6f);
+    CHECK_THROWS_WITH_AS(actor_critic_loss_terms(log_probs, entropy.topRows(2), values, targets,
+                                                 options, nullptr, &max_entropy),
+                         doctest::Contains("must all be [3, 2]"), Error);
+  }
 }
 
 TEST_CASE("policy_terms with a legal-action mask: a softmax over the legal actions only") {

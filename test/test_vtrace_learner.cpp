@@ -116,6 +116,34 @@ TEST_CASE("Learner<VTraceAgent>: one update changes the parameters and publishes
   CHECK_FALSE(learner.step());
 }
 
+TEST_CASE("Learner<VTraceAgent>: an entropy ceiling caps the bonus; box actions refuse it") {
+  // A fresh policy over 3 actions is near uniform: above 0.3 ln 3 on every frame, so the bonus
+  // counts 0.3 ln 3 for each; at c = 1 it counts the whole entropy.
+  VTraceAgentOptions o = tiny_agent().options();
+  o.loss.entropy_cost = 0.01f;
+  const UnrollSpec spec = spec_for(VTraceAgent(o), 4);
+  const auto unrolls = random_unrolls(spec, 2, 1);
+  for (const float ceiling : {1.0f, 0.3f}) {
+    CAPTURE(ceiling);
+    o.loss.entropy_ceiling = ceiling;
+    UnrollQueue queue(2);
+    Learner<VTraceAgent, Backend> learner(VTraceAgent(o), spec, queue);
+    const LearnerStepStats stats = learner.train_on(unrolls);
+    const double counted = ceiling < 1.0f ? 0.3 * std::log(3.0) : stats.metrics["entropy"];
+    CHECK(stats.metrics["entropy_loss"] == doctest::Approx(-0.01 * counted).epsilon(1e-5));
+    CHECK(stats.metrics["entropy"] > 0.5);
+  }
+  o.network = nn::NetworkOptions::mlp(2, 0, {8}).gaussian(2);
+  o.loss.entropy_ceiling = 0.9f;
+  const VTraceAgent box(o);
+  UnrollQueue queue(2);
+  CHECK_THROWS_WITH_AS(
+      (Learner<VTraceAgent, Backend>(
+          box, make_unroll_spec(box, {{2}, DType::f32}, ActionSpec::box(2, -1.0f, 1.0f), {}),
+          queue)),
+      doctest::Contains("entropy_ceiling 0.9 applies to discrete actions"), Error);
+}
+
 TEST_CASE(
     "Learner<VTraceAgent>: checkpoint round trip restores parameters, optimizer state and "
     "counters") {
@@ -233,7 +261,8 @@ TEST_CASE("train_locally: V-trace learns Pendulum with a Gaussian policy") {
   o.network.seed = 1;
   o.batch_size = 8;
   o.discount = 0.9f;
-  o.loss = {0.5f, 0.0f};
+  o.loss.baseline_cost = 0.5f;
+  o.loss.entropy_cost = 0.0f;
   o.max_grad_norm = 0.5;
   o.optimizer.adam.epsilon = 1e-5f;
   o.learning_rate = {1e-3, frames / (8 * 16), 0.0};

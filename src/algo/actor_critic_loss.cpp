@@ -60,23 +60,40 @@ LossAndGrad<RowMatrixXf> policy_gradient_from_log_probs(const RowMatrixXf& log_p
   return out;
 }
 
+// The entropy a frame's bonus counts, and whether it counts more of it (the gradient's gate).
+struct Counted {
+  double entropy;
+  bool below;
+};
+Counted counted_entropy(float entropy, float ceiling_nats, bool has_ceiling) {
+  if (!has_ceiling || entropy < ceiling_nats) return {entropy, true};
+  return {ceiling_nats, false};
+}
+
 LossAndGrad<RowMatrixXf> entropy_from_log_probs(const RowMatrixXf& log_probs, float entropy_cost,
+                                                float entropy_ceiling,
                                                 const Eigen::ArrayXXf& weights,
                                                 float* mean_entropy) {
   const Eigen::Index n = log_probs.rows(), batch = weights.cols();
   const Eigen::VectorXf entropy = math::entropy_from_log_probs(log_probs);
+  const bool has_ceiling = entropy_ceiling < 1.0f;
+  const float ceiling_nats =
+      entropy_ceiling * std::log(static_cast<float>(std::max<Eigen::Index>(1, log_probs.cols())));
   LossAndGrad<RowMatrixXf> out{0.0f, RowMatrixXf(n, log_probs.cols())};
   Eigen::VectorXf upstream(n);
-  double mean = 0.0;
+  double mean = 0.0, bonus = 0.0;
   for (Eigen::Index t = 0; t < weights.rows(); ++t) {
     for (Eigen::Index b = 0; b < batch; ++b) {
       const Eigen::Index row = frame_row(t, b, batch);
-      mean += static_cast<double>(weights(t, b)) * entropy(row);
-      upstream(row) = -entropy_cost * weights(t, b);  // d(-cost mean H)/dH_i
+      const auto w = static_cast<double>(weights(t, b));
+      const Counted c = counted_entropy(entropy(row), ceiling_nats, has_ceiling);
+      mean += w * entropy(row);
+      bonus += w * c.entropy;
+      upstream(row) = c.below ? -entropy_cost * weights(t, b) : 0.0f;  // d(-cost mean H)/dH_i
     }
   }
   if (mean_entropy) *mean_entropy = static_cast<float>(mean);
-  out.loss = -entropy_cost * static_cast<float>(mean);
+  out.loss = -entropy_cost * static_cast<float>(bonus);
   math::entropy_backward(log_probs, upstream, out.grad);
   return out;
 }
@@ -118,10 +135,13 @@ LossAndGrad<Eigen::ArrayXXf> baseline_loss(const Eigen::ArrayXXf& values, const 
   return {baseline_cost * 0.5f * (weights * error.square()).sum(), error * weights * baseline_cost};
 }
 
-/// -entropy_cost * mean(H) and its gradient w.r.t. the logits.
-LossAndGrad<RowMatrixXf> entropy_loss(const math::ConstMatrixRef& logits, float entropy_cost) {
+/// -entropy_cost * mean(min(H, ceiling * ln A)) and its gradient w.r.t. the logits.
+LossAndGrad<RowMatrixXf> entropy_loss(const math::ConstMatrixRef& logits, float entropy_cost,
+                                      float entropy_ceiling) {
+  ActorCriticLossOptions{.entropy_cost = entropy_cost, .entropy_ceiling = entropy_ceiling}.validate(
+      "entropy_loss");
   const Eigen::Index n = logits.rows();
-  return entropy_from_log_probs(math::log_softmax(logits), entropy_cost,
+  return entropy_from_log_probs(math::log_softmax(logits), entropy_cost, entropy_ceiling,
                                 frame_weights(n, 1, nullptr), nullptr);
 }
 
@@ -146,8 +166,8 @@ ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
   const Eigen::ArrayXXf weights = frame_weights(actions.rows(), actions.cols(), mask);
   ActorCriticLoss out;
   auto policy = policy_gradient_from_log_probs(log_probs, actions, targets.pg_advantages, weights);
-  auto entropy =
-      entropy_from_log_probs(log_probs, options.entropy_cost, weights, &out.mean_entropy);
+  auto entropy = entropy_from_log_probs(log_probs, options.entropy_cost, options.entropy_ceiling,
+                                        weights, &out.mean_entropy);
   auto baseline = baseline_loss(values, targets.vs, options.baseline_cost, mask);
   out.policy_loss = policy.loss;
   out.baseline_loss = baseline.loss;
@@ -159,15 +179,19 @@ ActorCriticLoss actor_critic_loss(const math::ConstMatrixRef& logits,
   return out;
 }
 
-ActorCriticTerms actor_critic_loss_terms(const Eigen::ArrayXXf& log_probs,
-                                         const Eigen::ArrayXXf& entropy,
-                                         const Eigen::ArrayXXf& values,
-                                         const VTraceReturns& targets,
-                                         const ActorCriticLossOptions& options,
-                                         const Eigen::ArrayXXf* mask) {
+ActorCriticTerms actor_critic_loss_terms(
+    const Eigen::ArrayXXf& log_probs, const Eigen::ArrayXXf& entropy, const Eigen::ArrayXXf& values,
+    const VTraceReturns& targets, const ActorCriticLossOptions& options,
+    const Eigen::ArrayXXf* mask, const Eigen::ArrayXXf* max_entropy) {
   options.validate();
+  const bool has_ceiling = options.has_entropy_ceiling();
+  SEEDRL_REQUIRE(!has_ceiling || max_entropy != nullptr,
+                 "actor_critic_loss_terms: entropy_ceiling ", options.entropy_ceiling,
+                 " needs each frame's maximum entropy, which a Gaussian policy has not; use 1 for "
+                 "box actions");
   const Eigen::Index steps = log_probs.rows(), batch = log_probs.cols();
-  for (const Eigen::ArrayXXf* a : {&entropy, &values, &targets.vs, &targets.pg_advantages}) {
+  for (const Eigen::ArrayXXf* a : {&entropy, &values, &targets.vs, &targets.pg_advantages,
+                                   has_ceiling ? max_entropy : &entropy}) {
     SEEDRL_REQUIRE(a->rows() == steps && a->cols() == batch,
                    "actor_critic_loss_terms: log_probs, entropy, values, vs and pg_advantages "
                    "must all be [",
@@ -179,8 +203,20 @@ ActorCriticTerms actor_critic_loss_terms(const Eigen::ArrayXXf& log_probs,
       -(log_probs.cast<double>() * (targets.pg_advantages * weights).cast<double>()).sum());
   out.grad_log_probs = -targets.pg_advantages * weights;
   out.mean_entropy = static_cast<float>((entropy.cast<double>() * weights.cast<double>()).sum());
-  out.entropy_loss = -options.entropy_cost * out.mean_entropy;
   out.grad_entropy = -options.entropy_cost * weights;
+  double bonus = out.mean_entropy;
+  if (has_ceiling) {
+    bonus = 0.0;
+    for (Eigen::Index t = 0; t < steps; ++t) {
+      for (Eigen::Index b = 0; b < batch; ++b) {
+        const Counted c =
+            counted_entropy(entropy(t, b), options.entropy_ceiling * (*max_entropy)(t, b), true);
+        bonus += static_cast<double>(weights(t, b)) * c.entropy;
+        if (!c.below) out.grad_entropy(t, b) = 0.0f;
+      }
+    }
+  }
+  out.entropy_loss = -options.entropy_cost * static_cast<float>(bonus);
   auto baseline = baseline_loss(values, targets.vs, options.baseline_cost, mask);
   out.baseline_loss = baseline.loss;
   out.grad_values = std::move(baseline.grad);

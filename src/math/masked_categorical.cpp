@@ -156,6 +156,23 @@ Eigen::VectorXf branch_entropy(const ConstMatrixRef& log_probs, const Branches& 
   return out;
 }
 
+Eigen::VectorXf max_branch_entropy(std::span<const std::uint8_t> mask, Eigen::Index rows,
+                                   const Branches& branches) {
+  check_mask(mask, rows, branches, "max_branch_entropy");
+  Eigen::VectorXf out = Eigen::VectorXf::Zero(rows);
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    for (std::int64_t k = 0; k < branches.count(); ++k) {
+      std::int64_t legal = branches.size(k);
+      if (!mask.empty()) {
+        const auto first = mask.begin() + i * branches.total() + branches.offset(k);
+        legal = std::count_if(first, first + branches.size(k), [](std::uint8_t m) { return m; });
+      }
+      out(i) += std::log(static_cast<float>(legal));
+    }
+  }
+  return out;
+}
+
 void branch_backward(const ConstMatrixRef& log_probs, std::span<const std::int32_t> actions,
                      const ConstVectorRef& grad_log_prob, const ConstVectorRef& grad_entropy,
                      const Branches& branches, MatrixRef grad_logits) {

@@ -18,7 +18,8 @@ inline VTraceAgentOptions example_vtrace_options(nn::NetworkOptions network, std
   o.network = std::move(network);
   o.network.seed = 1;
   o.batch_size = 8;
-  o.loss = {0.5f, 0.01f};
+  o.loss.baseline_cost = 0.5f;
+  o.loss.entropy_cost = 0.01f;
   o.optimizer.kind = nn::OptimizerKind::rmsprop;
   o.learning_rate = {3e-3, frames / (8 * 20), 0.0};
   return o;

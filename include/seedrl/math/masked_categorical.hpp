@@ -73,6 +73,11 @@ Eigen::VectorXf joint_log_prob(const ConstMatrixRef& log_probs,
 /// H_i = sum over branches of -sum_j p_ij log p_ij (illegal entries add 0).
 Eigen::VectorXf branch_entropy(const ConstMatrixRef& log_probs, const Branches& branches);
 
+/// The most entropy each of `rows` rows can have: the sum over branches of ln(legal actions)
+/// (an empty mask: ln of every branch's size). Checks the mask.
+Eigen::VectorXf max_branch_entropy(std::span<const std::uint8_t> mask, Eigen::Index rows,
+                                   const Branches& branches);
+
 /// The gradient w.r.t. the logits of sum_i (grad_log_prob[i] * log pi(a_i | x_i) +
 /// grad_entropy[i] * H_i), from branch_log_softmax's output. Within branch k:
 ///   d log p_a / d z_j = 1[j = a] - p_j,   d H_k / d z_j = -p_j (log p_j + H_k),

@@ -2,6 +2,8 @@
 #include "seedrl/backend/cuda/backend.hpp"
 
 #include <array>
+#include <cmath>
+#include <limits>
 
 #include "../tensor_args.hpp"
 #include "cuda_util.hpp"
@@ -206,7 +208,7 @@ VTraceLossTerms Backend::vtrace_loss(const Tensor& logits, const Tensor& values,
   const std::int64_t steps = length - 1;
   const Tensor scratch =
       Tensor::empty({kernels::vtrace_scratch_rows(), steps * batch}, DType::f32, Device::cuda);
-  const Tensor sums = Tensor::empty({8}, DType::f32, Device::cuda);  // 4 zeroed doubles
+  const Tensor sums = Tensor::empty({10}, DType::f32, Device::cuda);  // 5 zeroed doubles
   kernels::VTraceLossArgs args{};
   args.logits = static_cast<const float*>(logits.raw_data());
   args.values = static_cast<const float*>(values.raw_data());
@@ -226,11 +228,14 @@ VTraceLossTerms Backend::vtrace_loss(const Tensor& logits, const Tensor& values,
   args.lambda = vtrace.lambda;
   args.baseline_cost = loss.baseline_cost;
   args.entropy_cost = loss.entropy_cost;
+  args.entropy_ceiling = loss.has_entropy_ceiling()
+                             ? loss.entropy_ceiling * std::log(static_cast<float>(num_actions))
+                             : std::numeric_limits<float>::infinity();
   args.last_flags = step_flags::kTerminated | step_flags::kTruncated;
   args.terminated_flag = step_flags::kTerminated;
   kernels::vtrace_loss(args, static_cast<float*>(scratch.raw_data()),
                        static_cast<double*>(sums.raw_data()), detail::stream());
-  double host[4] = {};
+  double host[5] = {};
   SEEDRL_CUDA_CHECK(cudaMemcpyAsync(host, sums.raw_data(), sizeof(host), cudaMemcpyDeviceToHost,
                                     detail::stream()));
   SEEDRL_CUDA_CHECK(cudaStreamSynchronize(detail::stream()));
@@ -238,7 +243,7 @@ VTraceLossTerms Backend::vtrace_loss(const Tensor& logits, const Tensor& values,
   terms.policy_loss = host[0];
   terms.baseline_loss = host[1];
   terms.mean_entropy = host[2];
-  terms.entropy_loss = -static_cast<double>(loss.entropy_cost) * host[2];
+  terms.entropy_loss = -static_cast<double>(loss.entropy_cost) * host[4];
   terms.total_loss = terms.policy_loss + terms.baseline_loss + terms.entropy_loss;
   terms.transitions = static_cast<std::int64_t>(host[3]);
   return terms;

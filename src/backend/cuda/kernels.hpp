@@ -88,11 +88,13 @@ struct VTraceLossArgs {
   std::int64_t steps, batch, actions_count;
   float discount, max_abs_reward, clip_rho_threshold, clip_pg_rho_threshold, lambda;
   float baseline_cost, entropy_cost;
+  float entropy_ceiling;  // nats: the bonus counts a frame's entropy up to this (+inf: all of it)
   std::uint8_t last_flags, terminated_flag;
 };
-/// V-trace targets and the actor-critic loss with its gradients; sums (4 device doubles, zeroed
-/// by the caller) receive the policy loss, the baseline loss, the weighted mean entropy and the
-/// transition count. scratch holds vtrace_scratch_rows() * steps * batch floats.
+/// V-trace targets and the actor-critic loss with its gradients; sums (5 device doubles, zeroed
+/// by the caller) receive the policy loss, the baseline loss, the weighted mean entropy, the
+/// transition count and the weighted mean entropy the bonus counts (up to the ceiling). scratch
+/// holds vtrace_scratch_rows() * steps * batch floats.
 void vtrace_loss(const VTraceLossArgs& args, float* scratch, double* sums, cudaStream_t stream);
 std::int64_t vtrace_scratch_rows();
 

@@ -111,13 +111,15 @@ __global__ void vtrace_gradients(VTraceLossArgs a, const float* scratch, double*
     const int action = a.actions[i];
     const float* logits = a.logits + i * a.actions_count;
     float* grad = a.grad_logits + i * a.actions_count;
+    // Above the ceiling the bonus counts the ceiling, a constant: no entropy gradient.
+    const bool below = entropy < a.entropy_ceiling;
+    const float entropy_scale = below ? a.entropy_cost * w : 0.0f;
     for (std::int64_t j = 0; j < a.actions_count; ++j) {
       const float lp = logits[j] - lse;
       const float p = expf(lp);
       // d(-w A log pi(a))/dlogits = w A (pi - one_hot(a)); d(-cost w H)/dlogits = cost w pi (lp +
       // H)
-      grad[j] =
-          p * scaled - (j == action ? scaled : 0.0f) + a.entropy_cost * w * p * (lp + entropy);
+      grad[j] = p * scaled - (j == action ? scaled : 0.0f) + entropy_scale * p * (lp + entropy);
     }
     const float error = a.values[i] - scratch[kVs * frames + i];
     a.grad_values[i] = error * w * a.baseline_cost;
@@ -125,6 +127,7 @@ __global__ void vtrace_gradients(VTraceLossArgs a, const float* scratch, double*
       atomicAdd(&sums[0], -static_cast<double>(scratch[kLogProbTaken * frames + i]) * scaled);
       atomicAdd(&sums[1], static_cast<double>(a.baseline_cost) * 0.5 * w * error * error);
       atomicAdd(&sums[2], static_cast<double>(w) * entropy);
+      atomicAdd(&sums[4], static_cast<double>(w) * (below ? entropy : a.entropy_ceiling));
     }
   }
 }

@@ -41,6 +41,10 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
         spec.overlap == 1,
         "Learner<VTraceAgent>: V-trace unrolls have no burn-in (overlap 1), got overlap ",
         spec.overlap);
+    SEEDRL_REQUIRE(
+        !spec.box_actions() || !agent.options().loss.has_entropy_ceiling(),
+        "Learner<VTraceAgent>: loss.entropy_ceiling ", agent.options().loss.entropy_ceiling,
+        " applies to discrete actions; a Gaussian policy has no maximum entropy (use 1)");
   }
 
   const VTraceAgent& agent() const { return agent_; }
@@ -160,9 +164,15 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
         (log_probs - TimeMajor(behaviour.data(), steps, batch)) * tr.mask;
     const VTraceReturns targets =
         vtrace(log_rhos, v.discounts, v.rewards, v.values, v.bootstrap, o.vtrace);
-    const ActorCriticTerms loss =
-        actor_critic_loss_terms(log_probs, TimeMajor(target.entropy.data(), steps, batch), v.values,
-                                targets, o.loss, &tr.mask);
+    Eigen::ArrayXXf max_entropy;
+    if (!box && o.loss.has_entropy_ceiling()) {
+      const Eigen::VectorXf all =
+          math::max_branch_entropy(legal, this->spec().length * batch, branches);
+      max_entropy = TimeMajor(all.data(), steps, batch);
+    }
+    const ActorCriticTerms loss = actor_critic_loss_terms(
+        log_probs, TimeMajor(target.entropy.data(), steps, batch), v.values, targets, o.loss,
+        &tr.mask, max_entropy.size() > 0 ? &max_entropy : nullptr);
 
     // Gradients [L, B, ...]: the last step only bootstraps.
     const Tensor grad_policy = pass.grad_policy.view(policy_out.shape());
