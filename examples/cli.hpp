@@ -121,6 +121,25 @@ inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
   run.server.unroll_length = 20;
 }
 
+/// examples/minatar_ppo's defaults: gymnax's MinAtar PPO (64 environments, 128 steps each a
+/// batch, 4 epochs of 8 minibatches, Adam 5e-4 decayed to 0, clip 0.2, GAE lambda 0.95, entropy
+/// 0.01, gradient norm 0.5) on the MinAtar network, whose torso the policy and value share; no
+/// observation normalisation or reward scaling (the pixels are 0/1, the rewards small).
+inline void minatar_ppo_defaults(PpoCli& cli, LocalTrainerOptions& run) {
+  cli.frames = 5'000'000;
+  cli.batch = 64;
+  cli.epochs = 4;
+  cli.minibatch = 64 * 128 / 8;
+  cli.learning_rate = 5e-4;
+  cli.entropy_cost = 0.01f;
+  cli.normalize_observations = false;
+  cli.scale_rewards = false;
+  run.num_actors = 4;
+  run.envs_per_actor = 16;
+  run.checkpoint_seconds = 300;
+  run.server.unroll_length = 128;
+}
+
 /// examples/minatar_r2d2's defaults (bench_pipeline measures the same settings).
 inline void minatar_r2d2_defaults(R2D2Cli& cli, LocalTrainerOptions& run) {
   // Priorities from the acting Q-values and two learner workers (bench_pipeline: 23,400 ->
@@ -213,8 +232,9 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
   }
 }
 
-/// The body of minatar_vtrace and minatar_r2d2: trains the agent `cli` describes on `game` with
-/// the MinAtar network, prints the JSON line; returns the exit status (errors on stderr).
+/// The body of minatar_vtrace, minatar_ppo and minatar_r2d2: trains the agent `cli` describes on
+/// `game` with the MinAtar network, prints the JSON line; returns the exit status (errors on
+/// stderr).
 template <class Cli>
 int train_on_minatar(const char* program, const std::string& game, const Cli& cli,
                      const LocalTrainerOptions& run) {

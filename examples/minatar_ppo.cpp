@@ -1,0 +1,34 @@
+// minatar_ppo: PPO learning a MinAtar game from its 10 x 10 pixels, in one process: actor threads
+// step the game, a central inference server runs the MinAtar network (conv 16 3x3, linear 128,
+// policy and value heads) on their batched observations, and the PPO learner makes 4 epochs of 8
+// minibatches over each batch of 64 unrolls of 128 steps (8,192 transitions), as gymnax's MinAtar
+// PPO baselines do.
+//
+//   minatar_ppo [--game breakout|freeway|asterix|seaquest|space_invaders] [--frames 5000000]
+//               [--seed 1] [--logdir DIR] [--actors 4] [--envs-per-actor 16] [agent options]
+//
+// Progress on stderr; the last line of stdout is the JSON object of the other examples (frames,
+// seconds, fps, episodes, mean_return, ...).
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "cli.hpp"
+#include "seedrl/seedrl.hpp"
+#include "seedrl/session/local_trainer.hpp"
+
+int main(int argc, char** argv) {
+  using namespace seedrl;
+
+  CLI::App app{"PPO on a MinAtar game, in one process"};
+  examples::PpoCli cli;
+  LocalTrainerOptions run;
+  examples::minatar_ppo_defaults(cli, run);
+  std::string game = "breakout";
+  cli.add_options(app, run);
+  examples::add_game_option(app, game);
+  examples::add_actor_options(app, run, 1024);
+  CLI11_PARSE(app, argc, argv);
+
+  return examples::train_on_minatar("minatar_ppo", game, cli, run);
+}
