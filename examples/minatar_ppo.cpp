@@ -1,8 +1,8 @@
 // minatar_ppo: PPO learning a MinAtar game from its 10 x 10 pixels, in one process: actor threads
 // step the game, a central inference server runs the MinAtar network (conv 16 3x3, linear 128,
 // policy and value heads) on their batched observations, and the PPO learner makes 4 epochs of 8
-// minibatches over each batch of 64 unrolls of 128 steps (8,192 transitions), as gymnax's MinAtar
-// PPO baselines do.
+// minibatches over each batch of 64 unrolls of 128 steps (8,192 transitions), after gymnax-blines'
+// MinAtar PPO (examples/cli.hpp's minatar_ppo_defaults says where it differs).
 //
 //   minatar_ppo [--game breakout|freeway|asterix|seaquest|space_invaders] [--frames 5000000]
 //               [--seed 1] [--logdir DIR] [--actors 4] [--envs-per-actor 16] [agent options]
