@@ -3,11 +3,17 @@
 //
 //   selfplay --env tictactoe|connect4|standoff [--frames N] [--seed S] [--logdir DIR]
 //            [--export-onnx FILE] [--snapshot-every STEPS] [--window K] [--play-latest P]
-//            [--no-random-opponent] [V-trace options...]
+//            [--play-fixed P]
+//            [--no-random-opponent] [--search-opponents DEPTH...] [--torso mlp|board]
+//            [--conv-channels C...] [V-trace options...]
 //
 // Every game seats the learner against an opponent drawn from the league (session/self_play.hpp):
 // its latest self with probability --play-latest, else one of its last --window snapshots (one
-// every --snapshot-every learner steps) or the fixed random player. Frames are the learner's
+// every --snapshot-every learner steps) or a fixed player: the random one, and on the board games
+// a player searching DEPTH moves ahead for each --search-opponents DEPTH (session/board_search.hpp;
+// in the league as "search<DEPTH>"). The network is an MLP on the flattened board (or the duel's
+// features), or with --torso board 3x3 convolutions on the board's planes, then the --hidden
+// layers. Frames are the learner's
 // moves. Progress lines carry its ELO rating and its win/draw/loss rates of the last 100 games
 // against each kind of opponent. At the end the final policy plays 1,000 games greedily against
 // a random player, half as each side; the last line of stdout is one JSON object with the rating,
@@ -16,12 +22,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "cli.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/standoff.hpp"
 #include "seedrl/seedrl.hpp"
+#include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"
 
@@ -29,8 +39,25 @@ namespace {
 
 using namespace seedrl;
 
+struct Opponents {
+  bool random = true;
+  std::vector<int> search_depths;  // a search player per depth (board games)
+  std::string torso = "mlp";
+  std::vector<std::int64_t> conv_channels{32, 32};
+};
+
 template <class Game>
-int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_opponent) {
+void add_search_players(std::map<std::string, ScriptedPlayer<Game>>& fixed,
+                        const std::vector<int>& depths) {
+  if constexpr (std::is_base_of_v<BoardGame, Game>) {
+    for (int depth : depths) fixed.emplace(str_cat("search", depth), search_player<Game>(depth));
+  } else if (!depths.empty()) {
+    fail("--search-opponents: the search player plays the board games (tictactoe, connect4)");
+  }
+}
+
+template <class Game>
+int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Opponents& opponents) {
   const Game probe;
   const StepSpec spec{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
   // --backend comes with the shared options; self-play's opponents have not run on a GPU yet.
@@ -38,24 +65,36 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, bool random_oppon
     fail("--backend ", cli.backend,
          ": self-play computes on the CPU for now (its opponent sets have not been checked on a "
          "GPU)");
+  std::map<std::string, ScriptedPlayer<Game>> fixed;
+  if (opponents.random) fixed.emplace("random", random_legal_player<Game>());
+  add_search_players(fixed, opponents.search_depths);
+  run.league.validate();
   cli.finish(run);
   run.interrupt = examples::stop_on_signals();
   run.seed = cli.seed;
-  // An MLP on the flattened board (or the duel's features).
+  // An MLP on the flattened board (or the duel's features), or convolutions on the planes.
   nn::NetworkOptions network =
       nn::NetworkOptions::mlp(spec.observation.shape.numel(), spec.action.num_actions, cli.hidden);
   network.observation_shape = spec.observation.shape;
+  if (opponents.torso == "board") {
+    if (spec.observation.shape.rank() != 3)
+      fail("--torso board: ", cli.env_name, " observes ", spec.observation.shape,
+           ", not a board's planes [C, H, W]");
+    network = nn::NetworkOptions::board(spec.observation.shape, spec.action.num_actions,
+                                        opponents.conv_channels, cli.hidden);
+  }
   const VTraceAgent agent = cli.make_agent(std::move(network), run.server.unroll_length);
+  std::string search_names;
+  for (int depth : opponents.search_depths) search_names += str_cat(", search", depth);
   std::fprintf(stderr,
                "selfplay: %s, V-trace, %d actors x %d games, unroll %lld, batch %lld, league: a "
-               "snapshot every %lld steps, window %d, latest self %.2f%s, seed %llu\n",
+               "snapshot every %lld steps, window %d, latest self %.2f%s%s, %s torso, seed %llu\n",
                cli.env_name.c_str(), run.num_actors, run.games_per_actor,
                static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
                static_cast<long long>(run.league.snapshot_every), run.league.window,
-               run.league.play_latest, random_opponent ? ", the random player" : "",
+               run.league.play_latest, opponents.random ? ", the random player" : "",
+               search_names.c_str(), opponents.torso.c_str(),
                static_cast<unsigned long long>(cli.seed));
-  std::map<std::string, ScriptedPlayer<Game>> fixed;
-  if (random_opponent) fixed.emplace("random", random_legal_player<Game>());
   const SelfPlayResult result = train_self_play<VTraceAgent, cpu::Backend>(
       agent, [](std::int32_t, std::int32_t) { return Game(); }, run, fixed);
   const MatchResult match = play_match(agent.network_config(), result.parameters, Game(),
@@ -113,14 +152,32 @@ int main(int argc, char** argv) {
   app.add_option("--play-latest", run.league.play_latest,
                  "probability of a game against the latest self")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--play-fixed", run.league.play_fixed,
+                 "probability of a game against a fixed player (the random one, the search "
+                 "players), the rest going to the snapshots; unset: drawn with the snapshots, "
+                 "uniformly among them all")
+      ->check(CLI::Range(0.0, 1.0));
   bool no_random = false;
   app.add_flag("--no-random-opponent", no_random,
                "leave the random player out of the league (snapshots and the latest self only)");
+  Opponents opponents;
+  app.add_option("--search-opponents", opponents.search_depths,
+                 "fixed opponents in the league that search this many moves ahead (board games; "
+                 "one per depth, named search<DEPTH>)")
+      ->check(CLI::Range(1, 8));
+  app.add_option("--torso", opponents.torso,
+                 "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
+                 "(--conv-channels) on the board's planes, then the --hidden layers")
+      ->check(CLI::IsMember({"mlp", "board"}));
+  app.add_option("--conv-channels", opponents.conv_channels,
+                 "the board torso's convolutions, their output channels")
+      ->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
+  opponents.random = !no_random;
   try {
-    if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, !no_random);
-    if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, !no_random);
-    return train<Standoff>(cli, run, !no_random);
+    if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, opponents);
+    if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, opponents);
+    return train<Standoff>(cli, run, opponents);
   } catch (const std::exception& e) {
     return examples::fail("selfplay", e);
   }

@@ -69,6 +69,9 @@ TEST_CASE("Conv2d: few input channels into one block of 8 or 16 outputs match th
   check_conv({3, 10, 10, 4, 16, 3, 1, 0}, true, nn::Activation::relu, 6);  // MinAtar's first layer
   check_conv({2, 6, 6, 10, 16, 3, 1, 1}, false, nn::Activation::relu, 7);
   check_conv({2, 7, 9, 3, 8, 3, 2, 1}, true, nn::Activation::none, 8);
+  // The board torso's: stride 1, padding 1 keeps the size; bias and ReLU.
+  check_conv({3, 4, 5, 2, 4, 3, 1, 1}, true, nn::Activation::relu, 9);
+  check_conv({2, 6, 7, 4, 3, 3, 1, 1}, true, nn::Activation::relu, 10);
 }
 
 TEST_CASE("Conv2d: a first layer computes no input gradient but all weight gradients") {

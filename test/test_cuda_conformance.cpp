@@ -221,7 +221,9 @@ TEST_CASE(
   two_torsos.separate_value_torso = true;
   auto gaussian = nn::NetworkOptions::mlp(3, 0, {16}).gaussian(2);
   gaussian.mlp_activation = nn::Activation::tanh;
-  for (auto config : {nn::NetworkOptions::mlp(4, 2), two_torsos, gaussian, minatar, nature}) {
+  const auto board = nn::NetworkOptions::board({2, 6, 7}, 7);
+  for (auto config :
+       {nn::NetworkOptions::mlp(4, 2), two_torsos, gaussian, minatar, nature, board}) {
     config.seed = 31;
     CAPTURE(nn::describe(config));
     nn::Network<Cpu> cpu_net(config);

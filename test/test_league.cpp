@@ -97,6 +97,46 @@ TEST_CASE("League: the latest self with probability p, else uniformly among the 
   for (int i = 0; i < 100; ++i) CHECK(only_latest.draw(rng).kind == Opponent::Kind::latest);
 }
 
+TEST_CASE("League: with play_fixed, the fixed opponents' share is set apart from the snapshots'") {
+  LeagueOptions o;
+  o.window = 3;
+  o.play_latest = 0.4;
+  o.play_fixed = 0.2;
+  League league(o, {"random", "search2"});
+  Rng rng(2);
+  const int n = 40000;
+  auto frequencies = [&] {
+    std::map<std::string, double> f;
+    for (int i = 0; i < n; ++i) f[league.draw(rng).tally()] += 1.0 / n;
+    return f;
+  };
+  auto near = [n](double got, double p) {
+    return std::abs(got - p) < 4 * std::sqrt(p * (1 - p) / n);
+  };
+  // No snapshots yet: their share (0.4) goes to the latest self; each fixed player 0.1.
+  std::map<std::string, double> f = frequencies();
+  CHECK(near(f["latest"], 0.8));
+  CHECK(near(f["random"], 0.1));
+  CHECK(near(f["search2"], 0.1));
+  CHECK(f["snapshot"] == 0.0);
+  // Three snapshots share 0.4, however many there are; the fixed players keep 0.1 each.
+  for (std::int64_t s = 0; s < 3; ++s) league.add_snapshot(s * 2000, Tensor::zeros({1}));
+  f = frequencies();
+  CHECK(near(f["latest"], 0.4));
+  CHECK(near(f["snapshot"], 0.4));
+  CHECK(near(f["random"], 0.1));
+  CHECK(near(f["search2"], 0.1));
+  // No fixed players: their share goes to the latest self.
+  League no_fixed(o);
+  for (std::int64_t s = 0; s < 3; ++s) no_fixed.add_snapshot(s * 2000, Tensor::zeros({1}));
+  int latest = 0;
+  for (int i = 0; i < n; ++i) latest += no_fixed.draw(rng).kind == Opponent::Kind::latest;
+  CHECK(near(latest / double(n), 0.6));
+  o.play_fixed = 0.7;
+  CHECK_THROWS_WITH_AS(League{o}, doctest::Contains("LeagueOptions.play_fixed must be negative"),
+                       Error);
+}
+
 TEST_CASE("League: games move the ratings of the learner and its opponent, and the tallies") {
   League league({}, {"minimax"});
   league.add_snapshot(0, Tensor::zeros({1}));

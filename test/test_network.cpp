@@ -55,9 +55,11 @@ struct LinearLoss {
 };
 
 // Compares the analytic gradient of a few parameter coordinates with central differences of the
-// f32 network (step 1e-2; the bound 2e-2 covers f32 rounding over a whole network).
-void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
-                             std::uint64_t seed) {
+// f32 network (step h; the bound 2e-2 covers f32 rounding over a whole network). A network whose
+// biases each shift many ReLU units (a convolution's) takes a smaller step, within which no unit
+// crosses its kink.
+void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets, std::uint64_t seed,
+                             double h = 1e-2) {
   Rng rng(seed);
   const Index steps = obs.dim(0), batch = obs.dim(1), actions = net.config().num_actions;
   LinearLoss loss;
@@ -81,7 +83,6 @@ void check_network_gradients(Net& net, const Tensor& obs, const Tensor& resets,
       const Index i = static_cast<Index>(rng.below(static_cast<std::uint64_t>(p.shape.numel())));
       float& value = p.value.data<float>()[i];
       const float saved = value;
-      const double h = 1e-2;
       value = static_cast<float>(saved + h);
       net.parameters().bump_version();
       const double up = loss(net.forward(obs, {}, resets));
@@ -111,7 +112,8 @@ TEST_CASE("Network: output shapes for every torso, with and without an LSTM core
   };
   for (Case c : {Case{nn::NetworkOptions::mlp(4, 2), DType::f32},
                  Case{nn::NetworkOptions::minatar(6, 6), DType::u8},
-                 Case{nn::NetworkOptions::nature(18), DType::u8}}) {
+                 Case{nn::NetworkOptions::nature(18), DType::u8},
+                 Case{nn::NetworkOptions::board({2, 6, 7}, 7), DType::f32}}) {
     for (Index lstm : {0, 32}) {
       c.config.lstm_size = lstm;
       c.config.q_head = true;
@@ -187,6 +189,32 @@ TEST_CASE("Network: analytic gradients of the MinAtar net match finite differenc
   Net net(config);
   Rng rng(5);
   check_network_gradients(net, random_observations({1, 3, 10, 10, 3}, DType::f32, rng), {}, 6);
+}
+
+TEST_CASE(
+    "Network: the board torso keeps the board's size; its gradients match finite differences") {
+  // Two 3x3 convolutions of padding 1 on [2, 4, 5] planes keep 4x5: the fc sees 4*5*3 features.
+  auto config = nn::NetworkOptions::board({2, 4, 5}, 5, {4, 3}, {6});
+  Net counted(config);
+  CHECK(counted.parameters().num_parameters() ==
+        (9 * 2 * 4 + 4) + (9 * 4 * 3 + 3) + (60 * 6 + 6) + (6 * 5 + 5) + (6 + 1));
+  CHECK(counted.forward_flops_per_frame() ==
+        doctest::Approx(2.0 * (20 * 9 * 2 * 4 + 20 * 9 * 4 * 3 + 60 * 6 + 6 * 6)));
+  CHECK(nn::describe(config) ==
+        "board observation [2, 4, 5] actions 5 lstm 0 conv [4,3] hidden [6]");
+  // The biases start at zero, and a unit whose inputs are all zero (the padding, a ReLU's zeros)
+  // would sit on its kink, where central differences see half a slope: random biases first. Each
+  // conv bias moves 60 units: the step is 2e-3 (at 1e-2 one of them crosses its kink).
+  config.seed = 9;
+  Net net(config);
+  Rng rng(9);
+  for (nn::Parameter& p : net.parameters().parameters())
+    if (p.name.ends_with("bias"))
+      for (Index i = 0; i < p.shape.numel(); ++i)
+        p.value.data<float>()[i] = static_cast<float>(rng.uniform(-0.5, 0.5));
+  net.parameters().bump_version();
+  const Tensor obs = random_observations({1, 3, 2, 4, 5}, DType::f32, rng);
+  check_network_gradients(net, obs, {}, 6, 2e-3);
 }
 
 TEST_CASE("Network: a partial backward leaves zero gradients in the heads it did not reach") {
@@ -344,6 +372,13 @@ TEST_CASE("Network: bad configuration and inputs throw naming the setting") {
   bad.observation_shape = {10, 10};
   CHECK_THROWS_WITH_AS(
       Net{bad}, doctest::Contains("NetworkOptions.observation_shape for the minatar torso"), Error);
+  auto board = nn::NetworkOptions::board({2, 6, 7}, 7);
+  board.observation_shape = {84};
+  CHECK_THROWS_WITH_AS(Net{board}, doctest::Contains("observation_shape for the board torso"),
+                       Error);
+  board.observation_shape = {2, 6, 7};
+  board.conv_channels.clear();
+  CHECK_THROWS_WITH_AS(Net{board}, doctest::Contains("conv_channels for the board torso"), Error);
   Net net(nn::NetworkOptions::mlp(4, 2));
   CHECK_THROWS_WITH_AS(net.forward(Tensor::zeros({8, 4})),
                        doctest::Contains("Network: observations must be [T, B, 4]"), Error);

@@ -289,7 +289,7 @@ TEST_CASE("ONNX export: MinAtar networks match seedrl's forward pass in ONNX Run
   }
 }
 
-TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime") {
+TEST_CASE("ONNX export: Nature and board CNNs match seedrl's forward pass in ONNX Runtime") {
   OnnxRuntime* ort = runtime_or_skip();
   if (ort == nullptr) return;
   const nn::NetworkOptions nature = nn::NetworkOptions::nature(6);
@@ -303,6 +303,10 @@ TEST_CASE("ONNX export: Nature CNNs match seedrl's forward pass in ONNX Runtime"
     nn::NetworkOptions c = nature;
     c.observation_shape = {3, 60, 44};
     check_against_onnxruntime(*ort, c, DType::u8, 2, 1);
+  }
+  SUBCASE("the board torso: padded convolutions on Connect Four's planes, an LSTM") {
+    check_against_onnxruntime(*ort, with_lstm(nn::NetworkOptions::board({2, 6, 7}, 7), 16),
+                              DType::f32, 3, 2);
   }
 }
 

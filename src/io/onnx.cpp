@@ -37,13 +37,16 @@ std::string linear(Graph& g, const std::string& x, const std::string& name, std:
 
 // ReLU(conv(x)) on NCHW; seedrl's Conv2d "<name>" stores [out, in, k, k] as ONNX does.
 std::string conv_relu(Graph& g, const std::string& x, const std::string& name, std::int64_t in,
-                      std::int64_t out, std::int64_t kernel, std::int64_t stride) {
+                      std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                      std::int64_t padding = 0) {
   const std::string w = g.parameter(name + ".weight", {out, in, kernel, kernel});
   const std::string b = g.parameter(name + ".bias", {out});
   const std::int64_t kernel_shape[] = {kernel, kernel}, strides[] = {stride, stride};
-  const std::string y = g.apply(
-      "Conv", {x, w, b},
-      {Attribute::integers("kernel_shape", kernel_shape), Attribute::integers("strides", strides)});
+  const std::int64_t pads[] = {padding, padding, padding, padding};
+  const std::string y =
+      g.apply("Conv", {x, w, b},
+              {Attribute::integers("kernel_shape", kernel_shape),
+               Attribute::integers("strides", strides), Attribute::integers("pads", pads)});
   return g.apply("Relu", {y});
 }
 
@@ -81,6 +84,21 @@ std::string torso(Graph& g, const nn::NetworkOptions& c, const std::string& pref
       const std::int64_t flat = (obs[0] - 2) * (obs[1] - 2) * 16;
       features = 128;
       return linear(g, flatten_channels_last(g, x), name("fc"), flat, 128, relu);
+    }
+    case nn::Torso::board: {  // observations are [C, H, W] planes; each convolution keeps H, W
+      std::int64_t in = obs[0];
+      for (std::size_t i = 0; i < c.conv_channels.size(); ++i) {
+        x = conv_relu(g, x, str_cat(prefix, ".conv", i + 1), in, c.conv_channels[i], 3, 1, 1);
+        in = c.conv_channels[i];
+      }
+      x = flatten_channels_last(g, x);
+      in *= obs[1] * obs[2];
+      for (std::size_t i = 0; i < c.mlp_hidden.size(); ++i) {
+        x = linear(g, x, str_cat(prefix, ".fc", i + 1), in, c.mlp_hidden[i], relu);
+        in = c.mlp_hidden[i];
+      }
+      features = in;
+      return x;
     }
     case nn::Torso::nature: {
       x = g.apply("Mul", {x, g.float_scalar(1.0f / 255.0f)});  // observations are [C, H, W]

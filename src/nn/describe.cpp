@@ -22,8 +22,10 @@ NetworkOptions parse_description(std::string_view text, std::string_view source)
     c.torso = Torso::minatar;
   } else if (torso == "nature") {
     c.torso = Torso::nature;
+  } else if (torso == "board") {
+    c.torso = Torso::board;
   } else {
-    r.fail("unknown torso '", torso, "' (mlp, minatar or nature)");
+    r.fail("unknown torso '", torso, "' (mlp, minatar, nature or board)");
   }
   r.expect("observation");
   const std::vector<std::int64_t> dims = r.list();
@@ -40,7 +42,11 @@ NetworkOptions parse_description(std::string_view text, std::string_view source)
   }
   r.expect("lstm");
   c.lstm_size = r.number();
-  if (c.torso == Torso::mlp) {
+  if (c.torso == Torso::board) {
+    r.expect("conv");
+    c.conv_channels = r.list();
+  }
+  if (c.torso == Torso::mlp || c.torso == Torso::board) {
     r.expect("hidden");
     c.mlp_hidden = r.list();
   }

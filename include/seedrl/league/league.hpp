@@ -36,6 +36,11 @@ struct LeagueOptions {
   std::int64_t snapshot_every = 2000;  ///< learner steps between snapshots
   int window = 10;                     ///< snapshots kept (the oldest leaves first)
   double play_latest = 0.5;            ///< probability of a game against the latest self
+  /// Probability of a game against a fixed opponent (one drawn uniformly), the rest going to the
+  /// snapshots; play_latest + play_fixed <= 1, and a share whose opponents the league does not
+  /// hold (yet) goes to the latest self. Negative (the default): the fixed opponents are drawn
+  /// with the snapshots, uniformly among them all.
+  double play_fixed = -1.0;
   EloOptions elo;
 
   void validate(const char* owner = "LeagueOptions") const {
@@ -45,6 +50,10 @@ struct LeagueOptions {
                    window);
     SEEDRL_REQUIRE(play_latest >= 0.0 && play_latest <= 1.0, owner,
                    ".play_latest must be in [0, 1], got ", play_latest);
+    SEEDRL_REQUIRE(play_fixed < 0.0 || play_latest + play_fixed <= 1.0 + 1e-12, owner,
+                   ".play_fixed must be negative (drawn with the snapshots) or at most 1 - "
+                   "play_latest (",
+                   1.0 - play_latest, "), got ", play_fixed);
     elo.validate("LeagueOptions.elo");
   }
 };
@@ -132,16 +141,19 @@ class League {
   }
 
   /// The opponent of the next game: the latest self with probability play_latest (always when
-  /// the league holds nobody else), else uniformly among the snapshots and fixed opponents.
+  /// the league holds nobody else), else uniformly among the snapshots and fixed opponents; or,
+  /// with play_fixed set, a fixed opponent with that probability and a snapshot otherwise.
   Opponent draw(Rng& rng) const {
     const std::size_t others = snapshots_.size() + fixed_.size();
-    if (others == 0 || rng.uniform() < options_.play_latest) return {};
-    std::size_t pick = rng.below(others);
-    if (pick < snapshots_.size()) return {Opponent::Kind::snapshot, snapshots_[pick].id, {}};
-    pick -= snapshots_.size();
-    auto it = fixed_.begin();
-    std::advance(it, static_cast<std::ptrdiff_t>(pick));
-    return {Opponent::Kind::fixed, -1, it->first};
+    const double u = others == 0 ? 0.0 : rng.uniform();
+    if (others == 0 || u < options_.play_latest) return {};
+    if (options_.play_fixed >= 0.0) {
+      const bool fixed = u < options_.play_latest + options_.play_fixed;
+      const std::size_t among = fixed ? fixed_.size() : snapshots_.size();
+      if (among == 0) return {};
+      return pick_other(fixed ? snapshots_.size() + rng.below(among) : rng.below(among));
+    }
+    return pick_other(rng.below(others));
   }
 
   /// A finished game in which the learner scored `score` (1 a win, 0.5 a draw, 0 a loss).
@@ -241,6 +253,15 @@ class League {
   }
 
  private:
+  // The snapshot at `pick`, or past them the fixed opponent at pick - snapshots (in name order).
+  Opponent pick_other(std::size_t pick) const {
+    if (pick < snapshots_.size()) return {Opponent::Kind::snapshot, snapshots_[pick].id, {}};
+    pick -= snapshots_.size();
+    auto it = fixed_.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(pick));
+    return {Opponent::Kind::fixed, -1, it->first};
+  }
+
   LeagueOptions options_;
   double rating_;
   std::deque<Snapshot> snapshots_;

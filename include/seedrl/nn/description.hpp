@@ -17,6 +17,7 @@ namespace seedrl::nn {
 inline std::string describe(const NetworkOptions& n) {
   const char* torso = n.torso == Torso::mlp       ? "mlp"
                       : n.torso == Torso::minatar ? "minatar"
+                      : n.torso == Torso::board   ? "board"
                                                   : "nature";
   std::ostringstream s;
   s << torso << " observation " << n.observation_shape;
@@ -26,10 +27,18 @@ inline std::string describe(const NetworkOptions& n) {
     s << " actions " << n.num_actions;
   }
   s << " lstm " << n.lstm_size;
-  if (n.torso == Torso::mlp) {
-    s << " hidden [";
-    for (std::size_t i = 0; i < n.mlp_hidden.size(); ++i) s << (i ? "," : "") << n.mlp_hidden[i];
+  auto list = [&s](const std::vector<std::int64_t>& v) {
+    s << "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
     s << "]";
+  };
+  if (n.torso == Torso::board) {
+    s << " conv ";
+    list(n.conv_channels);
+  }
+  if (n.torso == Torso::mlp || n.torso == Torso::board) {
+    s << " hidden ";
+    list(n.mlp_hidden);
     if (n.mlp_activation == Activation::tanh) s << " tanh";
   }
   if (n.separate_value_torso) s << " value_torso";
@@ -37,16 +46,15 @@ inline std::string describe(const NetworkOptions& n) {
     if (decltype(kind)::in(n)) decltype(kind)::describe(n, s);
   });
   if (!n.action_branches.empty()) {
-    s << " branches [";
-    for (std::size_t i = 0; i < n.action_branches.size(); ++i)
-      s << (i ? "," : "") << n.action_branches[i];
-    s << "]";
+    s << " branches ";
+    list(n.action_branches);
   }
   return s.str();
 }
 
 /// The inverse of describe(): the torso, observation shape, actions (and their branches), LSTM
-/// size, MLP widths and activation, the separate value torso, and each head kind's words
+/// size, the board torso's convolutions, MLP widths and activation, the separate value torso, and
+/// each head kind's words
 /// ("dueling": a dueling Q head alone; "critic [...]": a critic alone); without such words the
 /// result has the policy and value heads, and a caller that knows better (Policy, from a
 /// checkpoint's parameter names) sets them. Throws naming `source` and the text where it is not

@@ -198,6 +198,24 @@ class Network {
         torso.add(Linear(store_, name("fc"), torso_linear(flat, 128)));
         break;
       }
+      case Torso::board: {
+        torso.add(typename B::Rescale(RescaleOptions{1.0f, true}, name("input")));
+        std::int64_t in = obs[0];
+        for (std::size_t i = 0; i < config_.conv_channels.size(); ++i) {
+          Conv2dOptions o = torso_conv(in, config_.conv_channels[i], 3, 1);
+          o.padding = 1;
+          torso.add(typename B::Conv2d(store_, prefix + ".conv" + std::to_string(i + 1), o));
+          in = config_.conv_channels[i];
+        }
+        torso.add(typename B::Flatten(name("flatten")));
+        in *= obs[1] * obs[2];
+        for (std::size_t i = 0; i < config_.mlp_hidden.size(); ++i) {
+          const std::string fc = prefix + ".fc" + std::to_string(i + 1);
+          torso.add(Linear(store_, fc, torso_linear(in, config_.mlp_hidden[i])));
+          in = config_.mlp_hidden[i];
+        }
+        break;
+      }
       case Torso::nature: {
         torso.add(typename B::Rescale(RescaleOptions{1.0f / 255.0f, true}, name("input")));
         torso.add(typename B::Conv2d(store_, name("conv1"), torso_conv(obs[0], 32, 8, 4)));

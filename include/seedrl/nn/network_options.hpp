@@ -25,13 +25,18 @@ enum class Torso {
   mlp,      ///< observation [D] f32: Linear+activation per entry of mlp_hidden
   minatar,  ///< observation [10, 10, C] (channels-last, as MinAtar emits it), f32 or u8
   nature,   ///< observation [C, 84, 84] u8 (stacked frames first), scaled by 1/255
+  /// observation [C, H, W] f32 planes (a board game's: [2, 6, 7] for Connect Four): a 3x3
+  /// convolution (padding 1, stride 1, ReLU) per entry of conv_channels, which keeps the board's
+  /// size, then Linear+ReLU per entry of mlp_hidden on the flattened maps
+  board,
 };
 
 struct NetworkOptions {
   Torso torso = Torso::mlp;
   Shape observation_shape;  ///< one frame, see Torso
   std::vector<std::int64_t> mlp_hidden{64, 64};
-  Activation mlp_activation = Activation::relu;  ///< the MLP torso's hidden layers: relu or tanh
+  Activation mlp_activation = Activation::relu;     ///< the MLP torso's hidden layers: relu or tanh
+  std::vector<std::int64_t> conv_channels{32, 32};  ///< the board torso's convolutions
   /// The value head gets a torso of its own (feed-forward networks with policy and value heads).
   bool separate_value_torso = false;
   std::int64_t lstm_size = 0;    ///< 0: no LSTM core
@@ -69,6 +74,18 @@ struct NetworkOptions {
     NetworkOptions c;
     c.torso = Torso::minatar;
     c.observation_shape = {10, 10, channels};
+    c.num_actions = num_actions;
+    return c;
+  }
+  /// The board torso on planes [channels, rows, columns], its fully connected layers `hidden`.
+  static NetworkOptions board(Shape planes, std::int64_t num_actions,
+                              std::vector<std::int64_t> conv = {32, 32},
+                              std::vector<std::int64_t> hidden = {256}) {
+    NetworkOptions c;
+    c.torso = Torso::board;
+    c.observation_shape = std::move(planes);
+    c.conv_channels = std::move(conv);
+    c.mlp_hidden = std::move(hidden);
     c.num_actions = num_actions;
     return c;
   }
@@ -173,6 +190,18 @@ struct NetworkOptions {
         for (std::int64_t h : mlp_hidden) {
           SEEDRL_REQUIRE(h > 0, owner, ".mlp_hidden sizes must be positive, got ", h);
         }
+        break;
+      case Torso::board:
+        SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape.numel() > 0, owner,
+                       ".observation_shape for the board torso must be [C, H, W] (Connect Four: "
+                       "[2, 6, 7]), got ",
+                       observation_shape);
+        SEEDRL_REQUIRE(!conv_channels.empty(), owner,
+                       ".conv_channels for the board torso must name at least one convolution");
+        for (std::int64_t c : conv_channels)
+          SEEDRL_REQUIRE(c > 0, owner, ".conv_channels sizes must be positive, got ", c);
+        for (std::int64_t h : mlp_hidden)
+          SEEDRL_REQUIRE(h > 0, owner, ".mlp_hidden sizes must be positive, got ", h);
         break;
       case Torso::minatar:
         SEEDRL_REQUIRE(observation_shape.rank() == 3 && observation_shape[0] >= 3 &&
