@@ -11,13 +11,15 @@
 //                 --depth 2 --games 200
 //   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env standoff --opponent careful
 //
-// The last line of stdout is one JSON object: the checkpoint, the opponent and the wins, draws and
-// losses from each side.
+// The last line of stdout is one JSON object: the checkpoint, the opponent, the wins, draws and
+// losses from each side, and on the board games how many distinct final positions the games of
+// each side reached (a lower bound on distinct games: how varied the opponent kept them).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -59,8 +61,21 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
     if (opponent == "careful") return test::careful_standoff_player(planes);
     return test::alphabeta_player(planes, mask, depth, &rng);
   };
-  const MatchResult r =
-      play_games(game, policy_player(policy, game), reference, games, seed, {}, 0, opening_moves);
+  // The final boards of each side's games (the board games).
+  std::set<std::string> finals[2];
+  MatchWatcher<Game> watch;
+  if constexpr (std::is_base_of_v<BoardGame, Game>) {
+    watch = [&finals](const Game& g, int, int side, const PlayersStepResult* step) {
+      if (step != nullptr && step->episode_over())
+        finals[static_cast<std::size_t>(side)].insert(g.to_string());
+    };
+  }
+  const MatchResult r = play_games(game, policy_player(policy, game), reference, games, seed, watch,
+                                   0, opening_moves);
+  const std::string distinct =
+      watch ? str_cat(",\"distinct_final_positions\":{\"as_first\":", finals[0].size(),
+                      ",\"as_second\":", finals[1].size(), "}")
+            : std::string();
   std::fprintf(stderr,
                "selfplay_eval: %s against %s%s, %d games: as player 0 %lld/%lld/%lld, as "
                "player 1 %lld/%lld/%lld (wins/draws/losses)\n",
@@ -72,9 +87,9 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
                static_cast<long long>(r.as_second.losses));
   std::printf(
       "{\"checkpoint\":\"%s\",\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
-      "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s}\n",
+      "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s%s}\n",
       checkpoint.c_str(), env_name<Game>(), opponent.c_str(), depth, opening_moves, games,
-      r.as_first.to_json().c_str(), r.as_second.to_json().c_str());
+      r.as_first.to_json().c_str(), r.as_second.to_json().c_str(), distinct.c_str());
   return 0;
 }
 

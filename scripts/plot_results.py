@@ -21,6 +21,7 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
       setting (controls: how each seed went, not only the mean)
   scripts/plot_results.py selfplay OUT.png LABEL=run_dir/metrics.csv ...   self-play: the ELO
       rating, and the loss and draw rates of the last 100 games against each kind of opponent
+      (the search players' loss rates too, where a league held one)
 """
 import csv
 import json
@@ -272,10 +273,17 @@ def seeds(out, results, games, settings):
 
 def selfplay(out, runs):
     """Self-play runs (examples/selfplay): rating; loss rates against the random player and the
-    snapshots; draw rate against the latest self, each against frames."""
+    snapshots; draw rate against the latest self, each against frames; and the loss rate against
+    each search player (search<DEPTH>) any run's league held."""
     panels = [("rating", "ELO rating"), ("loss_rate/random", "loss rate vs random (last 100)"),
               ("loss_rate/snapshot", "loss rate vs snapshots (last 100)"),
               ("draw_rate/latest", "draw rate vs latest self (last 100)")]
+    for run in runs:
+        header = next(csv.reader(open(run.split("=", 1)[1])))
+        for column in header:
+            name = column.split("/", 1)[-1]
+            if column.startswith("loss_rate/search") and (column, f"loss rate vs {name} (last 100)") not in panels:
+                panels.append((column, f"loss rate vs {name} (last 100)"))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4))
     for i, run in enumerate(runs):
         label, path = run.split("=", 1)
