@@ -39,7 +39,8 @@ namespace {
 
 using namespace seedrl;
 
-struct Opponents {
+// What the league holds beside the snapshots, and the network's torso.
+struct Setup {
   bool random = true;
   std::vector<int> search_depths;  // a search player per depth (board games)
   std::string torso = "mlp";
@@ -57,7 +58,7 @@ void add_search_players(std::map<std::string, ScriptedPlayer<Game>>& fixed,
 }
 
 template <class Game>
-int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Opponents& opponents) {
+int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
   const Game probe;
   const StepSpec spec{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
   // --backend comes with the shared options; self-play's opponents have not run on a GPU yet.
@@ -66,8 +67,8 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Opponents& 
          ": self-play computes on the CPU for now (its opponent sets have not been checked on a "
          "GPU)");
   std::map<std::string, ScriptedPlayer<Game>> fixed;
-  if (opponents.random) fixed.emplace("random", random_legal_player<Game>());
-  add_search_players(fixed, opponents.search_depths);
+  if (setup.random) fixed.emplace("random", random_legal_player<Game>());
+  add_search_players(fixed, setup.search_depths);
   run.league.validate();
   cli.finish(run);
   run.interrupt = examples::stop_on_signals();
@@ -76,24 +77,24 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Opponents& 
   nn::NetworkOptions network =
       nn::NetworkOptions::mlp(spec.observation.shape.numel(), spec.action.num_actions, cli.hidden);
   network.observation_shape = spec.observation.shape;
-  if (opponents.torso == "board") {
+  if (setup.torso == "board") {
     if (spec.observation.shape.rank() != 3)
       fail("--torso board: ", cli.env_name, " observes ", spec.observation.shape,
            ", not a board's planes [C, H, W]");
     network = nn::NetworkOptions::board(spec.observation.shape, spec.action.num_actions,
-                                        opponents.conv_channels, cli.hidden);
+                                        setup.conv_channels, cli.hidden);
   }
   const VTraceAgent agent = cli.make_agent(std::move(network), run.server.unroll_length);
   std::string search_names;
-  for (int depth : opponents.search_depths) search_names += str_cat(", search", depth);
+  for (int depth : setup.search_depths) search_names += str_cat(", search", depth);
   std::fprintf(stderr,
                "selfplay: %s, V-trace, %d actors x %d games, unroll %lld, batch %lld, league: a "
                "snapshot every %lld steps, window %d, latest self %.2f%s%s, %s torso, seed %llu\n",
                cli.env_name.c_str(), run.num_actors, run.games_per_actor,
                static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
                static_cast<long long>(run.league.snapshot_every), run.league.window,
-               run.league.play_latest, opponents.random ? ", the random player" : "",
-               search_names.c_str(), opponents.torso.c_str(),
+               run.league.play_latest, setup.random ? ", the random player" : "",
+               search_names.c_str(), setup.torso.c_str(),
                static_cast<unsigned long long>(cli.seed));
   const SelfPlayResult result = train_self_play<VTraceAgent, cpu::Backend>(
       agent, [](std::int32_t, std::int32_t) { return Game(); }, run, fixed);
@@ -160,24 +161,24 @@ int main(int argc, char** argv) {
   bool no_random = false;
   app.add_flag("--no-random-opponent", no_random,
                "leave the random player out of the league (snapshots and the latest self only)");
-  Opponents opponents;
-  app.add_option("--search-opponents", opponents.search_depths,
+  Setup setup;
+  app.add_option("--search-opponents", setup.search_depths,
                  "fixed opponents in the league that search this many moves ahead (board games; "
                  "one per depth, named search<DEPTH>)")
       ->check(CLI::Range(1, 8));
-  app.add_option("--torso", opponents.torso,
+  app.add_option("--torso", setup.torso,
                  "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
                  "(--conv-channels) on the board's planes, then the --hidden layers")
       ->check(CLI::IsMember({"mlp", "board"}));
-  app.add_option("--conv-channels", opponents.conv_channels,
+  app.add_option("--conv-channels", setup.conv_channels,
                  "the board torso's convolutions, their output channels")
       ->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
-  opponents.random = !no_random;
+  setup.random = !no_random;
   try {
-    if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, opponents);
-    if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, opponents);
-    return train<Standoff>(cli, run, opponents);
+    if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, setup);
+    if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, setup);
+    return train<Standoff>(cli, run, setup);
   } catch (const std::exception& e) {
     return examples::fail("selfplay", e);
   }
