@@ -4,20 +4,22 @@
 //   selfplay --env tictactoe|connect4|standoff [--frames N] [--seed S] [--logdir DIR]
 //            [--export-onnx FILE] [--snapshot-every STEPS] [--window K] [--play-latest P]
 //            [--play-fixed P]
-//            [--no-random-opponent] [--search-opponents DEPTH...] [--torso mlp|board]
-//            [--conv-channels C...] [V-trace options...]
+//            [--no-random-opponent] [--search-opponents DEPTH...] [--opening-moves K]
+//            [--torso mlp|board] [--conv-channels C...] [V-trace options...]
 //
 // Every game seats the learner against an opponent drawn from the league (session/self_play.hpp):
 // its latest self with probability --play-latest, else one of its last --window snapshots (one
 // every --snapshot-every learner steps) or a fixed player: the random one, and on the board games
 // a player searching DEPTH moves ahead for each --search-opponents DEPTH (session/board_search.hpp;
-// in the league as "search<DEPTH>"). The network is an MLP on the flattened board (or the duel's
-// features), or with --torso board 3x3 convolutions on the board's planes, then the --hidden
-// layers. Frames are the learner's
-// moves. Progress lines carry its ELO rating and its win/draw/loss rates of the last 100 games
-// against each kind of opponent. At the end the final policy plays 1,000 games greedily against
-// a random player, half as each side; the last line of stdout is one JSON object with the rating,
-// the tallies of the league and those games.
+// in the league as "search<DEPTH>"). With --opening-moves K every training game of a board game
+// starts after 0 - K random moves (env/random_openings.hpp), so that the policy meets many
+// positions, not the few games its deterministic opponents lead to. The network is an MLP on the
+// flattened board (or the duel's features), or with --torso board 3x3 convolutions on the board's
+// planes, then the --hidden layers. Frames are the learner's moves. Progress lines carry its ELO
+// rating and its win/draw/loss rates of the last 100 games against each kind of opponent. At the
+// end the final policy plays 1,000 games greedily against a random player, half as each side; the
+// last line of stdout is one JSON object with the rating, the tallies of the league and those
+// games.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -29,6 +31,7 @@
 
 #include "cli.hpp"
 #include "seedrl/env/board_game.hpp"
+#include "seedrl/env/random_openings.hpp"
 #include "seedrl/env/standoff.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/board_search.hpp"
@@ -43,6 +46,7 @@ using namespace seedrl;
 struct Setup {
   bool random = true;
   std::vector<int> search_depths;  // a search player per depth (board games)
+  int opening_moves = 0;           // training games of a board game open with 0 - K random moves
   std::string torso = "mlp";
   std::vector<std::int64_t> conv_channels{32, 32};
 };
@@ -57,17 +61,31 @@ void add_search_players(std::map<std::string, ScriptedPlayer<Game>>& fixed,
   }
 }
 
+// A game of the run: a board game behind its random openings (none for opening_moves 0), the duel
+// as it is.
+template <class Game>
+auto make_game(int opening_moves, std::uint64_t seed) {
+  if constexpr (std::is_base_of_v<BoardGame, Game>) {
+    return RandomOpenings<Game>(Game(), opening_moves, seed);
+  } else {
+    if (opening_moves > 0)
+      fail("--opening-moves: random openings are for the board games (tictactoe, connect4)");
+    return Game();
+  }
+}
+
 template <class Game>
 int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
-  const Game probe;
+  using Env = decltype(make_game<Game>(0, 0));
+  const Env probe = make_game<Game>(setup.opening_moves, 0);
   const StepSpec spec{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
   // --backend comes with the shared options; self-play's opponents have not run on a GPU yet.
   if (cli.backend != "cpu")
     fail("--backend ", cli.backend,
          ": self-play computes on the CPU for now (its opponent sets have not been checked on a "
          "GPU)");
-  std::map<std::string, ScriptedPlayer<Game>> fixed;
-  if (setup.random) fixed.emplace("random", random_legal_player<Game>());
+  std::map<std::string, ScriptedPlayer<Env>> fixed;
+  if (setup.random) fixed.emplace("random", random_legal_player<Env>());
   add_search_players(fixed, setup.search_depths);
   run.league.validate();
   cli.finish(run);
@@ -89,17 +107,24 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
   for (int depth : setup.search_depths) search_names += str_cat(", search", depth);
   std::fprintf(stderr,
                "selfplay: %s, V-trace, %d actors x %d games, unroll %lld, batch %lld, league: a "
-               "snapshot every %lld steps, window %d, latest self %.2f%s%s, %s torso, seed %llu\n",
+               "snapshot every %lld steps, window %d, latest self %.2f%s%s, openings of 0 - %d "
+               "random moves, %s torso, seed %llu\n",
                cli.env_name.c_str(), run.num_actors, run.games_per_actor,
                static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
                static_cast<long long>(run.league.snapshot_every), run.league.window,
                run.league.play_latest, setup.random ? ", the random player" : "",
-               search_names.c_str(), setup.torso.c_str(),
+               search_names.c_str(), setup.opening_moves, setup.torso.c_str(),
                static_cast<unsigned long long>(cli.seed));
-  const SelfPlayResult result = train_self_play<VTraceAgent, cpu::Backend>(
-      agent, [](std::int32_t, std::int32_t) { return Game(); }, run, fixed);
-  const MatchResult match = play_match(agent.network_config(), result.parameters, Game(),
-                                       random_legal_player<Game>(), 1000, cli.seed + 7);
+  // Each game draws its openings from its own stream.
+  const auto make = [&](std::int32_t actor, std::int32_t game) {
+    return make_game<Game>(setup.opening_moves, cli.seed * 1'000'003ULL +
+                                                    static_cast<std::uint64_t>(actor) * 4096 +
+                                                    static_cast<std::uint64_t>(game));
+  };
+  const SelfPlayResult result = train_self_play<VTraceAgent, cpu::Backend>(agent, make, run, fixed);
+  const MatchResult match =
+      play_match(agent.network_config(), result.parameters, make_game<Game>(0, 0),
+                 random_legal_player<Env>(), 1000, cli.seed + 7);
   std::fprintf(
       stderr,
       "selfplay: greedy against a random player, 1000 games: as player 0 %lld/%lld/%lld, "
@@ -166,6 +191,10 @@ int main(int argc, char** argv) {
                  "fixed opponents in the league that search this many moves ahead (board games; "
                  "one per depth, named search<DEPTH>)")
       ->check(CLI::Range(1, 8));
+  app.add_option("--opening-moves", setup.opening_moves,
+                 "board games: every training game starts after 0 to K uniformly random legal "
+                 "moves (the final games against the random player have none)")
+      ->check(CLI::Range(0, 40));
   app.add_option("--torso", setup.torso,
                  "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
                  "(--conv-channels) on the board's planes, then the --hidden layers")
