@@ -32,7 +32,7 @@ struct RunCli {
   float discount = 0.99f, max_abs_reward = 0.0f;
   double learning_rate = 3e-3, max_grad_norm = 40.0, adam_epsilon = 1e-8;
   bool decay = true;
-  double lr_final = 0.0;  ///< where a decaying rate ends
+  double lr_floor = 0.0;  ///< where a decaying rate ends, a fraction of learning_rate
   int batch_timeout_us = 1000;
   std::string backend = "cpu";
   CLI::Option* learner_workers_option = nullptr;
@@ -86,11 +86,11 @@ struct RunCli {
     app.add_option("--learning-rate", learning_rate, "initial learning rate")
         ->check(CLI::PositiveNumber);
     app.add_option("--lr-decay", decay,
-                   "decay the learning rate linearly over --frames, to --lr-final");
-    app.add_option("--lr-final", lr_final,
-                   "the rate a decaying learning rate reaches at the end of the run (at most "
-                   "--learning-rate)")
-        ->check(CLI::NonNegativeNumber);
+                   "decay the learning rate linearly over --frames, to --lr-floor of itself");
+    app.add_option("--lr-floor", lr_floor,
+                   "where a decaying learning rate ends, as a fraction of --learning-rate (0: "
+                   "at 0)")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--adam-epsilon", adam_epsilon, "Adam epsilon")->check(CLI::PositiveNumber);
     app.add_option("--discount", discount, "discount factor gamma")->check(CLI::Range(0.0, 1.0));
     app.add_option("--max-grad-norm", max_grad_norm, "global gradient-norm clip (0: none)")
@@ -129,21 +129,13 @@ struct RunCli {
     o.optimizer.adam.epsilon = static_cast<float>(adam_epsilon);
   }
 
-  /// The learning-rate schedule: constant, or linear to 0 over the learner steps that `frames`
-  /// take at `frames_per_step` new frames each (per member of a learner group: the group's steps
-  /// take that many from every member).
+  /// The learning-rate schedule: constant, or linear to --lr-floor of itself over the learner
+  /// steps that `frames` take at `frames_per_step` new frames each (per member of a learner
+  /// group: the group's steps take that many from every member).
   nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
     const std::int64_t group_frames_per_step = frames_per_step * group_size();
     return {learning_rate, decay ? (frames + group_frames_per_step - 1) / group_frames_per_step : 0,
-            final_learning_rate()};
-  }
-
-  /// --lr-final, refused above --learning-rate (a schedule that climbs is a typo, not a choice).
-  double final_learning_rate() const {
-    if (lr_final > learning_rate)
-      seedrl::fail("--lr-final ", lr_final, " is above --learning-rate ", learning_rate,
-                   ": the rate decays to it");
-    return lr_final;
+            learning_rate * lr_floor};
   }
 };
 
@@ -327,7 +319,7 @@ struct PpoCli : RunCli {
     o.learning_rate = {
         learning_rate,
         decay ? (frames + transitions - 1) / transitions * updates_per_batch(transitions) : 0,
-        final_learning_rate()};
+        learning_rate * lr_floor};
     return PpoAgent(o);
   }
 
