@@ -93,4 +93,58 @@ TEST_CASE("InferenceServer: opponent sets act with their values and masks; they 
                     doctest::Contains("max_slots = 5"));
 }
 
+TEST_CASE("InferenceServer: the learner's network computes only the rows that act for it") {
+  // Slots 0 and 1 wait (the learner's and an opponent set's seat), slot 2 acts for opponent set 1,
+  // slot 3 for the learner (it trains), slot 4 for its latest self. Only slots 3 and 4 need the
+  // learner's forward; slot 3's behaviour logits must be its own row's, computed without the rows
+  // before it in the batch.
+  const VTraceAgent agent = test::tiny_agent();
+  nn::Network<Backend> learner(agent.network_config());  // random values: logits vary by row
+  nn::Network<Backend> other(agent.network_config());
+  SharedParameters parameters(learner.parameters());
+  UnrollQueue queue(64);
+  InferenceServerOptions options;
+  options.max_batch = 5;
+  options.max_slots = 5;
+  options.unroll_length = 2;
+  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, {{2}, DType::f32}, {3},
+                                               options);
+  auto table = std::make_shared<OpponentTable>(5);
+  server.serve_opponents(table);
+  table->put(1, preferring(other, 2));
+  REQUIRE(table->assign(1, 1));
+  REQUIRE(table->assign(2, 1));
+  REQUIRE(table->assign(4, policy_ids::kLatest));
+  server.start();
+  Connection c;
+  REQUIRE(server.connect(test::connect_request(1, 5, 0), &c).is_ok());
+  test::StepBuffers buffers(5);
+  constexpr int kSteps = 3;
+  Tensor slot3 = Tensor::empty({kSteps, 1, 2});
+  for (int t = 0; t < kSteps; ++t) {
+    for (std::int64_t e = 0; e < 10; ++e)
+      buffers.observations.data<float>()[e] = 0.37f * static_cast<float>(e + 3 * t) - 1.1f;
+    slot3[t].copy_from(buffers.observations.slice(3, 4).reshape({1, 2}));
+    for (std::int32_t e = 0; e < 5; ++e)
+      buffers.flags[static_cast<std::size_t>(e)] = t == 0 ? step_flags::kFirst : 0;
+    buffers.flags[0] = buffers.flags[1] = step_flags::kWaiting;
+    REQUIRE(buffers.step(server, c).is_ok());
+    CHECK(buffers.actions[2] == 2);  // opponent set 1's values
+  }
+  server.disconnect(c);
+  server.stop();
+  CHECK(server.forward_rows() == 2 * kSteps);  // slots 3 and 4, each step
+  std::vector<std::unique_ptr<Unroll>> unrolls;
+  while (auto u = queue.pop()) unrolls.push_back(std::move(*u));
+  REQUIRE(unrolls.size() == 1);  // slot 3's 3 steps: one unroll of 2 transitions
+  for (std::int64_t t = 0; t < kSteps; ++t) {
+    const nn::NetworkOutputs& out = learner.forward(slot3.slice(t, t + 1), {});
+    for (std::int64_t a = 0; a < 3; ++a) {
+      CAPTURE(t);
+      CHECK(unrolls[0]->behaviour.data<float>()[t * 3 + a] ==
+            doctest::Approx(out.logits.data<float>()[a]).epsilon(1e-5));
+    }
+  }
+}
+
 }  // namespace test_self_play

@@ -6,7 +6,9 @@
 //                          half-full batch is served; seed_rl's batcher would wait forever)
 //            gather   copy observations (and declared step fields) once into the batch
 //                     tensors, slots' recurrent state in
-//            forward  the network on the learner's newest values (inference/server_network.hpp):
+//            forward  the network on the learner's newest values (inference/server_network.hpp),
+//                     for the rows that act for it (not a waiting seat's, nor an opponent set's:
+//                     inference/live_rows.hpp):
 //                     on the CPU a private copy refreshed when they moved, on a GPU the
 //                     learner's values in place under the lock, the forward replayed from a CUDA
 //                     graph per batch size (inference/graphed_forward.hpp)
@@ -50,6 +52,7 @@
 #include "seedrl/experience/normalization.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/inference/box_actions.hpp"
+#include "seedrl/inference/live_rows.hpp"
 #include "seedrl/inference/opponents.hpp"
 #include "seedrl/inference/request_batcher.hpp"
 #include "seedrl/inference/server_network.hpp"
@@ -188,6 +191,9 @@ class InferenceServer final : public InferenceEndpoint {
   EpisodeStats& episodes() { return episodes_; }
   /// Environment steps taken by training (non-evaluation) actors.
   std::int64_t training_frames() const { return training_frames_.load(); }
+  /// Rows the learner's network has computed: every row of every batch, except those that wait
+  /// and those an opponent set serves (inference/live_rows.hpp). Any thread.
+  std::int64_t forward_rows() const { return forward_rows_.load(std::memory_order_relaxed); }
   /// Continues the frame count of a resumed run.
   void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
   InferenceServerStats stats() const { return batcher_.stats(); }
@@ -239,11 +245,16 @@ class InferenceServer final : public InferenceEndpoint {
         math::allow_all_where_none(m, branches_);
         context.action_mask = m;
       }
-      select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
-                     context);
+      if (live_.all()) {
+        select_actions(agent_, *outputs_, frame_slots_, frame_evaluation_, frame_actions_, rng_,
+                       context);
+      } else {
+        live_.select(agent_, outputs_, frame_slots_, frame_evaluation_, context, frame_actions_,
+                     rng_);
+      }
       if (!opponent_values_.empty()) {
-        opponent_acting_->act(agent_, frame_policies_, opponent_values_, observations_,
-                              frame_slots_, context, frame_actions_, rng_);
+        opponent_acting_->act(agent_, frame_policies_, frame_flags_, opponent_values_,
+                              observations_, frame_slots_, context, frame_actions_, rng_);
       }
     }
     scatter(batch);
@@ -266,6 +277,7 @@ class InferenceServer final : public InferenceEndpoint {
                    state_c_buffer_.view({frames, state_size()})};
     }
     frame_slots_.resize(static_cast<std::size_t>(frames));
+    frame_flags_.resize(static_cast<std::size_t>(frames));
     frame_evaluation_.resize(static_cast<std::size_t>(frames));
     frame_actions_.resize(static_cast<std::size_t>(frames) * k_);
     std::int64_t row = 0;
@@ -282,6 +294,7 @@ class InferenceServer final : public InferenceEndpoint {
         const std::int32_t slot = r->connection.first_slot + e;
         if (slots_[static_cast<std::size_t>(slot)].connection != r->connection.id)
           restart_slot(slot, r->connection.id);
+        frame_flags_[static_cast<std::size_t>(row)] = r->step.flags[static_cast<std::size_t>(e)];
         resets_.data<std::uint8_t>()[row] =
             is_first(r->step.flags[static_cast<std::size_t>(e)]) ? 1 : 0;
         frame_slots_[static_cast<std::size_t>(row)] = slot;
@@ -294,6 +307,12 @@ class InferenceServer final : public InferenceEndpoint {
     }
     frame_policies_.assign(frame_slots_.size(), policy_ids::kLearner);
     if (opponents_) opponents_->lookup(frame_slots_, frame_policies_, opponent_values_);
+    // A recurrent network's state and a box's draws are the whole batch's: those forward it all.
+    if (state_size() == 0 && !box()) {
+      live_.plan(frame_flags_, frame_policies_);
+    } else {
+      live_.plan_all(frame_flags_.size());
+    }
     if (normalize_observations_) {
       MutexLock lock(normalizer_mutex_);
       normalizer_->normalize_observations(
@@ -302,8 +321,19 @@ class InferenceServer final : public InferenceEndpoint {
     }
   }
 
-  // The network on the batch, under the learner's newest parameters (inference/server_network.hpp).
-  void forward() { outputs_ = &network_.forward(observations_, state_in_, resets_, version_); }
+  // The network on the batch's live rows (all of them, unless some wait or an opponent set serves
+  // them: inference/live_rows.hpp), under the learner's newest parameters
+  // (inference/server_network.hpp).
+  void forward() {
+    forward_rows_.fetch_add(live_.count(), std::memory_order_relaxed);
+    if (live_.all()) {
+      outputs_ = &network_.forward(observations_, state_in_, resets_, version_);
+    } else {
+      outputs_ = live_.count() == 0 ? nullptr
+                                    : &network_.forward(live_.observations(observations_), {},
+                                                        live_.resets(resets_), version_);
+    }
+  }
 
   // Actions to the requests, the new recurrent state to the slots.
   void scatter(std::span<StepRequest* const> batch) {
@@ -336,11 +366,8 @@ class InferenceServer final : public InferenceEndpoint {
     const bool scaling = scale_rewards_;
     if (scaling) {
       frame_rewards_.clear();
-      frame_flags_.clear();
-      for (const StepRequest* r : batch) {
+      for (const StepRequest* r : batch)
         frame_rewards_.insert(frame_rewards_.end(), r->step.rewards.begin(), r->step.rewards.end());
-        frame_flags_.insert(frame_flags_.end(), r->step.flags.begin(), r->step.flags.end());
-      }
       MutexLock lock(normalizer_mutex_);
       normalizer_->scale_rewards(frame_slots_, frame_flags_, frame_evaluation_, frame_rewards_);
     }
@@ -349,8 +376,8 @@ class InferenceServer final : public InferenceEndpoint {
     // The behaviour numbers the unrolls keep: logits, or the Q-values (R2D2's actor priorities).
     Tensor behaviour;
     if constexpr (A::kStoresLogits) {
-      if (!box()) behaviour = outputs_->logits[0];
-    } else if (records_q_) {
+      if (!box() && outputs_ != nullptr) behaviour = outputs_->logits[0];
+    } else if (records_q_ && outputs_ != nullptr) {
       behaviour = outputs_->q[0];
     }
     for (const StepRequest* r : batch) {
@@ -376,7 +403,7 @@ class InferenceServer final : public InferenceEndpoint {
         } else {
           step.action = frame_actions_[i * k_];
           step.branch_actions = &frame_actions_[i * k_];
-          if (behaviour.defined()) step.behaviour = behaviour.row_data<float>(row);
+          if (behaviour.defined()) step.behaviour = behaviour.row_data<float>(live_.index(row));
         }
         step.policy_version = version_;
         step.fields = fields_;
@@ -430,6 +457,8 @@ class InferenceServer final : public InferenceEndpoint {
   BoxActions box_;                    // a batch's box actions
   std::vector<float> frame_rewards_;  // scaled, when the agent scales rewards
   std::vector<std::uint8_t> frame_flags_;
+  LiveRows live_{B::device};                   // the rows the forward computes
+  std::atomic<std::int64_t> forward_rows_{0};  // rows the learner's network computed
   // Used by the inference thread; the lock lets checkpoints read the statistics meanwhile.
   mutable Mutex normalizer_mutex_;
   std::optional<ExperienceNormalizer> normalizer_ SEEDRL_GUARDED_BY(normalizer_mutex_);

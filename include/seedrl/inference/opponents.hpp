@@ -26,6 +26,7 @@
 #include "seedrl/agent/agent.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
+#include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/inference/staging.hpp"
 #include "seedrl/nn/network.hpp"
@@ -139,13 +140,13 @@ class OpponentActing {
                    agent.network_config().lstm_size);
   }
 
-  /// For the rows i of the batch with policies[i] >= 1: actions (K per row, into `actions`) of
-  /// the set's values on `observations` ([1, N, obs...], on the host), honouring the rows of
-  /// `context.action_mask`.
+  /// For the rows i of the batch with policies[i] >= 1 that do not wait (`flags[i]`): actions
+  /// (K per row, into `actions`) of the set's values on `observations` ([1, N, obs...], on the
+  /// host), honouring the rows of `context.action_mask`. A waiting row's action is left as it is.
   void act(const A& agent, std::span<const std::int32_t> policies,
-           const std::map<std::int32_t, Tensor>& values, const Tensor& observations,
-           std::span<const std::int32_t> slots, const ActingContext& context,
-           std::span<std::int32_t> actions, Rng& rng) {
+           std::span<const std::uint8_t> flags, const std::map<std::int32_t, Tensor>& values,
+           const Tensor& observations, std::span<const std::int32_t> slots,
+           const ActingContext& context, std::span<std::int32_t> actions, Rng& rng) {
     const auto k = static_cast<std::size_t>(std::max<std::int64_t>(context.branches.count(), 1));
     const Tensor frames = observations[0];
     const std::int64_t row_bytes = frames.bytes() / std::max<std::int64_t>(frames.dim(0), 1);
@@ -153,7 +154,8 @@ class OpponentActing {
     for (const auto& [id, set_values] : values) {
       rows_.clear();
       for (std::size_t i = 0; i < policies.size(); ++i)
-        if (policies[i] == id) rows_.push_back(i);
+        if (policies[i] == id && !is_waiting(flags[i])) rows_.push_back(i);
+      if (rows_.empty()) continue;  // every row of the set waits
       const auto m = static_cast<std::int64_t>(rows_.size());
       const Tensor batch =
           observation_buffer_.view(frames.shape().drop_front().prepend({1, m}), frames.dtype());
