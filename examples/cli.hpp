@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -145,11 +144,10 @@ inline void minatar_ppo_defaults(PpoCli& cli, LocalTrainerOptions& run) {
   run.envs_per_actor = 16;
   run.checkpoint_seconds = 300;
   run.server.unroll_length = 128;
-  // PPO's learner trains on whole batches (no learner workers), 32 minibatch updates per 8,192
-  // frames: the learner sets the pace, and two compute threads for it run Breakout at 31,600
-  // frames/s against 24,900 on one (Xeon, 2 cores, 1 M frames; docs/results.md, "PPO on MinAtar at
-  // 10 M frames").
-  run.learner_threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+  // One learner compute thread (--threads). Two run Breakout at 31,600 frames/s against 24,900
+  // with the 2 cores to themselves, but several times slower than one when anything else runs on
+  // the cores: the compute library's threads spin at their barriers while the thread they wait
+  // for is descheduled (docs/results.md, "PPO on MinAtar at 10 M frames").
 }
 
 /// examples/minatar_r2d2's defaults (bench_pipeline measures the same settings).
