@@ -26,7 +26,9 @@ inline MinAtarBreakout breakout_for(std::int32_t actor, std::int32_t env) {
   return MinAtarBreakout(static_cast<std::uint64_t>(1000 * actor + env));
 }
 
-/// V-trace on Breakout: examples/minatar_vtrace's settings with a constant learning rate.
+/// V-trace on Breakout: examples/minatar_vtrace's network, loss and optimizer with a constant
+/// learning rate, gamma 0.99 and lambda 1 (the thresholds were measured there; the example's
+/// gamma 0.995 and lambda 0.95 were chosen on runs of millions of frames).
 template <class Backend>
 TrainingResult vtrace_learns_breakout(std::int64_t frames = 300000) {
   VTraceAgentOptions o;
