@@ -101,7 +101,11 @@ TEST_CASE("Branched learning: R2D2's branching dueling Q-network learns Gunner")
   LocalTrainerOptions run = test::gunner_run(300'000);
   run.server.unroll_length = 10;
   run.server.burn_in = 2;
-  check_learns(R2D2Agent(o), run, "r2d2", 5.0);
+  // Its greedy play depends on the actors' thread schedule (which steps share a batch, when the
+  // learner samples), and that spread is wide under ThreadSanitizer: 4.7 to 10.9, mean 8.6, sd
+  // 1.8 over 13 runs there (2026-11-28; a bar of 5 failed CI once), 8.7 to 9.4 in 4 release runs.
+  // The bar sits 3 sd below the mean, still 15 times a random legal player's 0.2.
+  check_learns(R2D2Agent(o), run, "r2d2", 3.0);
 }
 
 TEST_CASE("Branched learning: K actions and per-branch masks cross a socket into the unrolls") {
