@@ -3,7 +3,7 @@
 //
 //   play --checkpoint FILE|LOGDIR --env cartpole|catch|breakout|freeway|asterix|seaquest|
 //        space_invaders|pendulum|halfcheetah|hopper|walker2d|ant [--episodes 100] [--envs 8]
-//        [--seed 1]
+//        [--seed 1] [--threads 1]
 //        [--acting greedy|sample|epsilon_greedy] [--epsilon 0.001]
 //        [--gif FILE [--gif-frames 1000] [--gif-fps 20]] [--export-onnx FILE]
 //   play --checkpoint FILE|LOGDIR --env tictactoe|connect4|standoff [--episodes 100]
@@ -24,7 +24,8 @@
 // with the Gaussian's mean, clipped to the bounds the checkpoint records, or sample with
 // --acting sample. The games of two players (examples/play_games.hpp) play --episodes games
 // against a random player, another checkpoint or a person at the terminal, alternating sides,
-// and end with a table of wins, draws and losses from each side and a JSON line.
+// and end with a table of wins, draws and losses from each side and a JSON line. --threads: the
+// compute threads of each forward (PolicyOptions::threads; 0: OpenMP's default, every core).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -202,6 +203,7 @@ int main(int argc, char** argv) {
   std::int32_t envs = 8;
   std::uint64_t seed = 1;
   double epsilon = 0.001;
+  int threads = 1;
   Recording recording;
   std::vector<std::string> names{"cartpole", "catch"};
   for (const std::string& game : examples::minatar_games()) names.push_back(game);
@@ -214,6 +216,8 @@ int main(int argc, char** argv) {
   app.add_option("--episodes", episodes, "episodes to play")->check(CLI::Range(1, 10'000'000));
   app.add_option("--envs", envs, "environments playing at once")->check(CLI::Range(1, 4096));
   app.add_option("--seed", seed, "seed of the environments and of the policy's sampling");
+  app.add_option("--threads", threads, "compute threads of each forward (0: every core)")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--acting", acting, "override how the agent acts (default: as its evaluation)")
       ->check(CLI::IsMember({"greedy", "sample", "epsilon_greedy"}));
   app.add_option("--epsilon", epsilon, "with --acting epsilon_greedy")->check(CLI::Range(0.0, 1.0));
@@ -257,6 +261,7 @@ int main(int argc, char** argv) {
   try {
     PolicyOptions options;
     options.seed = seed;
+    options.threads = threads;
     if (!acting.empty())
       options.acting = ActingOptions::parse(
           acting == "epsilon_greedy" ? acting + " " + std::to_string(epsilon) : acting, "--acting");

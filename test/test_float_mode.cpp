@@ -1,5 +1,5 @@
 // Flushing denormals per thread (core/float_mode.hpp) and handing the mode to the CPU backend's
-// OpenMP team (cpu::set_num_threads).
+// OpenMP team (cpu::set_num_threads); the team's size for a scope (cpu::ScopedThreads).
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -103,4 +103,39 @@ TEST_CASE("float mode: cpu::set_num_threads gives the OpenMP team the caller's m
   seedrl::set_flush_denormals(false);
   seedrl::cpu::set_num_threads(kThreads);
   CHECK(team_modes() == std::vector<int>(kThreads, 0));
+}
+
+TEST_CASE("cpu::ScopedThreads: kernels use n threads within the scope, the caller's count after") {
+  using seedrl::cpu::num_threads;
+  using seedrl::cpu::ScopedThreads;
+  const int initial = num_threads();
+  auto team_size = [] {
+    int size = 0;
+#pragma omp parallel
+#pragma omp single
+    size = omp_get_num_threads();
+    return size;
+  };
+  seedrl::cpu::set_num_threads(3);
+  {
+    const ScopedThreads one(1);
+    CHECK(num_threads() == 1);
+    CHECK(team_size() == 1);
+    {
+      const ScopedThreads two(2);
+      CHECK(num_threads() == 2);
+      CHECK(team_size() == 2);
+    }
+    CHECK(num_threads() == 1);
+  }
+  CHECK(num_threads() == 3);
+  CHECK(team_size() == 3);
+  {
+    const ScopedThreads same(3);
+    CHECK(num_threads() == 3);
+  }
+  CHECK(num_threads() == 3);
+  CHECK_THROWS_AS(ScopedThreads(0), seedrl::Error);
+  CHECK(num_threads() == 3);
+  seedrl::cpu::set_num_threads(initial);
 }

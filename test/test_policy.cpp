@@ -1,6 +1,7 @@
 // Policy: a checkpoint written by a learner acts, through Policy alone, as the learner's network
 // does (checked against that network's own forward pass, step by step and over sequences with
-// resets); the acting modes; the checkpoint description and nn::parse_description; clear errors.
+// resets); the acting modes; its compute threads; the checkpoint description; clear errors. (The
+// metadata's text forms: test_descriptions.cpp.)
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
+#include "support/temp_dir.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_policy {
@@ -27,16 +29,7 @@ using Backend = cpu::Backend;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const char* name)
-      : path(std::filesystem::temp_directory_path() / (std::string("seedrl_test_policy_") + name)) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string file(const char* name) const { return (path / name).string(); }
-};
+using test::TempDir;
 
 Tensor random_observations(const Shape& shape, Rng& rng) {
   Tensor t = Tensor::zeros(shape);
@@ -102,8 +95,8 @@ void save_r2d2(const R2D2AgentOptions& o, const std::string& path) {
 }  // namespace
 
 TEST_CASE("Policy: a V-trace checkpoint acts greedily, as the learner's network ranks actions") {
-  TempDir dir("vtrace");
-  const std::string path = dir.file("checkpoint.safetensors");
+  TempDir dir("policy_vtrace");
+  const std::string path = dir / "checkpoint.safetensors";
   VTraceCheckpoint saved(path);
 
   Policy<> policy(path);
@@ -131,8 +124,8 @@ TEST_CASE("Policy: a V-trace checkpoint acts greedily, as the learner's network 
 
 TEST_CASE(
     "Policy: a recurrent R2D2 checkpoint keeps each stream's state and restarts it on reset") {
-  TempDir dir("r2d2");
-  const std::string path = dir.file("checkpoint.safetensors");
+  TempDir dir("policy_r2d2");
+  const std::string path = dir / "checkpoint.safetensors";
   const R2D2AgentOptions o = recurrent_options();
   save_r2d2(o, path);
 
@@ -173,7 +166,7 @@ TEST_CASE(
 }
 
 TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its evaluation did") {
-  TempDir dir("catch");
+  TempDir dir("policy_catch");
   const std::int64_t frames = 250000;
   LocalTrainerOptions run = test::example_run_options(frames, dir.path.string());
   run.evaluation_actors = 1;
@@ -182,7 +175,7 @@ TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its ev
       test::make_catch, run);
   REQUIRE(trained.evaluation_mean_return.has_value());
 
-  Policy<> policy(dir.file("checkpoint.safetensors"));
+  Policy<> policy(dir / "checkpoint.safetensors");
   constexpr int kEnvs = 10, kEpisodes = 20;  // each env plays kEpisodes episodes
   std::vector<FlattenObservation<Catch>> envs;
   for (int e = 0; e < kEnvs; ++e) envs.emplace_back(Catch(static_cast<std::uint64_t>(777 + e)));
@@ -210,8 +203,8 @@ TEST_CASE("Policy: an agent trained on Catch plays from its checkpoint as its ev
 }
 
 TEST_CASE("Policy: acting modes and streams") {
-  TempDir dir("modes");
-  const std::string path = dir.file("checkpoint.safetensors");
+  TempDir dir("policy_modes");
+  const std::string path = dir / "checkpoint.safetensors";
   VTraceCheckpoint saved(path);
   Rng rng(3);
   const Tensor obs = random_observations({1, 3}, rng);
@@ -260,13 +253,43 @@ TEST_CASE("Policy: acting modes and streams") {
   }
 }
 
+TEST_CASE("Policy: act() computes on PolicyOptions::threads and gives the caller's count back") {
+  TempDir dir("policy_threads");
+  const std::string path = dir / "checkpoint.safetensors";
+  VTraceCheckpoint saved(path);
+  const struct Restore {
+    int threads;
+    ~Restore() { cpu::set_num_threads(threads); }
+  } restore{cpu::num_threads()};
+  cpu::set_num_threads(3);  // the host's own setting for this thread
+  Rng rng(2);
+  const Tensor obs = random_observations({5, 3}, rng);
+  std::vector<Tensor> logits;
+  for (const int threads : {1, 2, 0}) {  // the default; two; the caller's three
+    PolicyOptions options;
+    options.threads = threads;
+    Policy<> policy(path, options);
+    const std::vector<std::int32_t> actions = policy.act(obs);
+    CHECK(cpu::num_threads() == 3);
+    logits.push_back(policy.outputs().logits.reshape({5, 4}).clone());
+    for (std::int64_t i = 0; i < 5; ++i)
+      CHECK(actions[static_cast<std::size_t>(i)] == argmax_row(logits.back(), i));
+  }
+  for (const Tensor& l : logits)
+    CHECK((l.matrix<float>() - logits[0].matrix<float>()).cwiseAbs().maxCoeff() <= 1e-5f);
+  PolicyOptions negative;
+  negative.threads = -1;
+  CHECK_THROWS_WITH_AS(Policy<>(path, negative),
+                       doctest::Contains("PolicyOptions::threads must be >= 0"), Error);
+}
+
 TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
-  TempDir dir("errors");
-  CHECK_THROWS_WITH_AS(Policy<>(dir.file("missing.safetensors")),
+  TempDir dir("policy_errors");
+  CHECK_THROWS_WITH_AS(Policy<>(dir / "missing.safetensors"),
                        doctest::Contains("missing.safetensors"), Error);
 
   // A corrupt checkpoint: Policy and describe_checkpoint (so play and its ONNX export) refuse it.
-  const std::string corrupt = dir.file("corrupt.safetensors");
+  const std::string corrupt = dir / "corrupt.safetensors";
   VTraceCheckpoint saved(corrupt);
   std::string bytes = read_file(corrupt);
   bytes[bytes.size() - 2] ^= 0x40;  // the last tensor's data
@@ -276,24 +299,24 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
                        Error);
 
   // A safetensors file that is no checkpoint.
-  const std::string plain = dir.file("plain.safetensors");
+  const std::string plain = dir / "plain.safetensors";
   const Tensor w = Tensor::zeros({2});
   io::write_safetensors(plain, std::vector<io::NamedTensor>{{"w", w}}, {});
   CHECK_THROWS_WITH_AS(Policy<>{plain}, doctest::Contains("not a seedrl checkpoint"), Error);
 
   // A checkpoint without the network's name (e.g. written by io::save_checkpoint directly).
-  const std::string unnamed = dir.file("unnamed.safetensors");
+  const std::string unnamed = dir / "unnamed.safetensors";
   nn::Network<Backend> net(nn::NetworkOptions::mlp(3, 2, {4}));
   io::save_checkpoint(unnamed, net.parameters(), nullptr, {});
   CHECK_THROWS_WITH_AS(Policy<>{unnamed}, doctest::Contains("does not name its network"), Error);
 
   // A network description this build does not know.
-  const std::string unknown = dir.file("unknown.safetensors");
+  const std::string unknown = dir / "unknown.safetensors";
   io::save_checkpoint(unknown, net.parameters(), nullptr, {}, {{"network", "transformer 12"}});
   CHECK_THROWS_WITH_AS(Policy<>{unknown}, doctest::Contains("unknown torso 'transformer'"), Error);
 
   // The description and the parameters disagree: the missing tensor is named.
-  const std::string mismatch = dir.file("mismatch.safetensors");
+  const std::string mismatch = dir / "mismatch.safetensors";
   io::save_checkpoint(mismatch, net.parameters(), nullptr, {},
                       {{"network", "mlp observation [3] actions 2 lstm 0 hidden [4,4]"}});
   CHECK_THROWS_WITH_AS(Policy<>{mismatch}, doctest::Contains("missing tensor 'torso.fc2.weight'"),
@@ -301,7 +324,7 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
 
   // A Gaussian policy over a box without recorded bounds, or with bounds of another size.
   const nn::Network<Backend> gaussian(nn::NetworkOptions::mlp(3, 0).gaussian(2));
-  const std::string box = dir.file("box.safetensors");
+  const std::string box = dir / "box.safetensors";
   io::save_checkpoint(box, gaussian.parameters(), nullptr, {},
                       {{"network", nn::describe(gaussian.config())}});
   CHECK_THROWS_WITH_AS(Policy<>{box},
@@ -325,11 +348,11 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
                        Error);
 
   // Sampling needs a policy head; an unreadable acting record is named.
-  const std::string r2d2 = dir.file("r2d2.safetensors");
+  const std::string r2d2 = dir / "r2d2.safetensors";
   save_r2d2(recurrent_options(), r2d2);
   CHECK_THROWS_WITH_AS(Policy<>(r2d2, {.acting = ActingOptions{ActionMode::sample}}),
                        doctest::Contains("needs a policy head"), Error);
-  const std::string bad_acting = dir.file("bad_acting.safetensors");
+  const std::string bad_acting = dir / "bad_acting.safetensors";
   io::save_checkpoint(bad_acting, net.parameters(), nullptr, {},
                       {{"network", nn::describe(net.config())}, {"acting", "epsilon_greedy 2"}});
   CHECK_THROWS_WITH_AS(Policy<>{bad_acting},
@@ -337,8 +360,8 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
 }
 
 TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on normalised input") {
-  TempDir dir("box_actions");
-  const std::string path = dir.file("checkpoint.safetensors");
+  TempDir dir("policy_box_actions");
+  const std::string path = dir / "checkpoint.safetensors";
   auto config = nn::NetworkOptions::mlp(3, 0, {8}).gaussian(2);
   config.mlp_activation = nn::Activation::tanh;
   config.separate_value_torso = true;
@@ -427,8 +450,8 @@ TEST_CASE("Policy: box actions are the Gaussian's mean (or a draw), clipped, on 
 }
 
 TEST_CASE("Policy: a discrete checkpoint refuses float actions") {
-  TempDir dir("discrete_box");
-  const std::string path = dir.file("checkpoint.safetensors");
+  TempDir dir("policy_discrete_box");
+  const std::string path = dir / "checkpoint.safetensors";
   VTraceCheckpoint saved(path);
   Policy<> policy(path);
   CHECK(policy.action_spec() == ActionSpec::discrete(4));
@@ -437,64 +460,6 @@ TEST_CASE("Policy: a discrete checkpoint refuses float actions") {
   std::vector<float> actions(2);
   CHECK_THROWS_WITH_AS(policy.act(random_observations({2, 3}, rng), std::span<float>(actions)),
                        doctest::Contains("call act() with int32 actions"), Error);
-}
-
-TEST_CASE("ActionSpec: exact text both ways, and bad text named") {
-  const ActionSpec box = ActionSpec::box({-0.1f, -3.0e-7f, 1.0f / 3.0f}, {0.4f, 1e30f, 2.5f});
-  CHECK(ActionSpec::parse(box.to_text(), "test") == box);  // floats round-trip exactly
-  CHECK(ActionSpec::parse("discrete 6", "test") == ActionSpec::discrete(6));
-  CHECK(ActionSpec::discrete(6).to_text() == "discrete 6");
-  CHECK(ActionSpec::box(2, -1.0f, 1.0f).to_text() == "box 2 low -1 -1 high 1 1");
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 2 low -1 high 1 1", "ckpt"),
-                       doctest::Contains("ckpt: action spec 'box 2 low -1 high 1 1'"), Error);
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 0 low high", "ckpt"),
-                       doctest::Contains("1 to 65536 dimensions"), Error);
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("discrete 0", "ckpt"),
-                       doctest::Contains("N > 0 discrete actions"), Error);
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("box 1 low nan high 1", "ckpt"),
-                       doctest::Contains("bounds"), Error);
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("discrete 3 4", "ckpt"),
-                       doctest::Contains("unexpected text"), Error);
-  CHECK_THROWS_WITH_AS(ActionSpec::parse("cube 3", "ckpt"),
-                       doctest::Contains("expected 'discrete', 'branches' or 'box'"), Error);
-}
-
-TEST_CASE("parse_description reads back what describe writes, and names what it cannot read") {
-  std::vector<nn::NetworkOptions> configs = {
-      nn::NetworkOptions::mlp(4, 2, {64, 64}), nn::NetworkOptions::mlp(7, 3, {}),
-      nn::NetworkOptions::minatar(4, 6), nn::NetworkOptions::nature(18),
-      nn::NetworkOptions::board({2, 6, 7}, 7, {8}, {})};
-  configs[2].lstm_size = 64;
-  configs.push_back(recurrent_options().network);
-  for (const nn::NetworkOptions& c : configs) {
-    const nn::NetworkOptions back = nn::parse_description(nn::describe(c), "test");
-    CHECK(nn::describe(back) == nn::describe(c));
-    CHECK(back.torso == c.torso);
-    CHECK(back.observation_shape == c.observation_shape);
-    CHECK(back.conv_channels == c.conv_channels);  // (describe() holds the widths it writes)
-    CHECK(back.lstm_size == c.lstm_size);
-    CHECK(back.dueling == c.dueling);
-  }
-  for (const char* bad : {"", "mlp", "mlp observation [4 actions 2 lstm 0 hidden []",
-                          "mlp observation [4] actions x lstm 0 hidden []",
-                          "minatar observation [10, 10, 4] actions 6 lstm 0 wide",
-                          "mlp observation [4] actions 0 lstm 0 hidden [8]"}) {
-    CHECK_THROWS_WITH_AS(nn::parse_description(bad, "file.safetensors"),
-                         doctest::Contains("file.safetensors: network"), Error);
-  }
-}
-
-TEST_CASE("ActingOptions: text form both ways, and bad text named") {
-  for (const ActingOptions& s :
-       {ActingOptions{ActionMode::greedy}, ActingOptions{ActionMode::sample},
-        ActingOptions{ActionMode::epsilon_greedy, 0.001}}) {
-    const ActingOptions back = ActingOptions::parse(s.to_text(), "test");
-    CHECK(back.mode == s.mode);
-    CHECK(back.epsilon == doctest::Approx(s.epsilon));
-  }
-  for (const char* bad : {"", "greedy 0.1", "epsilon_greedy", "epsilon_greedy -1", "softmax"})
-    CHECK_THROWS_WITH_AS(ActingOptions::parse(bad, "src"), doctest::Contains("src: acting"), Error);
-  CHECK_THROWS_AS((ActingOptions{ActionMode::epsilon_greedy, 1.5}.validate()), Error);
 }
 
 }  // namespace test_policy

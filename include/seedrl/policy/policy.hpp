@@ -15,7 +15,11 @@
 // the heads are read from the parameter names. It also says how the agent's evaluation actors act
 // (metadata "acting": V-trace greedy, R2D2 epsilon-greedy at its evaluation epsilon), and the
 // policy acts the same way unless PolicyOptions::acting says otherwise: so a reloaded agent plays
-// as the training run's evaluation did. No threads, no training runtime, no optimizer state.
+// as the training run's evaluation did. No training runtime, no optimizer state, and no threads
+// of its own: act() computes on the calling thread, with PolicyOptions::threads compute threads on
+// the CPU backend (default 1, which starts no OpenMP team: a small forward beside the host's busy
+// threads is fastest alone, and a team waits at its barriers for any of its threads that another
+// thread has descheduled). The calling thread's own setting is back when act() returns.
 //
 // Streams: every act() takes one observation per stream; a recurrent network keeps each stream's
 // LSTM state between calls (an MLP or CNN has none). The first act() fixes the number of streams;
@@ -55,6 +59,10 @@ struct PolicyOptions {
   /// checkpoint that records nothing).
   std::optional<ActingOptions> acting;
   std::uint64_t seed = 0;  ///< for sample and epsilon_greedy
+  /// Compute threads for act()'s forward on the CPU backend; 0: the calling thread's own setting
+  /// (cpu::set_num_threads; OpenMP's default is every core). More than 1 pays only for many
+  /// streams or a large network on cores that nothing else is using.
+  int threads = 1;
 };
 
 /// What Policy::act takes: N streams' observations [N, observation...] and, where the checkpoint's
@@ -157,10 +165,32 @@ class Policy {
   nn::LstmState state_;
   Tensor resets_;      // [1, N] u8 on the host: 1 where a stream starts a new episode
   Tensor normalized_;  // the normalised observations, on the host
+  int threads_;        // PolicyOptions::threads
   const nn::NetworkOutputs* outputs_ = nullptr;
 };
 
 // ---- implementation ----
+
+namespace detail {
+
+// For one forward, the calling thread computes with `n` threads where the backend has the
+// setting and n > 0 (backend ScopedThreads); otherwise nothing changes.
+template <class B>
+struct ForwardThreads {
+  explicit ForwardThreads(int /*n*/) {}
+};
+template <class B>
+requires requires {
+  typename B::ScopedThreads;
+}
+struct ForwardThreads<B> {
+  explicit ForwardThreads(int n) {
+    if (n > 0) scope.emplace(n);
+  }
+  std::optional<typename B::ScopedThreads> scope;
+};
+
+}  // namespace detail
 
 template <nn::Backend B>
 Policy<B>::Policy(const std::string& checkpoint, PolicyOptions options)
@@ -172,7 +202,12 @@ Policy<B>::Policy(const io::SafetensorsFile& file, PolicyOptions options)
       description_(describe_checkpoint(file)),
       acting_(options.acting.value_or(description_.acting)),
       rng_(options.seed),
-      network_(description_.network) {
+      network_(description_.network),
+      threads_(options.threads) {
+  SEEDRL_REQUIRE(threads_ >= 0,
+                 "Policy: PolicyOptions::threads must be >= 0 (0: the calling "
+                 "thread's own setting), got ",
+                 threads_);
   acting_.validate();
   SEEDRL_REQUIRE(acting_.mode != ActionMode::sample || description_.network.policy_value_heads,
                  "Policy: acting 'sample' needs a policy head; ", checkpoint_,
@@ -223,6 +258,7 @@ std::int64_t Policy<B>::run(const PolicyInput& input_record, std::size_t values,
     input = normalized_;
   }
   if (input.device() != B::device) input = input.clone(B::device);
+  const detail::ForwardThreads<B> threads(threads_);
   outputs_ = recurrent() ? &network_.forward(input, state_, resets_) : &network_.forward(input);
   if (recurrent()) {
     state_.h.copy_from(outputs_->final_state.h);

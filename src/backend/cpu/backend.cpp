@@ -39,6 +39,15 @@ int num_threads() {
   return omp_get_max_threads();
 }
 
+ScopedThreads::ScopedThreads(int n) : previous_(omp_get_max_threads()) {
+  if (n != previous_) set_num_threads(n);
+}
+
+// The team of `previous_` threads kept the denormal mode it had: setting the count back is all.
+ScopedThreads::~ScopedThreads() {
+  if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
 double Backend::sum_of_squares(const Tensor& x) {
   const float* p = f32_on(kDevice, x, "sum_of_squares");
   const std::int64_t n = x.numel();

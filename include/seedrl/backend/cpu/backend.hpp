@@ -23,6 +23,21 @@ void set_num_threads(int n);
 /// Threads the calling thread's CPU kernels will use.
 int num_threads();
 
+/// For its lifetime, the calling thread's CPU kernels use `n` threads (n >= 1); then the count it
+/// found is back. Cheap where the count is already n (nothing is called); for n = 1 no team is
+/// started. For short forwards beside other busy threads (Policy::act): a team there waits at
+/// its barriers for whichever of its threads another process has descheduled.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n);
+  ~ScopedThreads();
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
 struct Backend {
   static constexpr Device device = Device::cpu;
 
@@ -35,6 +50,8 @@ struct Backend {
 
   /// Threads for this backend's work issued from the calling thread (see cpu::set_num_threads).
   static void set_num_threads(int n) { cpu::set_num_threads(n); }
+  /// The same for a scope: the count the calling thread had comes back at its end.
+  using ScopedThreads = cpu::ScopedThreads;
 
   /// Sum of squares of an f32 tensor, accumulated in double.
   static double sum_of_squares(const Tensor& x);

@@ -1,0 +1,157 @@
+// bench_policy: the latency of Policy::act (policy/policy.hpp), as a host program calls it: one
+// observation per call (or --streams of them), on the calling thread, with the program's other
+// threads idle or busy. Each figure is one (model, PolicyOptions::threads, busy threads) triple,
+// measured in the same run, so that the thread counts compare on the same machine.
+//
+//   bench_policy [--models minatar,mlp] [--threads 1,2] [--busy 0,1] [--streams 1] [--seconds 2]
+//
+// A busy thread spins on arithmetic, as a game's simulation or render thread would, for the whole
+// figure. With more compute threads than the cores left free, a forward's OpenMP team waits at its
+// barriers for whichever of its threads the busy one has displaced: that is why
+// PolicyOptions::threads defaults to 1. One JSON line per figure (median and 99th percentile of
+// the call's microseconds, calls per second); the last line is a JSON summary.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seedrl/io/checkpoint.hpp"
+#include "seedrl/nn/description.hpp"
+#include "seedrl/policy/policy.hpp"
+#include "support/bench_util.hpp"
+
+using namespace seedrl;
+
+namespace {
+
+nn::NetworkOptions model(const std::string& name) {
+  if (name == "minatar") return nn::NetworkOptions::minatar(4, 6);  // [10, 10, 4], one conv
+  if (name == "mlp") return nn::NetworkOptions::mlp(64, 8, {256, 256});
+  throw Error(str_cat("bench_policy: unknown model '", name, "' (minatar or mlp)"));
+}
+
+// Threads that spin until the object is destroyed: the host's other busy work.
+class BusyThreads {
+ public:
+  explicit BusyThreads(int n) {
+    for (int i = 0; i < n; ++i)
+      threads_.emplace_back([this] {
+        volatile double x = 1.0;
+        while (!stop_.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
+      });
+  }
+  ~BusyThreads() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+  }
+  BusyThreads(const BusyThreads&) = delete;
+  BusyThreads& operator=(const BusyThreads&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+struct Figure {
+  double median_us = 0.0, p99_us = 0.0, calls_per_s = 0.0;
+};
+
+Figure measure(Policy<>& policy, const Tensor& observations, double seconds) {
+  std::vector<std::int32_t> actions(static_cast<std::size_t>(observations.dim(0)));
+  for (int i = 0; i < 20; ++i) policy.act(observations, actions);
+  std::vector<double> us;
+  const double start = bench::now_seconds();
+  while (bench::now_seconds() - start < seconds || us.size() < 20) {
+    const double t0 = bench::now_seconds();
+    policy.act(observations, actions);
+    us.push_back(1e6 * (bench::now_seconds() - t0));
+  }
+  const double elapsed = bench::now_seconds() - start;
+  Figure f;
+  f.calls_per_s = static_cast<double>(us.size()) / elapsed;
+  std::sort(us.begin(), us.end());
+  f.median_us = us[us.size() / 2];
+  f.p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"seedrl bench_policy: Policy::act latency beside idle or busy threads"};
+  std::vector<std::string> models{"minatar", "mlp"};
+  std::vector<int> thread_counts{1, 2};
+  std::vector<int> busy_counts{0, 1};
+  std::int64_t streams = 1;
+  double seconds = 2.0;
+  app.add_option("--models", models, "minatar (MinAtar's CNN) and/or mlp (64 -> 256 -> 256)")
+      ->delimiter(',');
+  app.add_option("--threads", thread_counts, "PolicyOptions::threads to measure (0: every core)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--busy", busy_counts, "busy threads beside the caller to measure")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--streams", streams, "observations per act()")->check(CLI::Range(1, 4096));
+  app.add_option("--seconds", seconds, "measuring time per figure")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("seedrl_bench_policy_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::map<std::string, double> single_idle, worst_busy;  // per model: threads 1, the slowest
+    for (const std::string& name : models) {
+      const nn::NetworkOptions config = model(name);
+      const nn::Network<cpu::Backend> net(config);
+      const std::string path = (dir / (name + ".safetensors")).string();
+      io::save_checkpoint(path, net.parameters(), nullptr, {}, {{"network", nn::describe(config)}});
+      Rng rng(1);
+      Tensor observations = Tensor::zeros(config.observation_shape.prepend({streams}));
+      float* x = observations.data<float>();
+      for (std::int64_t i = 0; i < observations.numel(); ++i)
+        x[i] = static_cast<float>(rng.uniform());
+      for (const int busy : busy_counts) {
+        for (const int threads : thread_counts) {
+          PolicyOptions options;
+          options.threads = threads;
+          Policy<> policy(path, options);
+          const BusyThreads others(busy);
+          const Figure f = measure(policy, observations, seconds);
+          bench::progress("act", name, "threads ", threads, ", ", busy, " busy: median ",
+                          f.median_us, " us, p99 ", f.p99_us, " us");
+          bench::Json()
+              .add("bench", "policy_act")
+              .add("model", name)
+              .add("streams", static_cast<long long>(streams))
+              .add("threads", threads)
+              .add("busy_threads", busy)
+              .add("cores", static_cast<int>(std::thread::hardware_concurrency()))
+              .add("median_us", f.median_us)
+              .add("p99_us", f.p99_us)
+              .add("calls_per_s", f.calls_per_s)
+              .print();
+          if (threads == 1 && busy == 0) single_idle[name] = f.median_us;
+          if (busy > 0) worst_busy[name] = std::max(worst_busy[name], f.median_us);
+        }
+      }
+    }
+    std::filesystem::remove_all(dir);
+    bench::Json summary;
+    summary.add("bench", "policy_act").add("streams", static_cast<long long>(streams));
+    for (const auto& [name, us] : single_idle) summary.add(name + "_median_us_threads1_idle", us);
+    for (const auto& [name, us] : worst_busy) summary.add(name + "_slowest_median_us_busy", us);
+    summary.print();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_policy: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
