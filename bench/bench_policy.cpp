@@ -8,8 +8,9 @@
 // A busy thread spins on arithmetic, as a game's simulation or render thread would, for the whole
 // figure. With more compute threads than the cores left free, a forward's OpenMP team waits at its
 // barriers for whichever of its threads the busy one has displaced: that is why
-// PolicyOptions::threads defaults to 1. One JSON line per figure (median and 99th percentile of
-// the call's microseconds, calls per second); the last line is a JSON summary.
+// PolicyOptions::threads defaults to 1. One JSON line per figure (mean, median and 99th percentile
+// of the call's microseconds, calls per second); the last line is a JSON summary: each model's
+// calls per second at each thread count beside the most busy threads measured.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -60,7 +61,7 @@ class BusyThreads {
 };
 
 struct Figure {
-  double median_us = 0.0, p99_us = 0.0, calls_per_s = 0.0;
+  double mean_us = 0.0, median_us = 0.0, p99_us = 0.0, calls_per_s = 0.0;
 };
 
 Figure measure(Policy<>& policy, const Tensor& observations, double seconds) {
@@ -76,6 +77,7 @@ Figure measure(Policy<>& policy, const Tensor& observations, double seconds) {
   const double elapsed = bench::now_seconds() - start;
   Figure f;
   f.calls_per_s = static_cast<double>(us.size()) / elapsed;
+  f.mean_us = 1e6 / f.calls_per_s;
   std::sort(us.begin(), us.end());
   f.median_us = us[us.size() / 2];
   f.p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
@@ -107,7 +109,8 @@ int main(int argc, char** argv) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                       ("seedrl_bench_policy_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    std::map<std::string, double> single_idle, worst_busy;  // per model: threads 1, the slowest
+    const int most_busy = *std::max_element(busy_counts.begin(), busy_counts.end());
+    std::map<std::string, double> busiest;  // "model_threadsT": calls/s beside most_busy threads
     for (const std::string& name : models) {
       const nn::NetworkOptions config = model(name);
       const nn::Network<cpu::Backend> net(config);
@@ -125,8 +128,8 @@ int main(int argc, char** argv) {
           Policy<> policy(path, options);
           const BusyThreads others(busy);
           const Figure f = measure(policy, observations, seconds);
-          bench::progress("act", name, "threads ", threads, ", ", busy, " busy: median ",
-                          f.median_us, " us, p99 ", f.p99_us, " us");
+          bench::progress("act", name, "threads ", threads, ", ", busy, " busy: mean ", f.mean_us,
+                          " us, median ", f.median_us, " us, p99 ", f.p99_us, " us");
           bench::Json()
               .add("bench", "policy_act")
               .add("model", name)
@@ -134,20 +137,22 @@ int main(int argc, char** argv) {
               .add("threads", threads)
               .add("busy_threads", busy)
               .add("cores", static_cast<int>(std::thread::hardware_concurrency()))
+              .add("mean_us", f.mean_us)
               .add("median_us", f.median_us)
               .add("p99_us", f.p99_us)
               .add("calls_per_s", f.calls_per_s)
               .print();
-          if (threads == 1 && busy == 0) single_idle[name] = f.median_us;
-          if (busy > 0) worst_busy[name] = std::max(worst_busy[name], f.median_us);
+          if (busy == most_busy)
+            busiest[name + "_threads" + std::to_string(threads)] = f.calls_per_s;
         }
       }
     }
     std::filesystem::remove_all(dir);
     bench::Json summary;
-    summary.add("bench", "policy_act").add("streams", static_cast<long long>(streams));
-    for (const auto& [name, us] : single_idle) summary.add(name + "_median_us_threads1_idle", us);
-    for (const auto& [name, us] : worst_busy) summary.add(name + "_slowest_median_us_busy", us);
+    summary.add("bench", "policy_act")
+        .add("streams", static_cast<long long>(streams))
+        .add("busy_threads", most_busy);
+    for (const auto& [key, calls] : busiest) summary.add(key + "_calls_per_s", calls);
     summary.print();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_policy: %s\n", e.what());
