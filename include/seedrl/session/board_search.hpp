@@ -1,5 +1,6 @@
 // search_player: a fixed opponent for the board games (env/board_game.hpp) that looks `depth`
-// moves ahead: negamax with alpha-beta pruning over copies of the game, a won line worth more the
+// moves ahead: negamax with alpha-beta pruning on a board of its own (moves played and taken
+// back, each line's stones and the score kept move by move), a won line worth more the
 // sooner it comes, and at the horizon a count of the lines still open to each side. A league
 // can hold it beside the random player (examples/selfplay --search-opponents 2), so that the
 // learner meets an opponent that punishes a missed threat from the first game on, which self-play
@@ -15,7 +16,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -30,60 +33,195 @@ namespace board_search_detail {
 
 inline constexpr int kWon = 1 << 24;  // above any horizon score
 
-// The horizon's score of `game` for `player` (see the header).
-inline int open_lines_score(const BoardGame& game, int player) {
-  const BoardGameRules& r = game.rules();
-  const int n = r.in_a_row;
-  int score = 0;
-  constexpr int kSteps[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
-  for (const auto& d : kSteps) {
-    for (std::int32_t row = 0; row < r.rows; ++row) {
-      for (std::int32_t col = 0; col < r.columns; ++col) {
-        const std::int32_t last_row = row + d[0] * (n - 1), last_col = col + d[1] * (n - 1);
-        if (last_row >= r.rows || last_col < 0 || last_col >= r.columns) continue;
-        std::array<int, 3> count{};  // empty, player 0's, player 1's
-        for (int k = 0; k < n; ++k)
-          ++count[static_cast<std::size_t>(game.cell(row + d[0] * k, col + d[1] * k))];
-        if (count[1] > 0 && count[2] > 0) continue;
-        const int stones = count[1] + count[2];
-        if (stones == 0) continue;
-        const int worth = 1 << (2 * (stones - 1));
-        score += (count[1] > 0) == (player == 0) ? worth : -worth;
+// The board's lines: every run of in_a_row cells (across, down, both diagonals), and the lines
+// through each cell, built once per rule set.
+struct Lines {
+  explicit Lines(const BoardGameRules& of) : rules(of) {
+    const int n = rules.in_a_row;
+    const std::int32_t cells = rules.rows * rules.columns;
+    std::vector<std::vector<std::int32_t>> through_cell(static_cast<std::size_t>(cells));
+    constexpr int kSteps[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    for (const auto& d : kSteps) {
+      for (std::int32_t row = 0; row < rules.rows; ++row) {
+        for (std::int32_t col = 0; col < rules.columns; ++col) {
+          const std::int32_t last_row = row + d[0] * (n - 1), last_col = col + d[1] * (n - 1);
+          if (last_row >= rules.rows || last_col < 0 || last_col >= rules.columns) continue;
+          const auto line = static_cast<std::int32_t>(size);
+          for (int k = 0; k < n; ++k)
+            through_cell[static_cast<std::size_t>((row + d[0] * k) * rules.columns + col +
+                                                  d[1] * k)]
+                .push_back(line);
+          ++size;
+        }
       }
     }
-  }
-  if (r.columns % 2 == 1) {
-    for (std::int32_t row = 0; row < r.rows; ++row) {
-      const int stone = game.cell(row, r.columns / 2);
-      if (stone != 0) score += stone == player + 1 ? 1 : -1;
+    // The moves nearest the centre first: the likeliest best, so that alpha-beta prunes sooner.
+    const std::int32_t moves = rules.gravity ? rules.columns : cells;
+    for (std::int32_t a = 0; a < moves; ++a) order.push_back(a);
+    const auto off_centre = [this](std::int32_t a) {
+      const std::int32_t col = a % rules.columns, row = rules.gravity ? 0 : a / rules.columns;
+      return std::abs(2 * col - (rules.columns - 1)) + std::abs(2 * row - (rules.rows - 1));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::int32_t a, std::int32_t b) { return off_centre(a) < off_centre(b); });
+    first.push_back(0);
+    for (const auto& ids : through_cell) {
+      through.insert(through.end(), ids.begin(), ids.end());
+      first.push_back(static_cast<std::int32_t>(through.size()));
     }
   }
-  return score;
+
+  bool matches(const BoardGameRules& other) const {
+    return rules.rows == other.rows && rules.columns == other.columns &&
+           rules.in_a_row == other.in_a_row && rules.gravity == other.gravity;
+  }
+  BoardGameRules rules;
+  std::size_t size = 0;               // lines
+  std::vector<std::int32_t> through;  // the lines through cell c: through[first[c] .. first[c+1])
+  std::vector<std::int32_t> first;
+  std::vector<std::int32_t> order;  // the moves in the order the search tries them
+};
+
+// A line's worth to player 0, holding `mine` of player 0's stones and `theirs` of player 1's.
+inline int line_worth(int mine, int theirs) {
+  if (mine > 0 && theirs > 0) return 0;
+  if (mine > 0) return 1 << (2 * (mine - 1));
+  if (theirs > 0) return -(1 << (2 * (theirs - 1)));
+  return 0;
 }
 
-// The value of `game` for the player to move, searching `depth` more moves in (alpha, beta).
-inline int negamax(const BoardGame& game, int depth, int alpha, int beta) {
-  const int mover = game.to_move();
-  if (depth == 0) return open_lines_score(game, mover);
+// A position the search plays moves on and takes back, with each line's stones per side and
+// the horizon's score for player 0 kept move by move, so that a node costs the lines through one
+// cell instead of a copy of the game and a scan of every line.
+class SearchBoard {
+ public:
+  struct Move {
+    std::int32_t cell = 0;
+    int score = 0;  // player 0's score before the move
+    bool won = false;
+  };
+
+  SearchBoard(const Lines& lines, const BoardGame& game)
+      : lines_(lines),
+        cells_(static_cast<std::size_t>(lines.rules.rows * lines.rules.columns), 0),
+        stones_(lines.size, {0, 0}),
+        free_row_(static_cast<std::size_t>(lines.rules.columns), lines.rules.rows - 1) {
+    const BoardGameRules& r = lines.rules;
+    for (std::int32_t row = r.rows - 1; row >= 0; --row) {
+      for (std::int32_t col = 0; col < r.columns; ++col) {
+        const int stone = game.cell(row, col);
+        if (stone == 0) continue;
+        to_move_ = stone - 1;
+        place(row * r.columns + col);
+      }
+    }
+    to_move_ = game.to_move();
+    moves_ = game.moves();
+  }
+
+  int to_move() const { return to_move_; }
+  /// The horizon's score for `player` (see the header), kept up to date.
+  int score(int player) const { return player == 0 ? score_ : -score_; }
+  bool full() const { return moves_ == static_cast<std::int32_t>(cells_.size()); }
+  /// The moves, the centre's first (Lines::order).
+  const std::vector<std::int32_t>& order() const { return lines_.order; }
+  /// As BoardGame::legal on a game that is not over: the cell, or the column's top cell, empty.
+  bool legal(std::int32_t action) const { return cells_[static_cast<std::size_t>(action)] == 0; }
+
+  /// Plays a legal `action` for the player to move.
+  Move play(std::int32_t action) {
+    const BoardGameRules& r = lines_.rules;
+    Move move;
+    move.score = score_;
+    move.cell = action;
+    if (r.gravity) {
+      move.cell = free_row_[static_cast<std::size_t>(action)] * r.columns + action;
+    }
+    move.won = place(move.cell);
+    ++moves_;
+    to_move_ = 1 - to_move_;
+    return move;
+  }
+
+  /// Takes back the last `move`.
+  void undo(const Move& move) {
+    to_move_ = 1 - to_move_;
+    --moves_;
+    const auto side = static_cast<std::size_t>(to_move_);
+    for (std::int32_t i = lines_.first[static_cast<std::size_t>(move.cell)];
+         i < lines_.first[static_cast<std::size_t>(move.cell) + 1]; ++i)
+      --stones_[static_cast<std::size_t>(lines_.through[static_cast<std::size_t>(i)])][side];
+    cells_[static_cast<std::size_t>(move.cell)] = 0;
+    if (lines_.rules.gravity)
+      ++free_row_[static_cast<std::size_t>(move.cell % lines_.rules.columns)];
+    score_ = move.score;
+  }
+
+ private:
+  // Puts the mover's stone on `cell`, updating the lines and the score; true if it completes one.
+  bool place(std::int32_t cell) {
+    const BoardGameRules& r = lines_.rules;
+    const auto side = static_cast<std::size_t>(to_move_);
+    bool won = false;
+    for (std::int32_t i = lines_.first[static_cast<std::size_t>(cell)];
+         i < lines_.first[static_cast<std::size_t>(cell) + 1]; ++i) {
+      std::array<std::uint8_t, 2>& s =
+          stones_[static_cast<std::size_t>(lines_.through[static_cast<std::size_t>(i)])];
+      const int before = line_worth(s[0], s[1]);
+      ++s[side];
+      score_ += line_worth(s[0], s[1]) - before;
+      won = won || s[side] == r.in_a_row;
+    }
+    const std::int32_t col = cell % r.columns;
+    if (r.columns % 2 == 1 && col == r.columns / 2) score_ += to_move_ == 0 ? 1 : -1;
+    cells_[static_cast<std::size_t>(cell)] = static_cast<std::int8_t>(to_move_ + 1);
+    if (r.gravity) --free_row_[static_cast<std::size_t>(col)];
+    return won;
+  }
+
+  const Lines& lines_;
+  std::vector<std::int8_t> cells_;
+  std::vector<std::array<std::uint8_t, 2>> stones_;  // per line: player 0's, player 1's
+  std::vector<std::int32_t> free_row_;               // gravity: each column's lowest empty row
+  int to_move_ = 0;
+  std::int32_t moves_ = 0;
+  int score_ = 0;
+};
+
+// The lines of `rules`, kept per thread for the last rule set searched.
+inline const Lines& lines_for(const BoardGameRules& rules) {
+  thread_local std::optional<Lines> cached;
+  if (!cached || !cached->matches(rules)) cached.emplace(rules);
+  return *cached;
+}
+
+// The value of the position for the player to move, searching `depth` more moves in
+// (alpha, beta), fail-soft; each move played on `board` and taken back, the centre's first.
+inline int negamax(SearchBoard& board, int depth, int alpha, int beta) {
+  const int mover = board.to_move();
+  if (depth == 0) return board.score(mover);
   int best = -std::numeric_limits<int>::max();
   bool any = false;
-  for (std::int32_t a = 0; a < game.actions(); ++a) {
-    if (!game.legal(a)) continue;
+  for (const std::int32_t a : board.order()) {
+    if (!board.legal(a)) continue;
     any = true;
-    BoardGame next = game;
-    const std::array<std::int32_t, 2> both{a, a};
-    next.step(both);
-    int value;
-    if (next.over()) {
-      value = next.winner() == mover ? kWon + depth : next.winner() < 0 ? 0 : -(kWon + depth);
-    } else {
-      value = -negamax(next, depth - 1, -beta, -alpha);
-    }
+    const SearchBoard::Move move = board.play(a);
+    const int value = move.won       ? kWon + depth
+                      : board.full() ? 0
+                                     : -negamax(board, depth - 1, -beta, -alpha);
+    board.undo(move);
     best = std::max(best, value);
     alpha = std::max(alpha, value);
     if (alpha >= beta) break;
   }
   return any ? best : 0;
+}
+
+// The value of `game` (not over) for the player to move, searched `depth` moves in.
+inline int negamax(const BoardGame& game, int depth) {
+  SearchBoard board(lines_for(game.rules()), game);
+  constexpr int kInfinity = std::numeric_limits<int>::max();
+  return negamax(board, depth, -kInfinity, kInfinity);
 }
 
 }  // namespace board_search_detail
@@ -95,22 +233,22 @@ ScriptedPlayer<Game> search_player(int depth) {
   SEEDRL_REQUIRE(depth >= 1 && depth <= 8, "search_player: depth must be in [1, 8], got ", depth);
   return [depth](const Game& game, int player, Rng& rng) {
     SEEDRL_REQUIRE(game.acts(player), "search_player: player ", player, " does not move now");
-    // Every move at the root gets an exact value (a full window), so that ties are real ties.
     thread_local std::vector<std::int32_t> best_moves;
     best_moves.clear();
     int best = -std::numeric_limits<int>::max();
     constexpr int kInfinity = std::numeric_limits<int>::max();
+    using namespace board_search_detail;
+    SearchBoard board(lines_for(game.rules()), game);
+    // Moves are tried in index order; a move below the best so far may fail low (a bound under
+    // best - 1), one at or above it comes back exact, so the tie set is the exact one.
     for (std::int32_t a = 0; a < game.actions(); ++a) {
-      if (!game.legal(a)) continue;
-      BoardGame next = game;
-      const std::array<std::int32_t, 2> both{a, a};
-      next.step(both);
-      using board_search_detail::kWon;
-      const int value = !next.over()
-                            ? -board_search_detail::negamax(next, depth - 1, -kInfinity, kInfinity)
-                        : next.winner() == player ? kWon + depth
-                        : next.winner() < 0       ? 0
-                                                  : -(kWon + depth);
+      if (!board.legal(a)) continue;
+      const SearchBoard::Move move = board.play(a);
+      const int floor = best == -kInfinity ? -kInfinity : best - 1;
+      const int value = move.won       ? kWon + depth
+                        : board.full() ? 0
+                                       : -negamax(board, depth - 1, -kInfinity, -floor);
+      board.undo(move);
       if (value > best) best_moves.clear();
       if (value >= best) {
         best = value;
