@@ -231,6 +231,12 @@ TEST_CASE("search_player: takes a win, blocks a threat, breaks ties at random, r
                        doctest::Contains("player 0 does not move now"), Error);
   CHECK_THROWS_WITH_AS(search_player<ConnectFour>(0), doctest::Contains("depth must be in [1, 8]"),
                        Error);
+  // A board whose open lines could outscore a won game is refused by name, not searched wrong.
+  CHECK_THROWS_WITH_AS(detail::Lines(BoardGameRules{"long", 1, 40, 13, false}),
+                       doctest::Contains("long (1 x 40, 13 in a row) is too large"), Error);
+  CHECK_THROWS_WITH_AS(detail::Lines(BoardGameRules{"big", 60, 60, 9, false}),
+                       doctest::Contains("big (60 x 60, 9 in a row) is too large"), Error);
+  CHECK(detail::Lines(ConnectFour().rules()).size == 69);
   // The centre column full (X O X O X O), the rest empty: the board is its own mirror image, so
   // every move c has the value of 6 - c, and the player picks each of a tied pair.
   game.reset();

@@ -69,6 +69,12 @@ struct Lines {
       through.insert(through.end(), ids.begin(), ids.end());
       first.push_back(static_cast<std::int32_t>(through.size()));
     }
+    // Every score must stay below a won game's value, and a line's stones fit a byte.
+    const std::int64_t most = static_cast<std::int64_t>(size) * (std::int64_t{1} << (2 * (n - 1)));
+    SEEDRL_REQUIRE(n <= 12 && most + rules.rows < kWon, "search_player: ", rules.name, " (",
+                   rules.rows, " x ", rules.columns, ", ", n,
+                   " in a row) is too large for the search's scores: lines of at most 12 and "
+                   "(lines x 4^(in_a_row - 1)) under 2^24");
   }
 
   bool matches(const BoardGameRules& other) const {
