@@ -14,6 +14,15 @@
 // The last line of stdout is one JSON object: the checkpoint, the opponent, the wins, draws and
 // losses from each side, and on the board games how many distinct final positions the games of
 // each side reached (a lower bound on distinct games: how varied the opponent kept them).
+//
+// On Connect Four --tactics also reads every move of the agent against the board, by the reference
+// players' own rules, and says where its losses came from: at its last move before the opponent's
+// winning one it had a win of its own and missed it, left the one column that blocked the
+// opponent's win, faced two or more such columns (a fork: lost before that move), faced none and
+// let the opponent in (its stone under the opponent's winning cell) where another move would not
+// have, or faced none and every move let it in (zugzwang); "other" is a loss after a move none of
+// these. Over all its moves: how often a win was there and taken, how often one column blocked the
+// opponent's win and was played, and how often the move let the opponent in needlessly.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -41,11 +50,24 @@ const char* env_name() {
   return "standoff";
 }
 
+// A reading's JSON object.
+std::string to_json(const test::ConnectFourTactics& t) {
+  return str_cat(
+      "{\"wins_open\":", t.wins_open, ",\"wins_taken\":", t.wins_taken,
+      ",\"blocks_open\":", t.blocks_open, ",\"blocked\":", t.blocked, ",\"forks_faced\":", t.forks,
+      ",\"let_in\":", t.let_in, ",\"losses\":{\"missed_win\":", t.lost_missed_win,
+      ",\"missed_block\":", t.lost_missed_block, ",\"fork\":", t.lost_fork,
+      ",\"let_in\":", t.lost_let_in, ",\"zugzwang\":", t.lost_zugzwang, ",\"other\":", t.lost_other,
+      "},\"games_missed_win\":", t.games_missed_win, ",\"then_lost\":", t.missed_win_then_lost,
+      ",\"then_drawn\":", t.missed_win_then_drawn, "}");
+}
+
 template <class Game>
 int evaluate(const std::string& checkpoint, const std::string& opponent, int depth, int games,
-             std::uint64_t seed, int opening_moves) {
+             std::uint64_t seed, int opening_moves, bool tactics) {
   Policy<> policy(checkpoint);
   const Game game;
+  if (tactics && !std::is_same_v<Game, ConnectFour>) fail("--tactics reads Connect Four games");
   // The reference players read the board and the mask from the opponent's own view.
   auto view = std::make_shared<PlayerView<Game>>(game);
   const ScriptedPlayer<Game> reference = [&, view](const Game& g, int player, Rng& rng) {
@@ -70,12 +92,43 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
         finals[static_cast<std::size_t>(side)].insert(g.to_string());
     };
   }
-  const MatchResult r = play_games(game, policy_player(policy, game), reference, games, seed, watch,
-                                   0, opening_moves);
+  // --tactics: the agent's moves read against the board, by side; `side` is the side the agent
+  // holds in the game being played.
+  test::ConnectFourTactics read[2];
+  int side = 0;
+  const ScriptedPlayer<Game> greedy = policy_player(policy, game);
+  auto agent_view = std::make_shared<PlayerView<Game>>(game);
+  const ScriptedPlayer<Game> reading = [&](const Game& g, int player, Rng& rng) {
+    const std::int32_t a = greedy(g, player, rng);
+    agent_view->observe(g, player);
+    const Tensor& o = agent_view->observation();
+    read[side].see(std::span<const float>(o.data<float>(), static_cast<std::size_t>(o.numel())), a);
+    return a;
+  };
+  const ScriptedPlayer<Game>& agent = tactics ? reading : greedy;
+  if (tactics) {
+    watch = [&, finals_watch = watch](const Game& g, int n, int s, const PlayersStepResult* step) {
+      if (finals_watch) finals_watch(g, n, s, step);
+      side = s;
+      test::ConnectFourTactics& t = read[static_cast<std::size_t>(s)];
+      if (step == nullptr) {
+        t.start();
+      } else if (step->episode_over()) {
+        const float reward = step->rewards[static_cast<std::size_t>(s)];
+        if (reward < 0.0f) t.lost();
+        if (reward == 0.0f) t.drawn();
+      }
+    };
+  }
+  const MatchResult r = play_games(game, agent, reference, games, seed, watch, 0, opening_moves);
   const std::string distinct =
       watch ? str_cat(",\"distinct_final_positions\":{\"as_first\":", finals[0].size(),
                       ",\"as_second\":", finals[1].size(), "}")
             : std::string();
+  const std::string tactics_json = tactics
+                                       ? str_cat(",\"tactics\":{\"as_first\":", to_json(read[0]),
+                                                 ",\"as_second\":", to_json(read[1]), "}")
+                                       : std::string();
   std::fprintf(stderr,
                "selfplay_eval: %s against %s%s, %d games: as player 0 %lld/%lld/%lld, as "
                "player 1 %lld/%lld/%lld (wins/draws/losses)\n",
@@ -87,9 +140,10 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
                static_cast<long long>(r.as_second.losses));
   std::printf(
       "{\"checkpoint\":\"%s\",\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
-      "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s%s}\n",
+      "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s%s%s}\n",
       checkpoint.c_str(), env_name<Game>(), opponent.c_str(), depth, opening_moves, games,
-      r.as_first.to_json().c_str(), r.as_second.to_json().c_str(), distinct.c_str());
+      r.as_first.to_json().c_str(), r.as_second.to_json().c_str(), distinct.c_str(),
+      tactics_json.c_str());
   return 0;
 }
 
@@ -115,6 +169,10 @@ int main(int argc, char** argv) {
   app.add_option("--opening-moves", opening_moves,
                  "the first K moves of every game at random (both sides), for varied games")
       ->check(CLI::Range(0, 40));
+  bool tactics = false;
+  app.add_flag("--tactics", tactics,
+               "Connect Four: read the agent's moves against the board (wins taken, blocks made) "
+               "and say where its losses came from");
   CLI11_PARSE(app, argc, argv);
   try {
     const char* plays = opponent == "perfect"     ? "tictactoe"
@@ -124,10 +182,11 @@ int main(int argc, char** argv) {
     if (plays != nullptr && env != plays)
       fail("--opponent ", opponent, " plays ", plays, ", not --env ", env);
     if (env == "tictactoe")
-      return evaluate<TicTacToe>(checkpoint, opponent, depth, games, seed, opening_moves);
+      return evaluate<TicTacToe>(checkpoint, opponent, depth, games, seed, opening_moves, tactics);
     if (env == "connect4")
-      return evaluate<ConnectFour>(checkpoint, opponent, depth, games, seed, opening_moves);
-    return evaluate<Standoff>(checkpoint, opponent, depth, games, seed, opening_moves);
+      return evaluate<ConnectFour>(checkpoint, opponent, depth, games, seed, opening_moves,
+                                   tactics);
+    return evaluate<Standoff>(checkpoint, opponent, depth, games, seed, opening_moves, tactics);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "selfplay_eval: error: %s\n", e.what());
     return 1;

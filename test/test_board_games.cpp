@@ -3,9 +3,10 @@
 // the illegal move that loses, and long random play within the rules; and the reference players
 // of test/support/board_players.hpp that the self-play targets are measured against (perfect
 // tic-tac-toe play never loses and draws itself; alpha-beta takes wins, blocks threats and beats
-// random play).
+// random play; the tactics reader files moves and losses by hand-built positions).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -95,6 +96,17 @@ Player random_of(Rng& rng) {
 const Player kPerfect = [](const View& v) { return test::minimax_player(v.planes(), v.mask()); };
 Player alphabeta(int depth) {
   return [depth](const View& v) { return test::alphabeta_player(v.planes(), v.mask(), depth); };
+}
+
+// A Connect Four view from six rows drawn top to bottom: 'x' the mover's stones, 'o' the other's.
+std::vector<float> c4_planes(const std::array<const char*, 6>& rows) {
+  std::vector<float> planes(2 * 6 * 7, 0.0f);
+  for (std::size_t r = 0; r < 6; ++r)
+    for (std::size_t c = 0; c < 7; ++c) {
+      const char cell = rows[r][c];
+      if (cell != '.') planes[(cell == 'x' ? 0 : 42) + r * 7 + c] = 1.0f;
+    }
+  return planes;
 }
 
 }  // namespace
@@ -260,6 +272,62 @@ TEST_CASE("Reference players: alpha-beta takes a win, blocks a threat and beats 
   CHECK(wins_second >= 36);
   // Deeper search beats shallower search as the first player.
   CHECK(play(game, alphabeta(4), alphabeta(1)) == 0);
+}
+
+TEST_CASE("Reference players: the tactics reader files wins, blocks, forks and moves that let in") {
+  using Kind = test::ConnectFourTactics::Kind;
+  test::ConnectFourTactics t;
+  t.start();
+  // x wins in column 3; o has nothing.
+  const auto win = c4_planes({".......", ".......", ".......", ".......", "....o..", "xxx.o.o"});
+  t.see(win, 3);
+  CHECK(t.last == Kind::kNone);
+  t.see(win, 5);
+  CHECK(t.last == Kind::kMissedWin);
+  CHECK(t.wins_open == 2);
+  CHECK(t.wins_taken == 1);
+  CHECK(t.games_missed_win == 1);
+  t.see(win, 5);
+  CHECK(t.games_missed_win == 1);  // games, not moves
+  // o wins in column 3 unless x blocks it.
+  const auto block = c4_planes({".......", ".......", ".......", ".......", "....x..", "ooo.x.x"});
+  t.see(block, 3);
+  CHECK(t.last == Kind::kNone);
+  t.see(block, 6);
+  CHECK(t.last == Kind::kMissedBlock);
+  CHECK(t.blocks_open == 2);
+  CHECK(t.blocked == 1);
+  // o wins in column 0 and in column 4: a fork.
+  t.see(c4_planes({".......", ".......", ".......", ".......", ".....x.", ".ooo.xx"}), 0);
+  CHECK(t.last == Kind::kFork);
+  CHECK(t.forks == 1);
+  // o's row of three waits on the cell above column 3's landing: dropping there lets o in,
+  // column 6 does not.
+  const auto under = c4_planes({".......", ".......", ".......", ".......", "ooo....", "xox..xx"});
+  t.see(under, 6);
+  CHECK(t.last == Kind::kNone);
+  t.see(under, 3);
+  CHECK(t.last == Kind::kLetIn);
+  CHECK(t.let_in == 1);
+  t.lost();
+  t.start();
+  // Columns 0 and 5 are open, and either lets o in (a position from random play).
+  t.see(c4_planes({".xoxo.o", ".xoox.x", ".oxoo.o", ".ooxx.x", "xxoxo.o", "xxxooox"}), 5);
+  CHECK(t.last == Kind::kZugzwang);
+  CHECK(t.let_in == 1);  // there was no other move
+  t.lost();
+  t.see(block, 6);
+  t.lost();
+  t.see(win, 3);
+  t.lost();  // a loss after a move that is none of these (not one the game allows here)
+  CHECK(t.lost_let_in == 1);
+  CHECK(t.lost_zugzwang == 1);
+  CHECK(t.lost_missed_block == 1);
+  CHECK(t.lost_other == 1);
+  CHECK(t.lost_missed_win + t.lost_fork == 0);
+  CHECK(t.missed_win_then_lost == 1);  // the first game only
+  t.drawn();
+  CHECK(t.missed_win_then_drawn == 0);
 }
 
 }  // namespace test_board_games

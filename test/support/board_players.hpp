@@ -3,8 +3,8 @@
 // mover's stones, and the legal-action mask) and keep their own rules (lines, drops). The random
 // player, a perfect tic-tac-toe player (negamax over every position, memoised), and a Connect Four
 // alpha-beta player of a given depth (negamax with pruning, centre columns first, a heuristic
-// that counts open windows of four), and Standoff's careful player. Used by the tests of the games
-// and by bench/selfplay_eval.
+// that counts open windows of four), a reader of a Connect Four player's tactics, and Standoff's
+// careful player. Used by the tests of the games and by bench/selfplay_eval.
 #pragma once
 
 #include <algorithm>
@@ -209,6 +209,97 @@ inline std::int32_t alphabeta_player(std::span<const float> observation,
   }
   return best;
 }
+
+/// Reads a Connect Four player's moves against the board (bench/selfplay_eval --tactics): whether
+/// a win of its own was there and taken, whether the one column that blocked the other's win was
+/// there and played, forks (two or more such columns), and moves that let the other win next when
+/// another move would not have. lost() files a lost game under the player's last move; start(),
+/// lost() and drawn() also count the games in which a win was missed, and how they ended.
+struct ConnectFourTactics {
+  long long wins_open = 0, wins_taken = 0;  // moves with a win of its own there, and taken
+  long long blocks_open = 0, blocked = 0;   // moves with one column blocking the other's win
+  long long forks = 0;                      // moves facing two or more such columns
+  long long let_in = 0;  // moves that let the other win next where some move would not have
+  // losses by the player's last move: missed a win, missed the block, faced a fork, let the other
+  // in where it need not have, every move let it in, or none of these
+  long long lost_missed_win = 0, lost_missed_block = 0, lost_fork = 0, lost_let_in = 0,
+            lost_zugzwang = 0, lost_other = 0;
+  // games in which a win of the player's own was there and not taken, and how they ended
+  long long games_missed_win = 0, missed_win_then_lost = 0, missed_win_then_drawn = 0;
+  enum Kind { kNone, kMissedWin, kMissedBlock, kFork, kLetIn, kZugzwang };
+  Kind last = kNone;        // the player's last move of the game being played
+  bool missed_win = false;  // whether the game being played had a win missed
+
+  /// A game begins.
+  void start() {
+    last = kNone;
+    missed_win = false;
+  }
+
+  /// `planes` is the player's view (its stones in plane 0) before it plays `action`.
+  void see(std::span<const float> planes, std::int32_t action) {
+    using namespace c4_detail;
+    Board b{};
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b[i] = planes[i] > 0.5f ? 1 : planes[b.size() + i] > 0.5f ? 2 : 0;
+    const auto wins_with = [&b](int who, int c) {
+      const int r = landing_row(b, c);
+      if (r < 0) return false;
+      b[static_cast<std::size_t>(r * kColumns + c)] = who;
+      const bool won = wins(b, who);
+      b[static_cast<std::size_t>(r * kColumns + c)] = 0;
+      return won;
+    };
+    // Whether the other wins with its next move after the player drops in column c.
+    const auto lets_in = [&](int c) {
+      const int r = landing_row(b, c);
+      if (r < 0) return false;
+      b[static_cast<std::size_t>(r * kColumns + c)] = 1;
+      bool in = false;
+      for (int d = 0; d < kColumns && !in; ++d) in = wins_with(2, d);
+      b[static_cast<std::size_t>(r * kColumns + c)] = 0;
+      return in;
+    };
+    bool win_open = false, win_taken = false, safe_open = false;
+    int threats = 0;
+    bool threat_taken = false;
+    for (int c = 0; c < kColumns; ++c) {
+      if (landing_row(b, c) < 0) continue;
+      if (wins_with(1, c)) win_open = true, win_taken = win_taken || c == action;
+      if (wins_with(2, c)) ++threats, threat_taken = threat_taken || c == action;
+      safe_open = safe_open || !lets_in(c);
+    }
+    const bool lets = !win_taken && lets_in(action);
+    wins_open += win_open;
+    wins_taken += win_taken;
+    blocks_open += threats == 1;
+    blocked += threats == 1 && threat_taken;
+    forks += threats >= 2;
+    let_in += threats == 0 && lets && safe_open;
+    if (win_open && !win_taken && !missed_win) {
+      missed_win = true;
+      ++games_missed_win;
+    }
+    last = win_open && !win_taken ? kMissedWin
+           : threats == 1         ? (threat_taken ? kNone : kMissedBlock)
+           : threats >= 2         ? kFork
+           : !lets                ? kNone
+           : safe_open            ? kLetIn
+                                  : kZugzwang;
+  }
+  /// The game was lost: files it under the kind of the last move seen.
+  void lost() {
+    lost_missed_win += last == kMissedWin;
+    lost_missed_block += last == kMissedBlock;
+    lost_fork += last == kFork;
+    lost_let_in += last == kLetIn;
+    lost_zugzwang += last == kZugzwang;
+    lost_other += last == kNone;
+    missed_win_then_lost += missed_win;
+  }
+  /// The game was drawn.
+  void drawn() { missed_win_then_drawn += missed_win; }
+};
 
 /// Standoff's careful player (env/standoff.hpp): it blocks while the other is loaded; when the
 /// other is empty it shoots if loaded, else reloads. It never loses. `observation` is the player's
