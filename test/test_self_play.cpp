@@ -1,6 +1,7 @@
 // Self-play at the inference server (issue 37): the server answers a slot that an OpponentTable
 // assigns to an opponent set with that set's values, honouring its mask, in the same batch as the
-// learner's slots; opponents' rows and waiting rows reach no unroll and no frame count.
+// learner's slots; opponents' rows and waiting rows reach no unroll and no frame count; a set's
+// network is loaded once while the set stays in use.
 // (test_self_play_learning: the whole run.)
 #include <doctest/doctest.h>
 
@@ -145,6 +146,54 @@ TEST_CASE("InferenceServer: the learner's network computes only the rows that ac
             doctest::Approx(out.logits.data<float>()[a]).epsilon(1e-5));
     }
   }
+}
+
+TEST_CASE("InferenceServer: each opponent set in use keeps a network, loaded once") {
+  // Sets 1 and 2 share every batch; each is loaded once however many batches they share. A set
+  // that no batch has used for OpponentActing::kIdleBatches batches is dropped, and loaded again
+  // (with the same values) when a game draws it again.
+  const VTraceAgent agent = test::tiny_agent();
+  nn::Network<Backend> learner(agent.network_config());
+  nn::Network<Backend> other(agent.network_config());
+  (void)preferring(learner, 0);
+  SharedParameters parameters(learner.parameters());
+  UnrollQueue queue(1024);
+  InferenceServerOptions options;
+  options.max_batch = 3;
+  options.max_slots = 3;
+  options.unroll_length = 2;
+  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, {{2}, DType::f32}, {3},
+                                               options);
+  auto table = std::make_shared<OpponentTable>(3);
+  server.serve_opponents(table);
+  table->put(1, preferring(other, 2));
+  table->put(2, preferring(other, 1));
+  REQUIRE(table->assign(1, 1));
+  REQUIRE(table->assign(2, 2));
+  server.start();
+  Connection c;
+  REQUIRE(server.connect(test::connect_request(1, 3, 0), &c).is_ok());
+  test::StepBuffers buffers(3);
+  int step = 0;
+  const auto steps = [&](int n, std::int32_t slot2) {
+    for (int t = 0; t < n; ++t, ++step) {
+      for (std::uint8_t& f : buffers.flags) f = step == 0 ? step_flags::kFirst : 0;
+      REQUIRE(buffers.step(server, c).is_ok());
+      CHECK(buffers.actions[0] == 0);
+      CHECK(buffers.actions[1] == 2);      // set 1's values
+      CHECK(buffers.actions[2] == slot2);  // set 2's, or the learner's
+    }
+  };
+  steps(10, 1);
+  CHECK(server.opponent_loads() == 2);
+  REQUIRE(table->assign(2, policy_ids::kLearner));  // set 2 idles
+  steps(static_cast<int>(OpponentActing<VTraceAgent, Backend>::kIdleBatches) + 2, 0);
+  CHECK(server.opponent_loads() == 2);
+  REQUIRE(table->assign(2, 2));  // drawn again: loaded again
+  steps(3, 1);
+  CHECK(server.opponent_loads() == 3);
+  server.disconnect(c);
+  server.stop();
 }
 
 }  // namespace test_self_play

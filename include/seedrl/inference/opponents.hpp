@@ -4,18 +4,22 @@
 //                   learner's without training (its latest self as an opponent), or opponent set
 //                   k >= 1 (a snapshot's parameter values, kept here); shared by the actors, who
 //                   assign a game's seats, the league, which puts and retires sets, and the server
-//   OpponentActing  the server's second network: for the rows of a batch that opponent sets
-//                   serve, one forward per set on its values and the agent's own action selection
+//   OpponentActing  the server's networks for opponent sets: for the rows of a batch that opponent
+//                   sets serve, one forward per set on its values and the agent's own action
+//                   selection. Each set in use has a network of its own, loaded once: a batch
+//                   holds several sets, and loading one network in turn for each copied the
+//                   whole model (and repacked its weights) for every set of every batch.
 //
 // Opponent rows travel in the learner's batches and are answered with them; they never reach an
 // unroll, the episode figures or the frame count. A set that is retired while games still use it
 // stays until the last slot assigned to it moves on, so a game never changes opponent halfway.
 //
 // Thread-safety: OpponentTable's members from any thread. OpponentActing is the inference
-// thread's.
+// thread's (loads() from any thread).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -129,11 +133,15 @@ class OpponentTable {
   std::map<std::int32_t, Set> sets_ SEEDRL_GUARDED_BY(mutex_);
 };
 
-/// The inference thread's network for opponent sets (feed-forward networks, discrete actions).
+/// The inference thread's networks for opponent sets (feed-forward networks, discrete actions).
 template <Agent A, nn::Backend B>
 class OpponentActing {
  public:
-  explicit OpponentActing(const A& agent) : network_(agent.network_config()) {
+  /// A set's network is dropped once the set has been in none of this many batches in a row
+  /// (its games are over: the league retired it, or no game draws it now).
+  static constexpr std::uint64_t kIdleBatches = 64;
+
+  explicit OpponentActing(const A& agent) : config_(agent.network_config()) {
     SEEDRL_REQUIRE(agent.network_config().lstm_size == 0,
                    "InferenceServer: opponent sets need a feed-forward network (lstm_size 0), "
                    "got lstm_size ",
@@ -170,11 +178,11 @@ class OpponentActing {
             mask_width, masks_.begin() + static_cast<std::ptrdiff_t>(j * mask_width));
         sub_slots_[j] = slots[rows_[j]];
       }
-      load(id, set_values);
+      nn::Network<B>& network = load(id, set_values);
       const Tensor resets = reset_buffer_.view({1, m}, DType::u8);
       resets.fill_zero();
       const nn::NetworkOutputs& outputs =
-          host_outputs_(network_.forward(device_observations_(batch), {}, resets));
+          host_outputs_(network.forward(device_observations_(batch), {}, resets));
       evaluation_.assign(rows_.size(), 0);
       sub_actions_.resize(rows_.size() * k);
       select_actions(agent, outputs, sub_slots_, evaluation_, sub_actions_, rng,
@@ -183,24 +191,44 @@ class OpponentActing {
         std::copy_n(sub_actions_.begin() + static_cast<std::ptrdiff_t>(j * k), k,
                     actions.begin() + static_cast<std::ptrdiff_t>(rows_[j] * k));
     }
+    ++batches_;
+    std::erase_if(networks_,
+                  [this](const auto& kv) { return batches_ - kv.second.seen > kIdleBatches; });
   }
+
+  /// Times a set's values were copied into a network: once per set while it stays in use (any
+  /// thread).
+  std::int64_t loads() const { return loads_.load(std::memory_order_relaxed); }
 
  private:
-  // The network's values become set `id`'s, unless they are already.
-  void load(std::int32_t id, const Tensor& values) {
-    if (id == loaded_id_ && values.raw_data() == loaded_from_) return;
-    SEEDRL_REQUIRE(values.numel() == network_.parameters().flat_size(),
-                   "InferenceServer: opponent set ", id, " holds ", values.numel(),
-                   " values, the network has ", network_.parameters().flat_size());
-    network_.parameters().values().copy_from(values);
-    network_.parameters().bump_version();
-    loaded_id_ = id;
-    loaded_from_ = values.raw_data();
+  struct Loaded {
+    std::unique_ptr<nn::Network<B>> network;
+    const void* from = nullptr;  // the values it holds
+    std::uint64_t seen = 0;      // the last batch that used it
+  };
+
+  // Set `id`'s network, its values loaded unless they already are.
+  nn::Network<B>& load(std::int32_t id, const Tensor& values) {
+    Loaded& l = networks_[id];
+    l.seen = batches_;
+    if (!l.network) l.network = std::make_unique<nn::Network<B>>(config_);
+    nn::ParameterStore& parameters = l.network->parameters();
+    if (values.raw_data() != l.from) {
+      SEEDRL_REQUIRE(values.numel() == parameters.flat_size(), "InferenceServer: opponent set ", id,
+                     " holds ", values.numel(), " values, the network has ",
+                     parameters.flat_size());
+      parameters.values().copy_from(values);
+      parameters.bump_version();
+      l.from = values.raw_data();
+      loads_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return *l.network;
   }
 
-  nn::Network<B> network_;
-  std::int32_t loaded_id_ = 0;
-  const void* loaded_from_ = nullptr;
+  nn::NetworkOptions config_;
+  std::map<std::int32_t, Loaded> networks_;
+  std::uint64_t batches_ = 0;
+  std::atomic<std::int64_t> loads_{0};
   std::vector<std::size_t> rows_;
   std::vector<std::uint8_t> masks_, evaluation_;
   std::vector<std::int32_t> sub_slots_, sub_actions_;
