@@ -150,14 +150,14 @@ TEST_CASE("InferenceServer: the learner's network computes only the rows that ac
 
 TEST_CASE("InferenceServer: each opponent set in use keeps a network, loaded once") {
   // Sets 1 and 2 share every batch; each is loaded once however many batches they share. A set
-  // that no batch has used for OpponentActing::kIdleBatches batches is dropped, and loaded again
-  // (with the same values) when a game draws it again.
+  // that no batch has used for OpponentActing::kIdleBatches batches gives its network up; the
+  // next set takes that network, with its own values, and a set drawn again is loaded again.
   const VTraceAgent agent = test::tiny_agent();
   nn::Network<Backend> learner(agent.network_config());
   nn::Network<Backend> other(agent.network_config());
   (void)preferring(learner, 0);
   SharedParameters parameters(learner.parameters());
-  UnrollQueue queue(1024);
+  UnrollQueue queue(4096);
   InferenceServerOptions options;
   options.max_batch = 3;
   options.max_slots = 3;
@@ -168,6 +168,7 @@ TEST_CASE("InferenceServer: each opponent set in use keeps a network, loaded onc
   server.serve_opponents(table);
   table->put(1, preferring(other, 2));
   table->put(2, preferring(other, 1));
+  table->put(3, preferring(other, 2));
   REQUIRE(table->assign(1, 1));
   REQUIRE(table->assign(2, 2));
   server.start();
@@ -181,17 +182,27 @@ TEST_CASE("InferenceServer: each opponent set in use keeps a network, loaded onc
       REQUIRE(buffers.step(server, c).is_ok());
       CHECK(buffers.actions[0] == 0);
       CHECK(buffers.actions[1] == 2);      // set 1's values
-      CHECK(buffers.actions[2] == slot2);  // set 2's, or the learner's
+      CHECK(buffers.actions[2] == slot2);  // slot 2's set's, or the learner's
+      if (buffers.actions[2] != slot2) break;
     }
   };
+  const int idle = static_cast<int>(OpponentActing<VTraceAgent, Backend>::kIdleBatches) + 2;
   steps(10, 1);
   CHECK(server.opponent_loads() == 2);
+  CHECK(server.opponent_networks_built() == 2);
   REQUIRE(table->assign(2, policy_ids::kLearner));  // set 2 idles
-  steps(static_cast<int>(OpponentActing<VTraceAgent, Backend>::kIdleBatches) + 2, 0);
+  steps(idle, 0);
   CHECK(server.opponent_loads() == 2);
-  REQUIRE(table->assign(2, 2));  // drawn again: loaded again
-  steps(3, 1);
+  REQUIRE(table->assign(2, 3));  // set 3 takes set 2's network, with its own values
+  steps(5, 2);
   CHECK(server.opponent_loads() == 3);
+  CHECK(server.opponent_networks_built() == 2);
+  REQUIRE(table->assign(2, policy_ids::kLearner));  // set 3 idles
+  steps(idle, 0);
+  REQUIRE(table->assign(2, 2));  // set 2 drawn again: loaded again
+  steps(3, 1);
+  CHECK(server.opponent_loads() == 4);
+  CHECK(server.opponent_networks_built() == 2);
   server.disconnect(c);
   server.stop();
 }

@@ -194,8 +194,12 @@ class InferenceServer final : public InferenceEndpoint {
   /// Rows the learner's network has computed: every row of every batch, except those that wait
   /// and those an opponent set serves (inference/live_rows.hpp). Any thread.
   std::int64_t forward_rows() const { return forward_rows_.load(std::memory_order_relaxed); }
-  /// Times an opponent set's values were loaded into a network (once per set in use).
+  /// Times an opponent set's values were loaded into a network (once per set in use), and the
+  /// networks built for them (inference/opponents.hpp). Any thread.
   std::int64_t opponent_loads() const { return opponent_acting_ ? opponent_acting_->loads() : 0; }
+  std::int64_t opponent_networks_built() const {
+    return opponent_acting_ ? opponent_acting_->networks_built() : 0;
+  }
   /// Continues the frame count of a resumed run.
   void set_training_frames(std::int64_t frames) { training_frames_ = frames; }
   InferenceServerStats stats() const { return batcher_.stats(); }
