@@ -140,7 +140,7 @@ class OpponentActing {
   /// A set's network is set aside once the set has been in none of this many batches in a row
   /// (its games are over: the league retired it, or no game draws it now). Networks set aside
   /// serve the next sets (building one initialises values only to overwrite them: an orthogonal
-  /// initialisation's QR took 8% of a self-play run's CPU); at most kSpare are kept.
+  /// initialisation's QR took 6% of a self-play run's CPU); at most kSpare are kept.
   static constexpr std::uint64_t kIdleBatches = 1024;
   static constexpr std::size_t kSpare = 4;
 
