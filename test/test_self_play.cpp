@@ -34,25 +34,44 @@ Tensor preferring(nn::Network<Backend>& net, std::int32_t action) {
   return net.parameters().values().clone();
 }
 
+// The tests' server: the tiny agent's, `slots` slots in batches of as many, unrolls of 2,
+// serving `table`; `learner` holds the learner's values and `other` makes opponent sets' values.
+struct OpponentServer {
+  VTraceAgent agent = test::tiny_agent();
+  nn::Network<Backend> learner{agent.network_config()};
+  nn::Network<Backend> other{agent.network_config()};
+  SharedParameters parameters{learner.parameters()};
+  UnrollQueue queue{4096};
+  InferenceServer<VTraceAgent, Backend> server;
+  std::shared_ptr<OpponentTable> table;
+
+  OpponentServer(std::int32_t slots, const StepSpec& spec)
+      : server(agent, parameters, queue, spec, options(slots)),
+        table(std::make_shared<OpponentTable>(slots)) {
+    server.serve_opponents(table);
+  }
+
+  static InferenceServerOptions options(std::int32_t slots) {
+    InferenceServerOptions o;
+    o.max_batch = slots;
+    o.max_slots = slots;
+    o.unroll_length = 2;
+    return o;
+  }
+};
+
+const StepSpec kUnmasked{{{2}, DType::f32}, {3}, {}};
+
 }  // namespace
 
 TEST_CASE("InferenceServer: opponent sets act with their values and masks; they leave nothing") {
-  const VTraceAgent agent = test::tiny_agent();
-  nn::Network<Backend> learner(agent.network_config());
-  nn::Network<Backend> other(agent.network_config());
-  const Tensor opponent_values = preferring(other, 2);
-  (void)preferring(learner, 0);  // the learner's own values prefer action 0
-  SharedParameters parameters(learner.parameters());
-  UnrollQueue queue(64);
   const StepSpec spec{{{2}, DType::f32}, {3}, {{kActionMaskField, {{3}, DType::u8}}}};
-  InferenceServerOptions options;
-  options.max_batch = 5;
-  options.max_slots = 5;
-  options.unroll_length = 2;
-  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, spec, options);
-  auto table = std::make_shared<OpponentTable>(5);
-  server.serve_opponents(table);
-  table->put(1, opponent_values);
+  OpponentServer s(5, spec);
+  auto& server = s.server;
+  auto& table = s.table;
+  auto& queue = s.queue;
+  (void)preferring(s.learner, 0);  // the learner's own values prefer action 0
+  table->put(1, preferring(s.other, 2));
   // Slots 0, 1 the learner (1 always waits), 2 and 3 opponent set 1 (3 may not play action 2),
   // 4 the latest self.
   REQUIRE(table->assign(2, 1));
@@ -99,20 +118,11 @@ TEST_CASE("InferenceServer: the learner's network computes only the rows that ac
   // slot 3 for the learner (it trains), slot 4 for its latest self. Only slots 3 and 4 need the
   // learner's forward; slot 3's behaviour logits must be its own row's, computed without the rows
   // before it in the batch.
-  const VTraceAgent agent = test::tiny_agent();
-  nn::Network<Backend> learner(agent.network_config());  // random values: logits vary by row
-  nn::Network<Backend> other(agent.network_config());
-  SharedParameters parameters(learner.parameters());
-  UnrollQueue queue(64);
-  InferenceServerOptions options;
-  options.max_batch = 5;
-  options.max_slots = 5;
-  options.unroll_length = 2;
-  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, {{2}, DType::f32}, {3},
-                                               options);
-  auto table = std::make_shared<OpponentTable>(5);
-  server.serve_opponents(table);
-  table->put(1, preferring(other, 2));
+  OpponentServer s(5, kUnmasked);  // the learner's values are random: logits vary by row
+  auto& server = s.server;
+  auto& table = s.table;
+  auto& queue = s.queue;
+  table->put(1, preferring(s.other, 2));
   REQUIRE(table->assign(1, 1));
   REQUIRE(table->assign(2, 1));
   REQUIRE(table->assign(4, policy_ids::kLatest));
@@ -139,7 +149,7 @@ TEST_CASE("InferenceServer: the learner's network computes only the rows that ac
   while (auto u = queue.pop()) unrolls.push_back(std::move(*u));
   REQUIRE(unrolls.size() == 1);  // slot 3's 3 steps: one unroll of 2 transitions
   for (std::int64_t t = 0; t < kSteps; ++t) {
-    const nn::NetworkOutputs& out = learner.forward(slot3.slice(t, t + 1), {});
+    const nn::NetworkOutputs& out = s.learner.forward(slot3.slice(t, t + 1), {});
     for (std::int64_t a = 0; a < 3; ++a) {
       CAPTURE(t);
       CHECK(unrolls[0]->behaviour.data<float>()[t * 3 + a] ==
@@ -152,23 +162,13 @@ TEST_CASE("InferenceServer: each opponent set in use keeps a network, loaded onc
   // Sets 1 and 2 share every batch; each is loaded once however many batches they share. A set
   // that no batch has used for OpponentActing::kIdleBatches batches gives its network up; the
   // next set takes that network, with its own values, and a set drawn again is loaded again.
-  const VTraceAgent agent = test::tiny_agent();
-  nn::Network<Backend> learner(agent.network_config());
-  nn::Network<Backend> other(agent.network_config());
-  (void)preferring(learner, 0);
-  SharedParameters parameters(learner.parameters());
-  UnrollQueue queue(4096);
-  InferenceServerOptions options;
-  options.max_batch = 3;
-  options.max_slots = 3;
-  options.unroll_length = 2;
-  InferenceServer<VTraceAgent, Backend> server(agent, parameters, queue, {{2}, DType::f32}, {3},
-                                               options);
-  auto table = std::make_shared<OpponentTable>(3);
-  server.serve_opponents(table);
-  table->put(1, preferring(other, 2));
-  table->put(2, preferring(other, 1));
-  table->put(3, preferring(other, 2));
+  OpponentServer s(3, kUnmasked);
+  auto& server = s.server;
+  auto& table = s.table;
+  (void)preferring(s.learner, 0);
+  table->put(1, preferring(s.other, 2));
+  table->put(2, preferring(s.other, 1));
+  table->put(3, preferring(s.other, 2));
   REQUIRE(table->assign(1, 1));
   REQUIRE(table->assign(2, 2));
   server.start();
