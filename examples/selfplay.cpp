@@ -19,7 +19,7 @@
 // rating and its win/draw/loss rates of the last 100 games against each kind of opponent. At the
 // end the final policy plays 1,000 games greedily against a random player, half as each side; the
 // last line of stdout is one JSON object with the rating, the tallies of the league and those
-// games.
+// games, and the opponent networks' loads and builds at the inference server.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -142,7 +142,9 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
       cli.env_name, cli.seed, result.training,
       str_cat(",\"rating\":", examples::json_number(result.league.rating()), ",\"league\":{",
               tallies, "},\"vs_random_as_first\":", match.as_first.to_json(),
-              ",\"vs_random_as_second\":", match.as_second.to_json()));
+              ",\"vs_random_as_second\":", match.as_second.to_json(),
+              ",\"opponent_loads\":", result.opponent_loads,
+              ",\"opponent_networks_built\":", result.opponent_networks_built));
   return 0;
 }
 

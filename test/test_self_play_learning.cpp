@@ -56,6 +56,12 @@ TEST_CASE("train_self_play: tic-tac-toe against its league beats a random player
   CHECK(league.tally("snapshot").games() > 100);
   CHECK(league.tally("latest").games() > 100);
   CHECK(league.tally("random").games() > 100);
+  // The snapshots played were loaded into networks, built once and reused as sets came and went.
+  MESSAGE("opponent loads ", result.opponent_loads, ", networks built ",
+          result.opponent_networks_built);
+  CHECK(result.opponent_loads >= 10);
+  CHECK(result.opponent_networks_built >= 1);
+  CHECK(result.opponent_networks_built <= result.opponent_loads);
   // Greedy, the final policy wins most games against a random player from either side, where a
   // random player against another wins 44% of its games.
   const MatchResult match = play_match(agent.network_config(), result.parameters, TicTacToe(),

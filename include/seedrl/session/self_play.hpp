@@ -215,6 +215,9 @@ struct SelfPlayResult {
   TrainingResult training;
   League league;      ///< at the end
   Tensor parameters;  ///< the learner's final values (flat, on the CPU)
+  /// Loads of opponent sets' values into networks, and the networks built for them
+  /// (InferenceServer::opponent_loads, opponent_networks_built).
+  std::int64_t opponent_loads = 0, opponent_networks_built = 0;
 };
 
 /// Trains `agent` by self-play on games from `make_game(actor, game_index)` until total_frames
@@ -303,12 +306,21 @@ SelfPlayResult train_self_play(
     hooks.stop_sources = stop_sources;
     hooks.join_sources = join_sources;
     hooks.progress_suffix = [&] { return league.progress(); };
-    hooks.metrics = [&] { return league.metrics(); };
+    hooks.metrics = [&] {
+      std::vector<Metric> m = league.metrics();
+      const auto& server = session.server();
+      m.push_back({{"opponent_loads", Reduce::last}, static_cast<double>(server.opponent_loads())});
+      m.push_back({{"opponent_networks_built", Reduce::last},
+                   static_cast<double>(server.opponent_networks_built())});
+      return m;
+    };
     hooks.on_checkpoint = [&](const std::string&) { league.save(league_path); };
     SelfPlayResult result;
     result.training = session.run(hooks);
     result.league = league.league();
     result.parameters = session.learner().parameters().store().values().clone(Device::cpu);
+    result.opponent_loads = session.server().opponent_loads();
+    result.opponent_networks_built = session.server().opponent_networks_built();
     return result;
   } catch (...) {
     stop_sources(false);
