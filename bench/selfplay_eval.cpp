@@ -11,9 +11,10 @@
 //                 --depth 2 --games 200
 //   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env standoff --opponent careful
 //
-// The last line of stdout is one JSON object: the checkpoint, the opponent, the wins, draws and
-// losses from each side, and on the board games how many distinct final positions the games of
-// each side reached (a lower bound on distinct games: how varied the opponent kept them).
+// The last line of stdout is one JSON object: the checkpoint (and the frames and learner steps its
+// run had when it saved it), the opponent, the wins, draws and losses from each side, and on the
+// board games how many distinct final positions the games of each side reached (a lower bound on
+// distinct games: how varied the opponent kept them).
 //
 // On Connect Four --tactics also reads every move of the agent against the board, by the reference
 // players' own rules, and says where its losses came from: at its last move before the opponent's
@@ -139,11 +140,13 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
                static_cast<long long>(r.as_second.draws),
                static_cast<long long>(r.as_second.losses));
   std::printf(
-      "{\"checkpoint\":\"%s\",\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
+      "{\"checkpoint\":\"%s\",\"checkpoint_frames\":%lld,\"checkpoint_learner_steps\":%lld,"
+      "\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"
       "\"opening_moves\":%d,\"games\":%d,\"as_first\":%s,\"as_second\":%s%s%s}\n",
-      checkpoint.c_str(), env_name<Game>(), opponent.c_str(), depth, opening_moves, games,
-      r.as_first.to_json().c_str(), r.as_second.to_json().c_str(), distinct.c_str(),
-      tactics_json.c_str());
+      checkpoint.c_str(), static_cast<long long>(policy.counters().frames),
+      static_cast<long long>(policy.counters().learner_steps), env_name<Game>(), opponent.c_str(),
+      depth, opening_moves, games, r.as_first.to_json().c_str(), r.as_second.to_json().c_str(),
+      distinct.c_str(), tactics_json.c_str());
   return 0;
 }
 
