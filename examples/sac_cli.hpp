@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct SacCli : RunCli {
   double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
   double replay_ratio = 256.0;
   float alpha = 1.0f;
+  std::optional<double> target_entropy;  ///< unset: -dims
   bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
   std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
   std::int64_t actor_update_period = 1;
@@ -46,7 +48,10 @@ struct SacCli : RunCli {
     app.add_option("--alpha", alpha, "the temperature: its start, or its value when fixed")
         ->check(CLI::PositiveNumber);
     app.add_option("--learn-temperature", learn_temperature,
-                   "learn the temperature towards an entropy of -dims (false: fixed --alpha)");
+                   "learn the temperature towards --target-entropy (false: fixed --alpha)");
+    app.add_option("--target-entropy", target_entropy,
+                   "the entropy the learned temperature aims for (unset: -dims, the action's "
+                   "dimensions; lower: a narrower policy)");
     app.add_option("--learning-starts", learning_starts,
                    "transitions of uniformly random actions before the first update")
         ->check(CLI::PositiveNumber);
@@ -90,6 +95,7 @@ struct SacCli : RunCli {
     o.tau = tau;
     o.initial_alpha = alpha;
     o.learn_temperature = learn_temperature;
+    o.target_entropy = target_entropy;
     o.learning_starts = learning_starts;
     o.replay_capacity = std::max(replay_capacity, learning_starts);
     o.replay_ratio = replay_ratio;
