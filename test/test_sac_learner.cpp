@@ -1,9 +1,10 @@
 // The SAC learner: its n-step windows against a brute force (terminations end them, truncations
 // bootstrap), what one update moves (every network, the Polyak targets by tau, the actor only
-// every actor_update_period updates, a fixed temperature not at all), the rate limiter's schedule,
-// checkpoints of every network, the temperature and the replay (a resumed learner continues),
-// prioritized replay's priorities, Policy acting with the squashed mean, and a bandit it solves
-// through the whole runtime, uniform and prioritized.
+// every actor_update_period updates, a fixed temperature not at all), the temperature's direction
+// towards its target entropy, the rate limiter's schedule, checkpoints of every network, the
+// temperature and the replay (a resumed learner continues), prioritized replay's priorities,
+// Policy acting with the squashed mean, and a bandit it solves through the whole runtime, uniform
+// and prioritized.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -125,6 +126,27 @@ TEST_CASE("SAC learner: an update moves every network, the targets by tau; optio
                  make_unroll_spec(agent, StepSpec{{{2}, DType::f32}, kBox, {}}, long_unrolls),
                  queue3),
       doctest::Contains("SAC trains on windows of n_step + 1 = 2 steps"), Error);
+}
+
+TEST_CASE("SAC learner: the temperature moves towards the target entropy, -dims unless set") {
+  SacAgentOptions o = tiny_options();
+  CHECK(SacAgent(o).target_entropy() == -static_cast<double>(o.network.action_dims));
+  // One update on the same windows: a target far above the policy's entropy raises alpha, one
+  // far below lowers it (the temperature's loss is -log alpha (log pi + target)).
+  auto alpha_after_one_update = [&](double target) {
+    o.target_entropy = target;
+    const SacAgent agent(o);
+    CHECK(agent.target_entropy() == target);
+    UnrollQueue queue(64);
+    SacLearner learner(agent, spec_for(agent), queue);
+    for (auto& u : random_windows(spec_for(agent), 40, 3)) queue.push(std::move(u));
+    REQUIRE(learner.step().has_value());
+    return learner.alpha();
+  };
+  CHECK(alpha_after_one_update(100.0) > 1.0);
+  CHECK(alpha_after_one_update(-100.0) < 1.0);
+  o.target_entropy = std::nan("");
+  CHECK_THROWS_WITH_AS(SacAgent{o}, doctest::Contains("target_entropy must be finite"), Error);
 }
 
 TEST_CASE("SAC learner: learning_starts transitions pay for no update, then one per ratio") {
