@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "environments.hpp"
 #include "program.hpp"
 #include "seedrl/agents/ppo.hpp"
@@ -39,6 +40,11 @@ struct RunCli {
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
   void add_run_options(CLI::App& app, TrainingSessionOptions& session) {
+    // run_info.json and the "run:" line record the command, so that a run directory says how it
+    // was made.
+    app.final_callback([&app, &session] {
+      session.run_info.push_back({"command", given_command(app)});
+    });
     app.add_option("--frames", frames, "environment frames to train for")
         ->check(CLI::PositiveNumber);
     app.add_option("--seed", seed, "seed of parameters, environments and sampling");

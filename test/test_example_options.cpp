@@ -1,0 +1,103 @@
+// The example programs' options: the command a program records in run_info.json is the one that
+// ran, so that pasting it into a shell parses to the same settings (flags, negated flags, quoting;
+// examples/command_line.hpp).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+
+namespace {
+
+struct Parsed {
+  std::string env = "cartpole", logdir;
+  int frames = 10;
+  std::vector<int> hidden{64, 64};
+  bool replay = false, graphs = true;
+  std::string command;
+};
+
+// The options as a program declares them; `args` parsed as argv (the program's path first).
+void declare(CLI::App& app, Parsed& p) {
+  app.add_option("--env", p.env, "environment");
+  app.add_option("--frames", p.frames, "budget");
+  app.add_option("--hidden", p.hidden, "sizes");
+  app.add_option("--logdir", p.logdir, "where");
+  app.add_flag("--checkpoint-replay", p.replay, "a flag");
+  app.add_flag("!--no-cuda-graphs", p.graphs, "a negated flag");
+  app.final_callback([&app, &p] { p.command = seedrl::examples::given_command(app); });
+}
+
+Parsed parse(std::vector<std::string> args) {
+  Parsed p;
+  CLI::App app{"test"};
+  declare(app, p);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return p;
+}
+
+// Splits a command the way a POSIX shell does for the quoting given_command writes (words
+// separated by spaces, single-quoted spans taken as they are).
+std::vector<std::string> shell_words(const std::string& command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false, quoted = false, escaped = false;
+  for (char c : command) {
+    if (escaped) {
+      word += c;
+      escaped = false;
+    } else if (quoted) {
+      if (c == '\'')
+        quoted = false;
+      else
+        word += c;
+    } else if (c == '\'') {
+      quoted = in_word = true;
+    } else if (c == '\\') {
+      escaped = in_word = true;  // given_command escapes only a quote, as '\''
+    } else if (c == ' ') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+}  // namespace
+
+TEST_CASE("the recorded command: the program's name and the options given, in declaration order") {
+  const Parsed p = parse({"/opt/bin/mujoco_sac", "--frames=300", "--env", "hopper", "--hidden",
+                          "32", "16", "--checkpoint-replay", "--no-cuda-graphs"});
+  CHECK(p.command ==
+        "mujoco_sac --env hopper --frames 300 --hidden 32 16 --checkpoint-replay --no-cuda-graphs");
+  CHECK(parse({"selfplay"}).command == "selfplay");  // defaults are not repeated
+}
+
+TEST_CASE("flags given a value are recorded with the value that sets the same") {
+  CHECK(parse({"p", "--checkpoint-replay=false"}).command == "p --checkpoint-replay=false");
+  // "!--no-cuda-graphs=false" sets graphs to true: the negation is not applied twice.
+  const Parsed p = parse({"p", "--no-cuda-graphs=false"});
+  CHECK(p.graphs);
+  CHECK(p.command == "p --no-cuda-graphs=false");
+}
+
+TEST_CASE("the recorded command parses back to the same settings, quoting included") {
+  const std::vector<std::string> logdirs{"runs/a b", "it's", "$HOME/x", "a\"b", "", "plain"};
+  for (const std::string& logdir : logdirs) {
+    CAPTURE(logdir);
+    const Parsed first = parse({"p", "--logdir", logdir, "--env", "x;y", "--no-cuda-graphs"});
+    const Parsed again = parse(shell_words(first.command));
+    CHECK(again.logdir == logdir);
+    CHECK(again.env == "x;y");
+    CHECK_FALSE(again.graphs);
+    CHECK(again.command == first.command);
+  }
+}
