@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,6 +82,17 @@ struct SacCli : RunCli {
     return run;
   }
 
+  /// A rate's schedule: constant, or with --lr-decay linear to --lr-floor of itself over the run's
+  /// learner steps, replay_ratio / batch of them per transition after the first learning_starts
+  /// (each member of a learner group inserts its share of --frames).
+  nn::LinearDecay rate_schedule(double rate) const {
+    if (!decay) return {rate, 0, 0.0};
+    const double inserted = std::max(
+        0.0, static_cast<double>(frames) / group_size() - static_cast<double>(learning_starts));
+    const double steps = std::ceil(inserted * replay_ratio / static_cast<double>(batch));
+    return {rate, std::max<std::int64_t>(1, static_cast<std::int64_t>(steps)), rate * lr_floor};
+  }
+
   SacAgent make_agent(const TensorSpec& observations, const ActionSpec& actions,
                       LocalTrainerOptions& run) const {
     SacAgentOptions o;
@@ -88,9 +101,9 @@ struct SacCli : RunCli {
     network.state_dependent_log_std = true;
     set_agent_options(o, network);
     o.max_grad_norm = max_grad_norm;
-    o.learning_rate = {learning_rate, 0, 0.0};
-    o.critic_learning_rate = {critic_learning_rate, 0, 0.0};
-    o.temperature_learning_rate = {temperature_learning_rate, 0, 0.0};
+    o.learning_rate = rate_schedule(learning_rate);
+    o.critic_learning_rate = rate_schedule(critic_learning_rate);
+    o.temperature_learning_rate = rate_schedule(temperature_learning_rate);
     o.critic_hidden = critic_hidden;
     o.tau = tau;
     o.initial_alpha = alpha;

@@ -1,12 +1,15 @@
 // The example programs' options: the command a program records in run_info.json is the one that
 // ran, so that pasting it into a shell parses to the same settings (flags, negated flags, quoting;
-// examples/command_line.hpp).
+// examples/command_line.hpp); the SAC programs' --lr-decay decays all three rates over the run's
+// learner steps (examples/sac_cli.hpp).
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "command_line.hpp"
+#include "sac_cli.hpp"
+#include "seedrl/env/pendulum.hpp"
 
 namespace {
 
@@ -100,4 +103,47 @@ TEST_CASE("the recorded command parses back to the same settings, quoting includ
     CHECK_FALSE(again.graphs);
     CHECK(again.command == first.command);
   }
+}
+
+namespace {
+
+// SacCli's agent for Pendulum after parsing `args` (the program's name first).
+seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
+  seedrl::examples::SacCli cli;
+  seedrl::LocalTrainerOptions run = seedrl::examples::SacCli::default_run();
+  CLI::App app{"test"};
+  cli.add_options(app, run);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  const seedrl::Pendulum env(1);
+  return cli.make_agent(env.observation_spec(), env.action_spec(), run).options();
+}
+
+}  // namespace
+
+TEST_CASE("SAC's rates are constant unless --lr-decay, which decays all three over the updates") {
+  const seedrl::SacAgentOptions constant = sac_options({"sac"});
+  CHECK(constant.learning_rate.decay_steps == 0);
+  CHECK(constant.critic_learning_rate.decay_steps == 0);
+  CHECK(constant.temperature_learning_rate.decay_steps == 0);
+  CHECK(constant.critic_learning_rate.at(1'000'000) == doctest::Approx(1e-3));
+
+  // 105,000 steps, 5,000 of them random: 100,000 updates of one batch each.
+  const seedrl::SacAgentOptions decayed =
+      sac_options({"sac", "--frames", "105000", "--lr-decay", "true", "--lr-floor", "0.25"});
+  for (const seedrl::nn::LinearDecay* rate : {&decayed.learning_rate, &decayed.critic_learning_rate,
+                                              &decayed.temperature_learning_rate}) {
+    CHECK(rate->decay_steps == 100'000);
+    CHECK(rate->final_value == doctest::Approx(0.25 * rate->initial));
+  }
+  CHECK(decayed.learning_rate.initial == doctest::Approx(3e-4));
+  CHECK(decayed.critic_learning_rate.at(50'000) == doctest::Approx(0.625e-3));
+
+  // Two batches per transition decay over twice the steps; a budget inside the random steps
+  // still gets one.
+  CHECK(sac_options({"sac", "--frames", "105000", "--lr-decay", "true", "--replay-ratio", "512"})
+            .critic_learning_rate.decay_steps == 200'000);
+  CHECK(sac_options({"sac", "--frames", "100", "--lr-decay", "true"}).learning_rate.decay_steps ==
+        1);
 }
