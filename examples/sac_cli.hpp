@@ -22,6 +22,8 @@ struct SacCli : RunCli {
   double replay_ratio = 256.0;
   float alpha = 1.0f;
   std::optional<double> target_entropy;  ///< unset: -dims
+  std::optional<double> final_target_entropy;  ///< unset: constant
+  std::vector<double> target_entropy_anneal{0.5, 1.0};  ///< fractions of the learner steps
   bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
   std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
   std::int64_t actor_update_period = 1;
@@ -54,6 +56,13 @@ struct SacCli : RunCli {
     app.add_option("--target-entropy", target_entropy,
                    "the entropy the learned temperature aims for (unset: -dims, the action's "
                    "dimensions; lower: a narrower policy)");
+    app.add_option("--final-target-entropy", final_target_entropy,
+                   "anneal the target entropy linearly to this over --target-entropy-anneal "
+                   "(unset: constant)");
+    app.add_option("--target-entropy-anneal", target_entropy_anneal,
+                   "where the anneal begins and ends, as fractions of the run's learner steps")
+        ->expected(2)
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--learning-starts", learning_starts,
                    "transitions of uniformly random actions before the first update")
         ->check(CLI::PositiveNumber);
@@ -87,10 +96,16 @@ struct SacCli : RunCli {
   /// (each member of a learner group inserts its share of --frames).
   nn::LinearDecay rate_schedule(double rate) const {
     if (!decay) return {rate, 0, 0.0};
+    return {rate, learner_steps(), rate * lr_floor};
+  }
+
+  /// The run's learner steps: replay_ratio / batch per transition after the first learning_starts
+  /// (each member of a learner group inserts its share of --frames); at least 1.
+  std::int64_t learner_steps() const {
     const double inserted = std::max(
         0.0, static_cast<double>(frames) / group_size() - static_cast<double>(learning_starts));
     const double steps = std::ceil(inserted * replay_ratio / static_cast<double>(batch));
-    return {rate, std::max<std::int64_t>(1, static_cast<std::int64_t>(steps)), rate * lr_floor};
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(steps));
   }
 
   SacAgent make_agent(const TensorSpec& observations, const ActionSpec& actions,
@@ -109,6 +124,15 @@ struct SacCli : RunCli {
     o.initial_alpha = alpha;
     o.learn_temperature = learn_temperature;
     o.target_entropy = target_entropy;
+    o.final_target_entropy = final_target_entropy;
+    if (target_entropy_anneal[0] > target_entropy_anneal[1])
+      throw Error(str_cat("--target-entropy-anneal: the begin (", target_entropy_anneal[0],
+                          ") must not come after the end (", target_entropy_anneal[1], ")"));
+    const auto at = [&](double fraction) {
+      return static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(learner_steps())));
+    };
+    o.target_entropy_anneal_begin = at(target_entropy_anneal[0]);
+    o.target_entropy_anneal_end = at(target_entropy_anneal[1]);
     o.learning_starts = learning_starts;
     o.replay_capacity = std::max(replay_capacity, learning_starts);
     o.replay_ratio = replay_ratio;

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include "seedrl/agents/sac.hpp"
@@ -147,6 +148,54 @@ TEST_CASE("SAC learner: the temperature moves towards the target entropy, -dims 
   CHECK(alpha_after_one_update(-100.0) < 1.0);
   o.target_entropy = std::nan("");
   CHECK_THROWS_WITH_AS(SacAgent{o}, doctest::Contains("target_entropy must be finite"), Error);
+}
+
+TEST_CASE("SAC agent: an annealed target entropy moves linearly between its steps, then holds") {
+  SacAgentOptions o = tiny_options();
+  o.target_entropy = -1.0;
+  o.final_target_entropy = -4.0;
+  o.target_entropy_anneal_begin = 100;
+  o.target_entropy_anneal_end = 400;
+  const SacAgent agent(o);
+  // Hand-computed: -1 until step 100, -1 + (-3) (s - 100) / 300 between, -4 from 400 on.
+  CHECK(agent.target_entropy(0) == -1.0);
+  CHECK(agent.target_entropy(100) == -1.0);
+  CHECK(agent.target_entropy(200) == doctest::Approx(-2.0));
+  CHECK(agent.target_entropy(325) == doctest::Approx(-3.25));
+  CHECK(agent.target_entropy(400) == -4.0);
+  CHECK(agent.target_entropy(1'000'000) == -4.0);
+  // Unset: constant at its start, whatever the anneal's steps say.
+  o.final_target_entropy.reset();
+  CHECK(SacAgent(o).target_entropy(1'000'000) == -1.0);
+  // A step change at one point, and the bad settings by name.
+  o.final_target_entropy = -2.0;
+  o.target_entropy_anneal_begin = o.target_entropy_anneal_end = 50;
+  CHECK(SacAgent(o).target_entropy(50) == -1.0);
+  CHECK(SacAgent(o).target_entropy(51) == -2.0);
+  o.target_entropy_anneal_begin = 60;
+  CHECK_THROWS_WITH_AS(SacAgent{o}, doctest::Contains("must satisfy 0 <= begin <= end"), Error);
+  o.target_entropy_anneal_begin = 0;
+  o.final_target_entropy = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(SacAgent{o}, doctest::Contains("final_target_entropy must be finite"),
+                       Error);
+}
+
+TEST_CASE("SAC learner: the temperature's target follows the anneal by learner step") {
+  // Target far above the policy's entropy for the first update, far below from the second on:
+  // alpha rises on update 0 and falls on update 1 (the learner passes its step to the agent).
+  SacAgentOptions o = tiny_options();
+  o.target_entropy = 100.0;
+  o.final_target_entropy = -100.0;
+  o.target_entropy_anneal_begin = o.target_entropy_anneal_end = 0;
+  const SacAgent agent(o);
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  for (auto& u : random_windows(spec_for(agent), 60, 7)) queue.push(std::move(u));
+  REQUIRE(learner.step().has_value());
+  const double after_first = learner.alpha();
+  CHECK(after_first > 1.0);
+  REQUIRE(learner.step().has_value());
+  CHECK(learner.alpha() < after_first);
 }
 
 TEST_CASE("SAC learner: learning_starts transitions pay for no update, then one per ratio") {

@@ -45,6 +45,11 @@ struct SacAgentOptions : AgentOptions {
   float initial_alpha = 1.0f;  ///< the temperature at the start (learned) or always (fixed)
   /// The entropy the temperature aims at; empty: -dims (the usual choice).
   std::optional<double> target_entropy;
+  /// Where the target entropy ends: annealed linearly from target_entropy (or -dims) to this over
+  /// the learner steps [target_entropy_anneal_begin, target_entropy_anneal_end] and held there;
+  /// empty: constant. A lower end narrows the acting policy once it has been learned.
+  std::optional<double> final_target_entropy;
+  std::int64_t target_entropy_anneal_begin = 0, target_entropy_anneal_end = 0;
   /// The actor and the temperature take a step every this many critic updates (TD3's delayed
   /// policy update); 1: every update.
   std::int64_t actor_update_period = 1;
@@ -94,6 +99,12 @@ struct SacAgentOptions : AgentOptions {
                    ".initial_alpha must be positive and finite, got ", initial_alpha);
     SEEDRL_REQUIRE(!target_entropy || std::isfinite(*target_entropy), owner,
                    ".target_entropy must be finite");
+    SEEDRL_REQUIRE(!final_target_entropy || std::isfinite(*final_target_entropy), owner,
+                   ".final_target_entropy must be finite");
+    SEEDRL_REQUIRE(0 <= target_entropy_anneal_begin &&
+                       target_entropy_anneal_begin <= target_entropy_anneal_end,
+                   owner, ".target_entropy_anneal_begin (", target_entropy_anneal_begin,
+                   ") and _end (", target_entropy_anneal_end, ") must satisfy 0 <= begin <= end");
     SEEDRL_REQUIRE(actor_update_period >= 1, owner, ".actor_update_period must be >= 1, got ",
                    actor_update_period);
     SEEDRL_REQUIRE(n_step >= 1, owner, ".n_step must be >= 1, got ", n_step);
@@ -138,8 +149,19 @@ class SacAgent {
     t.initial_scalar = std::log(options_.initial_alpha);
     return t;
   }
-  double target_entropy() const {
-    return options_.target_entropy.value_or(-static_cast<double>(options_.network.action_dims));
+  /// The temperature's target at learner update `step` (0-based): constant unless
+  /// final_target_entropy is set, then linear between the anneal's begin and end steps.
+  double target_entropy(std::int64_t step = 0) const {
+    const double start =
+        options_.target_entropy.value_or(-static_cast<double>(options_.network.action_dims));
+    if (!options_.final_target_entropy) return start;
+    const std::int64_t begin = options_.target_entropy_anneal_begin,
+                       end = options_.target_entropy_anneal_end;
+    if (step <= begin) return start;
+    if (step >= end) return *options_.final_target_entropy;
+    const double progress =
+        static_cast<double>(step - begin) / static_cast<double>(end - begin);
+    return start + (*options_.final_target_entropy - start) * progress;
   }
   /// Evaluation actors take the squashed mean.
   static ActingOptions evaluation_acting() { return {ActionMode::greedy}; }

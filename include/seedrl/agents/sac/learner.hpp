@@ -353,7 +353,8 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
     }
     // The temperature's step.
     const SacTemperatureLoss t =
-        sac_temperature_loss(log_alpha_now, log_prob_now, agent_.target_entropy(), w.mask);
+        sac_temperature_loss(log_alpha_now, log_prob_now, agent_.target_entropy(this->steps()),
+                             w.mask);
     temperature.forward(one_frame());
     temperature.backward(
         {.scalars = device_vector(staged_scalar_, scalar_host_,
