@@ -147,3 +147,29 @@ TEST_CASE("SAC's rates are constant unless --lr-decay, which decays all three ov
   CHECK(sac_options({"sac", "--frames", "100", "--lr-decay", "true"}).learning_rate.decay_steps ==
         1);
 }
+
+TEST_CASE("SAC's target entropy anneals over fractions of the updates with --final-target-entropy") {
+  const seedrl::SacAgentOptions constant = sac_options({"sac"});
+  CHECK_FALSE(constant.final_target_entropy.has_value());
+  CHECK(seedrl::SacAgent(constant).target_entropy(1'000'000) == -1.0);  // Pendulum: 1 dim
+
+  // 105,000 steps, 5,000 of them random: 100,000 updates; 0.5 - 0.8 of them is 50,000 - 80,000.
+  const seedrl::SacAgentOptions annealed =
+      sac_options({"sac", "--frames", "105000", "--final-target-entropy", "-3",
+                   "--target-entropy-anneal", "0.5", "0.8"});
+  REQUIRE(annealed.final_target_entropy.has_value());
+  CHECK(*annealed.final_target_entropy == -3.0);
+  CHECK(annealed.target_entropy_anneal_begin == 50'000);
+  CHECK(annealed.target_entropy_anneal_end == 80'000);
+  CHECK(seedrl::SacAgent(annealed).target_entropy(65'000) == doctest::Approx(-2.0));
+  // By default the anneal runs from half the updates to the end.
+  const seedrl::SacAgentOptions defaults =
+      sac_options({"sac", "--frames", "105000", "--final-target-entropy", "-2"});
+  CHECK(defaults.target_entropy_anneal_begin == 50'000);
+  CHECK(defaults.target_entropy_anneal_end == 100'000);
+  // A begin after the end, or a fraction outside [0, 1], is refused by name.
+  CHECK_THROWS_WITH(sac_options({"sac", "--final-target-entropy", "-2", "--target-entropy-anneal",
+                                 "0.8", "0.5"}),
+                    doctest::Contains("--target-entropy-anneal: the begin (0.8)"));
+  CHECK_THROWS(sac_options({"sac", "--target-entropy-anneal", "0.5", "1.5"}));
+}
