@@ -21,8 +21,8 @@ struct SacCli : RunCli {
   double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
   double replay_ratio = 256.0;
   float alpha = 1.0f;
-  std::optional<double> target_entropy;  ///< unset: -dims
-  std::optional<double> final_target_entropy;  ///< unset: constant
+  std::optional<double> target_entropy;                 ///< unset: -dims
+  std::optional<double> final_target_entropy;           ///< unset: constant
   std::vector<double> target_entropy_anneal{0.5, 1.0};  ///< fractions of the learner steps
   bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
   std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
@@ -129,7 +129,8 @@ struct SacCli : RunCli {
       throw Error(str_cat("--target-entropy-anneal: the begin (", target_entropy_anneal[0],
                           ") must not come after the end (", target_entropy_anneal[1], ")"));
     const auto at = [&](double fraction) {
-      return static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(learner_steps())));
+      return static_cast<std::int64_t>(
+          std::llround(fraction * static_cast<double>(learner_steps())));
     };
     o.target_entropy_anneal_begin = at(target_entropy_anneal[0]);
     o.target_entropy_anneal_end = at(target_entropy_anneal[1]);

@@ -148,7 +148,7 @@ TEST_CASE("SAC's rates are constant unless --lr-decay, which decays all three ov
         1);
 }
 
-TEST_CASE("SAC's target entropy anneals over fractions of the updates with --final-target-entropy") {
+TEST_CASE("SAC's target entropy anneals over fractions of the updates (--final-target-entropy)") {
   const seedrl::SacAgentOptions constant = sac_options({"sac"});
   CHECK_FALSE(constant.final_target_entropy.has_value());
   CHECK(seedrl::SacAgent(constant).target_entropy(1'000'000) == -1.0);  // Pendulum: 1 dim
@@ -168,8 +168,8 @@ TEST_CASE("SAC's target entropy anneals over fractions of the updates with --fin
   CHECK(defaults.target_entropy_anneal_begin == 50'000);
   CHECK(defaults.target_entropy_anneal_end == 100'000);
   // A begin after the end, or a fraction outside [0, 1], is refused by name.
-  CHECK_THROWS_WITH(sac_options({"sac", "--final-target-entropy", "-2", "--target-entropy-anneal",
-                                 "0.8", "0.5"}),
-                    doctest::Contains("--target-entropy-anneal: the begin (0.8)"));
+  CHECK_THROWS_WITH(
+      sac_options({"sac", "--final-target-entropy", "-2", "--target-entropy-anneal", "0.8", "0.5"}),
+      doctest::Contains("--target-entropy-anneal: the begin (0.8)"));
   CHECK_THROWS(sac_options({"sac", "--target-entropy-anneal", "0.5", "1.5"}));
 }

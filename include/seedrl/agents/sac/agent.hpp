@@ -159,8 +159,7 @@ class SacAgent {
                        end = options_.target_entropy_anneal_end;
     if (step <= begin) return start;
     if (step >= end) return *options_.final_target_entropy;
-    const double progress =
-        static_cast<double>(step - begin) / static_cast<double>(end - begin);
+    const double progress = static_cast<double>(step - begin) / static_cast<double>(end - begin);
     return start + (*options_.final_target_entropy - start) * progress;
   }
   /// Evaluation actors take the squashed mean.

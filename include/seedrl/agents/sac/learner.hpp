@@ -352,9 +352,8 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
                                           c == 0 ? q1_host_ : q2_host_, l.grad_q)});
     }
     // The temperature's step.
-    const SacTemperatureLoss t =
-        sac_temperature_loss(log_alpha_now, log_prob_now, agent_.target_entropy(this->steps()),
-                             w.mask);
+    const SacTemperatureLoss t = sac_temperature_loss(log_alpha_now, log_prob_now,
+                                                      agent_.target_entropy(this->steps()), w.mask);
     temperature.forward(one_frame());
     temperature.backward(
         {.scalars = device_vector(staged_scalar_, scalar_host_,
