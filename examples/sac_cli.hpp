@@ -18,6 +18,7 @@ namespace seedrl::examples {
 
 struct SacCli : RunCli {
   std::vector<std::int64_t> hidden{256, 256}, critic_hidden{256, 256};
+  bool critic_layer_norm = false;
   double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
   double replay_ratio = 256.0;
   float alpha = 1.0f;
@@ -42,6 +43,8 @@ struct SacCli : RunCli {
     app.add_option("--hidden", hidden, "the actor's MLP sizes")->check(CLI::PositiveNumber);
     app.add_option("--critic-hidden", critic_hidden, "each critic's MLP sizes")
         ->check(CLI::PositiveNumber);
+    app.add_flag("--critic-layer-norm", critic_layer_norm,
+                 "normalise each critic hidden layer before its ReLU (learned scale and shift)");
     app.add_option("--critic-learning-rate", critic_learning_rate, "the critics' Adam rate")
         ->check(CLI::PositiveNumber);
     app.add_option("--temperature-learning-rate", temperature_learning_rate,
@@ -120,6 +123,7 @@ struct SacCli : RunCli {
     o.critic_learning_rate = rate_schedule(critic_learning_rate);
     o.temperature_learning_rate = rate_schedule(temperature_learning_rate);
     o.critic_hidden = critic_hidden;
+    o.critic_layer_norm = critic_layer_norm;
     o.tau = tau;
     o.initial_alpha = alpha;
     o.learn_temperature = learn_temperature;

@@ -5,6 +5,7 @@
 // by name, and what a network of each kind describes reads back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -48,9 +49,10 @@ Eigen::MatrixXd parameter(Net& net, const std::string& name) {
 }
 
 // A critic on an MLP torso of one hidden layer: observations [5], actions [2], hidden [6, 4].
-nn::NetworkOptions critic_options() {
+nn::NetworkOptions critic_options(bool layer_norm = false) {
   nn::NetworkOptions o = nn::NetworkOptions::mlp(5, 0, {7});
   o.action_critic(2, {6, 4});
+  o.critic_layer_norm = layer_norm;
   o.seed = 11;
   return o;
 }
@@ -63,10 +65,11 @@ void randomise(Net& net, Rng& rng) {
   net.parameters().bump_version();
 }
 
-}  // namespace
-
-TEST_CASE("Critic head: Q(x, a) is the MLP on [features, action], as a naive loop computes it") {
-  Net net(critic_options());
+// The forward against a naive loop in double: with layer_norm each hidden layer is normalised
+// over its features (biased variance, epsilon 1e-5) and scaled and shifted before its ReLU.
+void check_forward(bool layer_norm) {
+  CAPTURE(layer_norm);
+  Net net(critic_options(layer_norm));
   Rng rng(3);
   randomise(net, rng);
   const std::int64_t steps = 2, batch = 3;
@@ -88,13 +91,23 @@ TEST_CASE("Critic head: Q(x, a) is the MLP on [features, action], as a naive loo
                         w_q = parameter(net, "critic.q.weight"),
                         b_q = parameter(net, "critic.q.bias");
   auto relu = [](Eigen::VectorXd v) { return v.cwiseMax(0.0); };
+  auto norm = [&](Eigen::VectorXd v, int layer) -> Eigen::VectorXd {
+    if (!layer_norm) return v;
+    const std::string name = "critic.ln" + std::to_string(layer);
+    const Eigen::VectorXd scale = parameter(net, name + ".weight"),
+                          shift = parameter(net, name + ".bias");
+    const double mean = v.mean();
+    const double variance = (v.array() - mean).square().mean();
+    const Eigen::VectorXd normalised = (v.array() - mean) / std::sqrt(variance + 1e-5);
+    return normalised.cwiseProduct(scale) + shift;
+  };
   for (std::int64_t i = 0; i < steps * batch; ++i) {
     Eigen::VectorXd x(5), a(2);
     for (int k = 0; k < 5; ++k) x(k) = obs.data<float>()[5 * i + k];
     for (int k = 0; k < 2; ++k) a(k) = action.data<float>()[2 * i + k];
     const Eigen::VectorXd features = relu(w_torso * x + b_torso);
-    const Eigen::VectorXd h1 = relu(w_x * features + w_a * a + b_1);
-    const Eigen::VectorXd h2 = relu(w_2 * h1 + b_2);
+    const Eigen::VectorXd h1 = relu(norm(w_x * features + w_a * a + b_1, 1));
+    const Eigen::VectorXd h2 = relu(norm(w_2 * h1 + b_2, 2));
     const double q = (w_q * h2 + b_q)(0);
     CAPTURE(i);
     CHECK(out.q.data<float>()[i] == doctest::Approx(q).epsilon(1e-5));
@@ -109,8 +122,10 @@ TEST_CASE("Critic head: Q(x, a) is the MLP on [features, action], as a naive loo
                        doctest::Contains("the critic head's input 'action'"), Error);
 }
 
-TEST_CASE("Critic head: gradients of every parameter and of the action match finite differences") {
-  Net net(critic_options());
+// Every parameter's gradient (every third value) and the action's against central differences.
+void check_gradients(bool layer_norm) {
+  CAPTURE(layer_norm);
+  Net net(critic_options(layer_norm));
   Rng rng(5);
   randomise(net, rng);
   const Tensor obs = random_tensor({2, 2, 5}, rng);
@@ -166,6 +181,31 @@ TEST_CASE("Critic head: gradients of every parameter and of the action match fin
   }
 }
 
+}  // namespace
+
+TEST_CASE("Critic head: Q(x, a) is the MLP on [features, action], as a naive loop computes it") {
+  check_forward(false);
+}
+
+TEST_CASE("Critic head: gradients of every parameter and of the action match finite differences") {
+  check_gradients(false);
+}
+
+TEST_CASE(
+    "Critic head with layer normalisation: forward by a naive loop, gradients by differences") {
+  check_forward(true);
+  check_gradients(true);
+  Net net(critic_options(true));
+  std::vector<std::string> names;
+  for (const nn::Parameter& p : net.parameters().parameters()) names.push_back(p.name);
+  for (const char* name :
+       {"critic.ln1.weight", "critic.ln1.bias", "critic.ln2.weight", "critic.ln2.bias"}) {
+    CAPTURE(name);
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+  CHECK(names.size() == 2 + 3 + 2 + 2 + 4);  // torso, fc1 and action, fc2, q, the norms
+}
+
 TEST_CASE("Critic head: its words in a description, and its options refused by name") {
   nn::NetworkOptions o = critic_options();
   const std::string text = nn::describe(o);
@@ -192,6 +232,19 @@ TEST_CASE("Critic head: its words in a description, and its options refused by n
   zero.critic_hidden = {6, 0};
   CHECK_THROWS_WITH_AS(zero.validate(), doctest::Contains(".critic_hidden sizes must be positive"),
                        Error);
+
+  const std::string normed = nn::describe(critic_options(true));
+  CHECK(normed == "mlp observation [5] box 2 lstm 0 hidden [7] critic [6,4] critic_layernorm");
+  CHECK(nn::parse_description(normed, "ckpt").critic_layer_norm);
+  CHECK_FALSE(back.critic_layer_norm);
+  nn::NetworkOptions no_hidden = linear;
+  no_hidden.critic_layer_norm = true;
+  CHECK_THROWS_WITH_AS(no_hidden.validate(),
+                       doctest::Contains(".critic_layer_norm normalises a critic's hidden layers"),
+                       Error);
+  nn::NetworkOptions not_critic = nn::NetworkOptions::mlp(4, 3);
+  not_critic.critic_layer_norm = true;
+  CHECK_THROWS_AS(not_critic.validate(), Error);
 }
 
 TEST_CASE("Head kinds: every kind's outputs by name, and every description reads back") {
@@ -273,19 +326,22 @@ TEST_CASE("ONNX export: a critic takes the action as an input and matches seedrl
     std::printf("SEEDRL_SKIPPED: %s\n", why.c_str());
     return;
   }
-  Net net(critic_options());
-  Rng rng(9);
-  randomise(net, rng);
-  test::OnnxRuntime::Session session(*ort, io::encode_onnx(net.config(), net.parameters()));
-  const Tensor obs = random_tensor({4, 5}, rng);
-  const Tensor action = random_tensor({4, 2}, rng);
-  const nn::NetworkInput inputs[] = {{"action", action.reshape({1, 4, 2})}};
-  const nn::NetworkOutputs& ours = net.forward(obs.reshape({1, 4, 5}), {}, {}, inputs);
-  const std::vector<Tensor> theirs = session.run(
-      {io::OnnxNames::observations, io::OnnxNames::action}, {obs, action}, {io::OnnxNames::q});
-  REQUIRE(theirs[0].shape() == Shape{4});
-  for (std::int64_t i = 0; i < 4; ++i)
-    CHECK(theirs[0].data<float>()[i] == doctest::Approx(ours.q.data<float>()[i]).epsilon(1e-4));
+  for (const bool layer_norm : {false, true}) {
+    CAPTURE(layer_norm);
+    Net net(critic_options(layer_norm));
+    Rng rng(9);
+    randomise(net, rng);
+    test::OnnxRuntime::Session session(*ort, io::encode_onnx(net.config(), net.parameters()));
+    const Tensor obs = random_tensor({4, 5}, rng);
+    const Tensor action = random_tensor({4, 2}, rng);
+    const nn::NetworkInput inputs[] = {{"action", action.reshape({1, 4, 2})}};
+    const nn::NetworkOutputs& ours = net.forward(obs.reshape({1, 4, 5}), {}, {}, inputs);
+    const std::vector<Tensor> theirs = session.run(
+        {io::OnnxNames::observations, io::OnnxNames::action}, {obs, action}, {io::OnnxNames::q});
+    REQUIRE(theirs[0].shape() == Shape{4});
+    for (std::int64_t i = 0; i < 4; ++i)
+      CHECK(theirs[0].data<float>()[i] == doctest::Approx(ours.q.data<float>()[i]).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("ONNX export: SAC's actor also gives the greedy action squashed into the box") {

@@ -79,6 +79,13 @@ TEST_CASE("Linear: forward, input and parameter gradients, with and without bias
   check_layer<cpu::Linear, cuda::Linear>(no_bias, {1, 5}, 3, false);
 }
 
+TEST_CASE("LayerNorm: rows of a critic's width, rows wider than a block, one row") {
+  check_layer<cpu::LayerNorm, cuda::LayerNorm>(nn::LayerNormOptions{256}, {256, 256}, 11, true);
+  check_layer<cpu::LayerNorm, cuda::LayerNorm>(nn::LayerNormOptions{37}, {13, 37}, 12, false);
+  check_layer<cpu::LayerNorm, cuda::LayerNorm>(nn::LayerNormOptions{700}, {3, 700}, 13, true);
+  check_layer<cpu::LayerNorm, cuda::LayerNorm>(nn::LayerNormOptions{8}, {1, 8}, 14, true);
+}
+
 TEST_CASE("Conv2d: MinAtar and Nature shapes, padding, stride, with and without input gradient") {
   nn::Conv2dOptions minatar{4, 16, 3, 1};
   minatar.activation = nn::Activation::relu;

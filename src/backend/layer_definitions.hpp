@@ -2,9 +2,9 @@
 // parameter declaration, argument checks and forwarding to the per-device kernels.
 //
 // A backend's source defines, for its device D, the structs LinearKernels<D>, Conv2dKernels<D>,
-// LstmKernels<D>, ReluKernels<D> and RescaleKernels<D> (deriving from the *State structs below
-// and adding forward/backward), includes this file and explicitly instantiates the layers
-// (template class seedrl::backend::Linear<D>; ...).
+// LstmKernels<D>, LayerNormKernels<D>, ReluKernels<D> and RescaleKernels<D> (deriving from the
+// *State structs below and adding forward/backward), includes this file and explicitly instantiates
+// the layers (template class seedrl::backend::Linear<D>; ...).
 #pragma once
 
 #include <cmath>
@@ -45,6 +45,16 @@ struct LstmLayerState {
   Tensor outputs;                     // [T, B, H] h_t
   nn::LstmState grad_initial;
   std::int64_t hidden() const { return options.hidden_size; }
+};
+
+struct LayerNormState {
+  std::string name;
+  nn::LayerNormOptions options;
+  nn::Parameter* weight = nullptr;  // gamma
+  nn::Parameter* bias = nullptr;    // beta
+  Tensor saved_input;
+  Tensor saved_output;
+  Tensor mean, rstd;  // [N] of the last forward: each row's mean and 1 / sqrt(var + epsilon)
 };
 
 struct ReluState {
@@ -102,6 +112,7 @@ inline void require_backward(const Tensor& saved_output, const Tensor& grad_outp
 SEEDRL_LAYER_COMMON_MEMBERS(Linear)
 SEEDRL_LAYER_COMMON_MEMBERS(Conv2d)
 SEEDRL_LAYER_COMMON_MEMBERS(LSTM)
+SEEDRL_LAYER_COMMON_MEMBERS(LayerNorm)
 SEEDRL_LAYER_COMMON_MEMBERS(ReLU)
 SEEDRL_LAYER_COMMON_MEMBERS(Rescale)
 #undef SEEDRL_LAYER_COMMON_MEMBERS
@@ -248,6 +259,33 @@ Tensor LSTM<D>::backward(const Tensor& grad_output, const nn::LstmState& grad_fi
     detail::require_on(grad_final_state.c, D, DType::f32, s.name, "grad of final c");
   }
   return s.backward(grad_output, grad_final_state, input_grad);
+}
+
+// ---- LayerNorm ----
+
+template <Device D>
+LayerNorm<D>::LayerNorm(nn::ParameterStore& store, const std::string& name,
+                        const nn::LayerNormOptions& options)
+    : impl_(std::make_unique<LayerNormKernels<D>>()) {
+  options.validate(name);
+  impl_->name = name;
+  impl_->options = options;
+  const std::int64_t f = options.features;
+  impl_->weight = &store.add(name + ".weight", {f}, nn::Init::constant(1.0), f, f);
+  impl_->bias = &store.add(name + ".bias", {f}, nn::Init::zeros(), f, f);
+}
+template <Device D>
+const nn::LayerNormOptions& LayerNorm<D>::options() const {
+  return impl_->options;
+}
+template <Device D>
+Tensor LayerNorm<D>::forward(const Tensor& input) {
+  return detail::forward_saving<D>(*this, *impl_, input);
+}
+template <Device D>
+Tensor LayerNorm<D>::backward(const Tensor& grad_output, bool input_grad) {
+  detail::require_backward(impl_->saved_output, grad_output, D, name());
+  return impl_->backward(grad_output, input_grad);
 }
 
 // ---- ReLU ----

@@ -186,6 +186,7 @@ class HeadGraph final : public nn::OnnxGraph {
   std::string int64_constant(const std::vector<std::int64_t>& values) override {
     return g_.int64_constant(values);
   }
+  std::string float_scalar(float value) override { return g_.float_scalar(value); }
   std::string input(std::string_view name, const std::vector<std::int64_t>& dims) override {
     g_.input(name, OnnxType::f32, batch_dims(dims));
     return std::string(name);

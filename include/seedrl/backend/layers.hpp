@@ -36,6 +36,8 @@ struct Conv2dKernels;
 template <Device D>
 struct LstmKernels;
 template <Device D>
+struct LayerNormKernels;
+template <Device D>
 struct ReluKernels;
 template <Device D>
 struct RescaleKernels;
@@ -131,6 +133,33 @@ class LSTM {
   std::unique_ptr<LstmKernels<D>> impl_;
 };
 
+/// Layer normalisation of each row of [N, features] with a learned scale and shift (see
+/// nn::LayerNormOptions). Parameters "<name>.weight" (gamma) [features] and "<name>.bias" (beta)
+/// [features].
+template <Device D>
+class LayerNorm {
+ public:
+  LayerNorm(nn::ParameterStore& store, const std::string& name,
+            const nn::LayerNormOptions& options);
+  ~LayerNorm();
+  LayerNorm(LayerNorm&&) noexcept;
+  LayerNorm& operator=(LayerNorm&&) noexcept;
+
+  Tensor forward(const Tensor& input);
+  Tensor backward(const Tensor& grad_output, bool input_grad = true);
+
+  const std::string& name() const;
+  const nn::LayerNormOptions& options() const;
+  Shape output_shape(const Shape& input) const { return options().output_shape(input, name()); }
+  double forward_flops(const Shape& input) const { return options().forward_flops(input[0]); }
+  double backward_flops(const Shape& input, bool input_grad) const {
+    return options().backward_flops(input[0], input_grad);
+  }
+
+ private:
+  std::unique_ptr<LayerNormKernels<D>> impl_;
+};
+
 /// y = max(x, 0) element-wise on f32 of any shape. (Linear and Conv2d can also fuse it.)
 template <Device D>
 class ReLU {
@@ -205,6 +234,7 @@ class Flatten {
   extern template class Linear<DEVICE>;       \
   extern template class Conv2d<DEVICE>;       \
   extern template class LSTM<DEVICE>;         \
+  extern template class LayerNorm<DEVICE>;    \
   extern template class ReLU<DEVICE>;         \
   extern template class Rescale<DEVICE>
 SEEDRL_DECLARE_BACKEND_LAYERS(Device::cpu);

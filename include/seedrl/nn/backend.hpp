@@ -5,7 +5,7 @@
 //
 //   struct MyBackend {
 //     static constexpr Device device = Device::cpu;
-//     using Linear = ...;  using Conv2d = ...;  using LSTM = ...;
+//     using Linear = ...;  using Conv2d = ...;  using LSTM = ...;  using LayerNorm = ...;
 //     using ReLU = ...;    using Flatten = ...; using Rescale = ...;
 //     static double sum_of_squares(const Tensor& x);           // sum of x^2 over f32 x
 //     static void scale(const Tensor& x, float factor);        // x *= factor
@@ -37,6 +37,7 @@ concept Backend = requires(const Tensor& t, float f, const AdamStep& adam,
   typename B::Linear;
   typename B::Conv2d;
   typename B::LSTM;
+  typename B::LayerNorm;
   typename B::ReLU;
   typename B::Flatten;
   typename B::Rescale;

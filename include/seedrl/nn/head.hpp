@@ -145,6 +145,10 @@ inline LinearOptions linear(std::int64_t in, std::int64_t out, double gain) {
 inline double flops(const LinearOptions& o, bool train) {
   return o.forward_flops(1) + (train ? o.backward_flops(1, true) : 0.0);
 }
+/// The same for a layer normalisation.
+inline double flops(const LayerNormOptions& o, bool train) {
+  return o.forward_flops(1) + (train ? o.backward_flops(1, true) : 0.0);
+}
 
 }  // namespace head_detail
 

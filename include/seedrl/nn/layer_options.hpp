@@ -118,6 +118,31 @@ struct LstmOptions {
   }
 };
 
+/// Layer normalisation over the features of each row, with a learned scale and shift:
+/// y = gamma (x - mean) / sqrt(var + epsilon) + beta on [N, features] -> [N, features], the mean
+/// and the (biased) variance over the row. gamma starts at 1, beta at 0 (PyTorch's LayerNorm).
+struct LayerNormOptions {
+  std::int64_t features = 0;
+  float epsilon = 1e-5f;
+
+  void validate(std::string_view layer) const {
+    SEEDRL_REQUIRE(features > 0, layer, ": features must be positive, got ", features);
+    SEEDRL_REQUIRE(epsilon > 0.0f, layer, ": epsilon must be positive, got ", epsilon);
+  }
+  Shape output_shape(const Shape& input, const std::string& layer) const {
+    SEEDRL_REQUIRE(input.rank() == 2 && input[1] == features, layer, ": expected input [N, ",
+                   features, "], got ", input);
+    return input;
+  }
+  // Per element: the mean, the variance, the normalisation and the affine map.
+  double forward_flops(std::int64_t n) const {
+    return 8.0 * static_cast<double>(n) * static_cast<double>(features);
+  }
+  double backward_flops(std::int64_t n, bool input_grad) const {
+    return (input_grad ? 10.0 : 4.0) * static_cast<double>(n) * static_cast<double>(features);
+  }
+};
+
 /// Converts an image batch to f32 channels-last and multiplies by `scale`: u8 pixels become
 /// [0, 1] with scale 1/255. Input is [N, C, H, W] when channels_first_input, else [N, H, W, C];
 /// the output is always [N, H, W, C]. An input layer: it has no gradient.

@@ -55,6 +55,10 @@ struct NetworkOptions {
   /// nn/heads/critic.hpp), with these hidden layers after the features; no other head.
   bool critic = false;
   std::vector<std::int64_t> critic_hidden{256, 256};
+  /// Layer normalisation (learned scale and shift) of each of the critic's hidden layers before
+  /// its ReLU, which keeps a critic stable at high update ratios. The description's word:
+  /// "critic_layernorm".
+  bool critic_layer_norm = false;
   /// > 0: this many learned values that depend on no input (SAC's temperature;
   /// nn/heads/scalars.hpp), starting at initial_scalar.
   std::int64_t scalars = 0;
@@ -142,6 +146,9 @@ struct NetworkOptions {
       for (std::int64_t h : critic_hidden)
         SEEDRL_REQUIRE(h > 0, owner, ".critic_hidden sizes must be positive, got ", h);
     }
+    SEEDRL_REQUIRE(!critic_layer_norm || (critic && !critic_hidden.empty()), owner,
+                   ".critic_layer_norm normalises a critic's hidden layers: it needs a critic "
+                   "(critic) with at least one hidden layer (critic_hidden)");
     if (action_dims > 0) {
       SEEDRL_REQUIRE(num_actions == 0, owner,
                      ": num_actions and action_dims are exclusive (discrete "

@@ -70,6 +70,8 @@ class OnnxGraph {
   virtual std::string parameter(const std::string& name, const Shape& shape) = 0;
   /// A constant i64 vector (axes, shapes).
   virtual std::string int64_constant(const std::vector<std::int64_t>& values) = 0;
+  /// A constant f32 scalar.
+  virtual std::string float_scalar(float value) = 0;
   /// A graph input named `name`, f32 [batch, dims...]; returns its value.
   virtual std::string input(std::string_view name, const std::vector<std::int64_t>& dims) = 0;
   /// `value` becomes the graph output `name`, f32 [batch, dims...].

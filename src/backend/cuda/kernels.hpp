@@ -49,6 +49,18 @@ void lstm_cell_backward(const float* gates, const float* c, const float* c_prev,
                         float* grad_gates, std::int64_t batch, std::int64_t hidden,
                         cudaStream_t stream);
 
+/// Layer normalisation of each row of x [rows, f]: y = gamma (x - mean) rstd + beta, with
+/// rstd = 1 / sqrt(var + eps); writes each row's mean and rstd [rows] for the backward.
+void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,
+                        float* mean, float* rstd, std::int64_t rows, std::int64_t f, float eps,
+                        cudaStream_t stream);
+/// dgamma = sum over rows of gy x^, dbeta = sum over rows of gy (written, not accumulated), and
+/// when gx is not null gx = rstd (g - mean(g) - x^ mean(g x^)) with g = gy gamma, x^ the
+/// normalised input.
+void layer_norm_backward(const float* x, const float* gy, const float* gamma, const float* mean,
+                         const float* rstd, float* gx, float* dgamma, float* dbeta,
+                         std::int64_t rows, std::int64_t f, cudaStream_t stream);
+
 /// *result += sum x^2 (accumulated in double; *result is a device double).
 void sum_of_squares(const float* x, std::int64_t n, double* result, cudaStream_t stream);
 void scale(float* x, std::int64_t n, float factor, cudaStream_t stream);

@@ -7,6 +7,7 @@
 #include "../layer_definitions.hpp"
 #include "cuda_util.hpp"
 #include "kernels.hpp"
+#include "layer_util.hpp"
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 
@@ -16,17 +17,10 @@ namespace {
 using cuda::detail::gemm;
 using cuda::detail::stream;
 
-float* f32(const Tensor& t) {
-  return static_cast<float*>(t.raw_data());
-}
-const void* bytes_of(const Tensor& t) {
-  return t.defined() ? t.raw_data() : nullptr;
-}
-
-/// Device scratch for per-call results, on the GPU.
-struct DeviceScratch : ScratchBuffer {
-  DeviceScratch() : ScratchBuffer(Device::cuda) {}
-};
+using cuda_layer::bytes_of;
+using cuda_layer::DeviceScratch;
+using cuda_layer::f32;
+using cuda_layer::RegistersRuntime;
 
 /// Column sums of a row-major [rows, cols] matrix as one GEMV against a vector of ones.
 class ColumnSums {
@@ -47,11 +41,6 @@ class ColumnSums {
   DeviceScratch buffer_;
   Tensor ones_;
   std::int64_t ones_count_ = 0;
-};
-
-/// Constructing any CUDA layer installs the device runtime its buffers are allocated from.
-struct RegistersRuntime {
-  RegistersRuntime() { cuda::detail::register_runtime(); }
 };
 
 // Gradient after a fused ReLU: grad where the output was positive.

@@ -38,6 +38,7 @@ namespace seedrl {
 /// entropy of -dims starting at alpha 1.
 struct SacAgentOptions : AgentOptions {
   std::vector<std::int64_t> critic_hidden{256, 256};  ///< each critic's layers after the action
+  bool critic_layer_norm = false;  ///< normalise each critic hidden layer (NetworkOptions)
   nn::LinearDecay critic_learning_rate{1e-3, 0, 0.0};
   nn::LinearDecay temperature_learning_rate{1e-3, 0, 0.0};
   double tau = 0.005;  ///< Polyak factor of the target critics
@@ -139,6 +140,7 @@ class SacAgent {
     c.mlp_hidden = {};  // the critic's layers take the observations and the action together
     c.state_dependent_log_std = false;
     c.action_critic(options_.network.action_dims, options_.critic_hidden);
+    c.critic_layer_norm = options_.critic_layer_norm;
     return c;
   }
   /// The temperature: one learned value, log alpha.

@@ -8,6 +8,7 @@
 
 #include "seedrl/backend/cpu/conv2d.hpp"
 #include "seedrl/backend/cpu/elementwise_layers.hpp"
+#include "seedrl/backend/cpu/layer_norm.hpp"
 #include "seedrl/backend/cpu/linear.hpp"
 #include "seedrl/backend/cpu/lstm.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -44,6 +45,7 @@ struct Backend {
   using Linear = cpu::Linear;
   using Conv2d = cpu::Conv2d;
   using LSTM = cpu::LSTM;
+  using LayerNorm = cpu::LayerNorm;
   using ReLU = cpu::ReLU;
   using Flatten = cpu::Flatten;
   using Rescale = cpu::Rescale;

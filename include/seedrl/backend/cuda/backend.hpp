@@ -39,6 +39,9 @@ using Conv2d = backend::Conv2d<Device::cuda>;
 /// cuBLAS GEMMs (the input projection of the whole unroll at once, one recurrent GEMM per step)
 /// plus one fused gate kernel per step, forward and backward through time.
 using LSTM = backend::LSTM<Device::cuda>;
+/// A block per row for the moments and the input gradient, a thread per feature for the scale
+/// and shift gradients.
+using LayerNorm = backend::LayerNorm<Device::cuda>;
 using ReLU = backend::ReLU<Device::cuda>;
 using Flatten = backend::Flatten;
 using Rescale = backend::Rescale<Device::cuda>;
@@ -77,6 +80,7 @@ struct Backend {
   using Linear = cuda::Linear;
   using Conv2d = cuda::Conv2d;
   using LSTM = cuda::LSTM;
+  using LayerNorm = cuda::LayerNorm;
   using ReLU = cuda::ReLU;
   using Flatten = cuda::Flatten;
   using Rescale = cuda::Rescale;
