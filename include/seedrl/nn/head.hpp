@@ -13,6 +13,7 @@
 // the order a network builds them. Not thread-safe: a head belongs to one network.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <span>
@@ -140,13 +141,14 @@ inline LinearOptions linear(std::int64_t in, std::int64_t out, double gain) {
   return o;
 }
 
-/// FLOPs per frame of linear layer `o`, forward only or forward and backward (input gradient
-/// included).
-inline double flops(const LinearOptions& o, bool train) {
-  return o.forward_flops(1) + (train ? o.backward_flops(1, true) : 0.0);
+/// FLOPs per frame of a per-row layer `o` (LinearOptions, LayerNormOptions), forward only or
+/// forward and backward (input gradient included).
+template <typename Options>
+requires requires(const Options& o) {
+  { o.forward_flops(1) } -> std::convertible_to<double>;
+  { o.backward_flops(1, true) } -> std::convertible_to<double>;
 }
-/// The same for a layer normalisation.
-inline double flops(const LayerNormOptions& o, bool train) {
+double flops(const Options& o, bool train) {
   return o.forward_flops(1) + (train ? o.backward_flops(1, true) : 0.0);
 }
 
