@@ -106,10 +106,18 @@ class WorkerTeam {
         std::this_thread::yield();  // a helper that shares this core runs now
       }
     }
-    MutexLock lock(mutex_);
-    while (job->finished.load() < count) done_.wait(lock);
-    job_.reset();
-    if (job->error) std::rethrow_exception(job->error);
+    std::exception_ptr error;
+    {
+      MutexLock lock(mutex_);
+      while (job->finished.load() < count) done_.wait(lock);
+      job_.reset();
+      // Taken out of the job: a helper may drop the job's last reference after run() returned, and
+      // the exception must not die there while the caller still reads it (the exception's count is
+      // atomic, but in libstdc++, which ThreadSanitizer does not see).
+      error = std::move(job->error);
+      job->error = nullptr;
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
@@ -134,6 +142,7 @@ class WorkerTeam {
       }
       MutexLock lock(mutex_);
       if (error && !job.error) job.error = error;
+      error = nullptr;  // under the lock: after the count below, run() may return and rethrow it
       if (job.finished.fetch_add(1, std::memory_order_acq_rel) + 1 == job.count) done_.notify_all();
     }
   }
