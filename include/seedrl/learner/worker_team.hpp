@@ -114,8 +114,7 @@ class WorkerTeam {
       // Taken out of the job: a helper may drop the job's last reference after run() returned, and
       // the exception must not die there while the caller still reads it (the exception's count is
       // atomic, but in libstdc++, which ThreadSanitizer does not see).
-      error = std::move(job->error);
-      job->error = nullptr;
+      error = std::move(job->error);  // leaves the job's pointer null
     }
     if (error) std::rethrow_exception(error);
   }
