@@ -28,6 +28,7 @@ struct SacCli : RunCli {
   bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
   std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
   std::int64_t actor_update_period = 1;
+  std::int64_t resets = 0, reset_period = 0, reset_updates = 0;
 
   SacCli() {
     batch = 256;
@@ -81,6 +82,16 @@ struct SacCli : RunCli {
     app.add_option("--actor-update-period", actor_update_period,
                    "the actor and the temperature step every this many critic updates")
         ->check(CLI::Range(1, 1000));
+    app.add_option("--resets", resets,
+                   "times the actor and the critics start afresh, keeping the replay and the "
+                   "temperature (0: never)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--reset-period", reset_period,
+                   "learner updates between resets (every update counts, catch-up ones too)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--reset-updates", reset_updates,
+                   "updates after each reset that train on the replay without new transitions")
+        ->check(CLI::NonNegativeNumber);
   }
 
   /// The run: 1 actor of 1 environment (CleanRL's), unrolls of 1 step (windows of n_step + 1).
@@ -145,6 +156,9 @@ struct SacCli : RunCli {
     o.checkpoint_replay = checkpoint_replay;
     o.n_step = n_step;
     o.actor_update_period = actor_update_period;
+    o.resets = resets;
+    o.reset_period = reset_period;
+    o.reset_updates = reset_updates;
     run.server.unroll_length = 1;
     run.server.burn_in = n_step - 1;
     return SacAgent(o);

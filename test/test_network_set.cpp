@@ -1,7 +1,7 @@
 // Learners with several networks (learner/network_set.hpp, learner/learner_core.hpp): each trained
 // network with its own optimizer, learning rate and clipping, targets by copy or by Polyak
-// averaging (checked against a naive loop), and all of them in checkpoints, the group's gradient
-// all-reduce and join_group.
+// averaging (checked against a naive loop), resets (a fresh network, its optimizer zeroed and its
+// target copied), and all of them in checkpoints, the group's gradient all-reduce and join_group.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -176,6 +176,43 @@ TEST_CASE("NetworkSet: a copied target becomes its source every copy_period upda
   }
   set.update_targets(3);
   CHECK(values_of(set.network("target").parameters().values()) == values_of(source.values()));
+}
+
+TEST_CASE("NetworkSet: a reset network starts afresh, its optimizer and target with it") {
+  nn::OptimizerOptions adam;  // state worth zeroing
+  NetworkSet<Backend> set(actor_critic(adam, 1));
+  nn::ParameterStore& critic = set.trained("critic").network.parameters();
+  nn::Optimizer& optimizer = *set.trained("critic").optimizer;
+  const std::vector<double> initial = parameters_of(critic);
+  const std::vector<double> actor = parameters_of(set.network("actor"));
+  TwoNetworkLearner::fill(critic.grads(), 0.5f);
+  for (int i = 0; i < 3; ++i) optimizer.step(0.01f);
+  set.update_targets(3);
+  REQUIRE(parameters_of(critic) != initial);
+  REQUIRE(norm_of(slot_of(critic, optimizer.slots()[0].value)) > 0.0);
+
+  const std::uint64_t version = critic.version();
+  set.reinitialize("critic", 2);
+  // The values a new network draws from the options' seed mixed with the generation: the same on
+  // every member of a group, and not the values it started with.
+  nn::NetworkOptions fresh_options = set.trained("critic").options.network;
+  fresh_options.seed = NetworkSet<Backend>::mix_seed(fresh_options.seed, 2);
+  CHECK(fresh_options.seed != set.trained("critic").options.network.seed);
+  nn::Network<Backend> fresh(fresh_options);
+  CHECK(parameters_of(critic) == parameters_of(fresh));
+  CHECK(parameters_of(critic) != initial);
+  CHECK(critic.version() > version);  // inference-side copies see a change
+  for (const nn::OptimizerSlot& slot : optimizer.slots()) {
+    CAPTURE(slot.name);
+    CHECK(norm_of(slot_of(critic, slot.value)) == 0.0);
+  }
+  CHECK(optimizer.steps() == 0);
+  CHECK(parameters_of(set.network("critic_target")) == parameters_of(critic));
+  CHECK(parameters_of(set.network("actor")) == actor);  // the others keep theirs
+  // Generation 0 is the network's own seed; an unknown network is refused by name.
+  CHECK(NetworkSet<Backend>::mix_seed(101, 0) == 101);
+  CHECK_THROWS_WITH_AS(set.reinitialize("critic2", 1),
+                       doctest::Contains("no trained network named 'critic2'"), Error);
 }
 
 TEST_CASE("NetworkSet: bad settings are refused by name") {

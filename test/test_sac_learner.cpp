@@ -2,9 +2,9 @@
 // bootstrap), what one update moves (every network, the Polyak targets by tau, the actor only
 // every actor_update_period updates, a fixed temperature not at all), the temperature's direction
 // towards its target entropy, the rate limiter's schedule, checkpoints of every network, the
-// temperature and the replay (a resumed learner continues), prioritized replay's priorities,
-// Policy acting with the squashed mean, and a bandit it solves through the whole runtime, uniform
-// and prioritized.
+// temperature and the replay (a resumed learner continues), resets with their catch-up updates,
+// prioritized replay's priorities, Policy acting with the squashed mean, and a bandit it solves
+// through the whole runtime, uniform and prioritized.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -214,6 +214,67 @@ TEST_CASE("SAC learner: learning_starts transitions pay for no update, then one 
   int updates = 0;
   while (learner.step().has_value()) ++updates;
   CHECK(updates == transitions - 8);
+}
+
+TEST_CASE("SAC learner: resets start the actor and critics afresh, then catch up on the replay") {
+  // Resets after 5 and 10 updates, each followed by 3 updates outside the rate limiter.
+  SacAgentOptions o = tiny_options();
+  o.resets = 2;
+  o.reset_period = 5;
+  o.reset_updates = 3;
+  const SacAgent agent(o);
+  CHECK_FALSE(agent.reset_due(0));
+  CHECK(agent.reset_due(5));
+  CHECK(agent.reset_due(10));
+  CHECK_FALSE(agent.reset_due(15));  // two resets only
+  for (std::int64_t done : {0, 4, 8, 9, 13, 15, 16}) CHECK_FALSE(agent.catch_up_update(done));
+  for (std::int64_t done : {5, 6, 7, 10, 11, 12}) CHECK(agent.catch_up_update(done));
+  CHECK(agent.reset_generation(5) == 0);
+  CHECK(agent.reset_generation(6) == 1);
+  CHECK(agent.reset_generation(100) == 2);
+
+  UnrollQueue queue(64);
+  SacLearner learner(agent, spec_for(agent), queue);
+  int transitions = 0;
+  for (auto& u : random_windows(spec_for(agent), 40, 5)) {
+    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
+    queue.push(std::move(u));
+  }
+  queue.close();
+  REQUIRE(transitions > 20);
+  int updates = 0;
+  for (;;) {
+    const std::int64_t done = learner.steps(), sampled = learner.replay().counters().sampled;
+    std::vector<float> fresh;  // the critic a reset draws (NetworkSet::reinitialize)
+    if (agent.reset_due(done)) {
+      nn::NetworkOptions c = learner.networks().trained("critic1").options.network;
+      c.seed = NetworkSet<Backend>::mix_seed(c.seed, static_cast<std::uint64_t>(done / 5));
+      nn::Network<Backend> net(c);
+      fresh = values_of(net);
+      REQUIRE(values_of(learner.networks().network("critic1")) != fresh);
+    }
+    if (!learner.step().has_value()) break;
+    ++updates;
+    CAPTURE(done);
+    // A catch-up update draws without counting; every other one counts its batch.
+    CHECK(learner.replay().counters().sampled == sampled + (agent.catch_up_update(done) ? 0 : 8));
+    if (!fresh.empty()) {
+      // One Adam step from a zeroed state moves each value of the fresh critic by at most the rate.
+      const std::vector<float> now = values_of(learner.networks().network("critic1"));
+      for (std::size_t i = 0; i < now.size(); ++i) REQUIRE(std::abs(now[i] - fresh[i]) <= 0.0101f);
+    }
+  }
+  CHECK(updates == transitions - 8 + 2 * 3);
+  CHECK(learner.gauges()[4].value == 2.0);  // resets
+  // The optimizers of the reset networks count from the last reset, the temperature's from the
+  // start.
+  NetworkSet<Backend>& nets = learner.networks();
+  CHECK(nets.trained("actor").optimizer->steps() == updates - 10);
+  CHECK(nets.trained("critic2").optimizer->steps() == updates - 10);
+  CHECK(nets.trained("temperature").optimizer->steps() == updates);
+
+  o.reset_updates = 5;  // a reset period must leave room for counted updates
+  CHECK_THROWS_WITH_AS(SacAgent{o}, doctest::Contains(".reset_period (5) must exceed"), Error);
 }
 
 TEST_CASE("SAC learner: checkpoints hold every network, the temperature and Policy's squash") {

@@ -277,6 +277,13 @@ class LearnerCore {
     return std::make_unique<LearnerPass<B>>(networks, pass_context());
   }
 
+  /// The named trained networks start afresh, keeping everything else (NetworkSet::reinitialize,
+  /// under the write lock: inference acts with the new values at once).
+  void reinitialize_networks(std::span<const std::string_view> names, std::uint64_t generation) {
+    SharedParameters::WriteGuard guard(shared_);
+    for (std::string_view name : names) networks_.reinitialize(name, generation);
+  }
+
   /// The end of every learner step, once the gradients are in network().parameters(): unless
   /// `finite` is false or a value or the gradient norm is not finite (then the step is skipped
   /// and counted), clip the gradients to max_grad_norm (0: only measure), take an optimizer step

@@ -186,6 +186,32 @@ class NetworkSet {
       t->network.parameters().copy_values_from(trained_[t->source]->network.parameters());
   }
 
+  /// The trained network `name` starts afresh (a reset: Nikishin et al. 2022, "The Primacy Bias in
+  /// Deep Reinforcement Learning"): values drawn as by a new network of its options whose seed is
+  /// mixed with `generation` (so every member of a group draws the same ones), its optimizer's
+  /// state zeroed and its step count 0 (Adam's bias correction starts over), and its targets
+  /// copies of it. The caller holds the write lock and bumps nothing else.
+  void reinitialize(std::string_view name, std::uint64_t generation) {
+    Trained& t = *trained_[trained_index(name)];
+    nn::NetworkOptions fresh_options = t.options.network;
+    fresh_options.seed = mix_seed(fresh_options.seed, generation);
+    const nn::Network<B> fresh(fresh_options);
+    t.network.parameters().copy_values_from(fresh.parameters());
+    if (t.optimizer != nullptr) {
+      for (const nn::OptimizerSlot& slot : t.optimizer->slots())
+        slot.value.copy_from(
+            Tensor::zeros(slot.value.shape(), slot.value.dtype(), slot.value.device()));
+      t.optimizer->set_steps(0);
+    }
+    for (auto& target : targets_)
+      if (trained_[target->source].get() == &t)
+        target->network.parameters().copy_values_from(t.network.parameters());
+  }
+  /// The seed reinitialize(generation) gives a network of `seed` (generation 0: `seed`).
+  static std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t generation) {
+    return generation == 0 ? seed : seed ^ (0x9e3779b97f4a7c15ULL * generation);
+  }
+
   /// Every network of this set reads the values of the same network of `owner` (same options):
   /// a learner worker's replica.
   void alias_values_of(NetworkSet& owner) {

@@ -117,6 +117,11 @@ class ReplayTable {
     return drawn;
   }
 
+  /// Draws `n` items like sample() without counting them: updates a learner makes beyond the
+  /// limiter's ratio (SAC's catch-up after a reset). Never waits; throws when the buffer has
+  /// nothing to give.
+  Sample draw(std::int64_t n) { return buffer_.sample(static_cast<std::size_t>(n)); }
+
   std::size_t update_priorities(std::span<const std::uint64_t> indices,
                                 std::span<const double> priorities) {
     return buffer_.update_priorities(indices, priorities);

@@ -15,6 +15,7 @@
 // The learning side is Learner<SacAgent, Backend> (agents/sac/learner.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -65,6 +66,15 @@ struct SacAgentOptions : AgentOptions {
   double replay_ratio = 256.0;               ///< samples per inserted transition
   SacLogStdBounds log_std_bounds;
   bool checkpoint_replay = false;  ///< save the replay beside every checkpoint
+  /// Resets (Nikishin et al. 2022, against the primacy bias): after every reset_period learner
+  /// updates, `resets` times, the actor and both critics start afresh (their targets copies, their
+  /// optimizers' state zeroed) while the replay and the temperature are kept; the reset_updates
+  /// updates after each draw from the replay without waiting for new transitions (the rate limiter
+  /// does not count them), so the fresh networks catch up before the actors act much with them.
+  /// Learner steps count every update, the catch-up ones too. 0 resets: none.
+  std::int64_t resets = 0;
+  std::int64_t reset_period = 0;
+  std::int64_t reset_updates = 0;
 
   SacAgentOptions() {
     network = nn::NetworkOptions::mlp(1, 0, {256, 256});
@@ -117,6 +127,11 @@ struct SacAgentOptions : AgentOptions {
     SEEDRL_REQUIRE(replay_ratio > 0.0 && std::isfinite(replay_ratio), owner,
                    ".replay_ratio must be positive and finite, got ", replay_ratio);
     log_std_bounds.validate(owner);
+    SEEDRL_REQUIRE(resets >= 0 && reset_updates >= 0, owner, ".resets (", resets,
+                   ") and .reset_updates (", reset_updates, ") must be >= 0");
+    SEEDRL_REQUIRE(resets == 0 || reset_period > reset_updates, owner, ".reset_period (",
+                   reset_period, ") must exceed .reset_updates (", reset_updates,
+                   ") when there are resets");
     SEEDRL_REQUIRE(normalization.rewards == false, owner,
                    ".normalization.rewards: SAC learns from raw rewards (the entropy term is "
                    "on their scale)");
@@ -163,6 +178,24 @@ class SacAgent {
     if (step >= end) return *options_.final_target_entropy;
     const double progress = static_cast<double>(step - begin) / static_cast<double>(end - begin);
     return start + (*options_.final_target_entropy - start) * progress;
+  }
+  /// Resets (SacAgentOptions::resets), by the updates `done` so far: whether a reset comes before
+  /// the next update (after reset_period, 2 reset_period, ... updates, `resets` times), whether the
+  /// next update is one of the reset_updates after a reset, and the resets made so far once the
+  /// update after each is done (the networks' generation).
+  bool reset_due(std::int64_t done) const {
+    const SacAgentOptions& o = options_;
+    return o.resets > 0 && done > 0 && done % o.reset_period == 0 &&
+           done / o.reset_period <= o.resets;
+  }
+  bool catch_up_update(std::int64_t done) const {
+    const SacAgentOptions& o = options_;
+    return o.resets > 0 && done >= o.reset_period && done % o.reset_period < o.reset_updates &&
+           done / o.reset_period <= o.resets;
+  }
+  std::int64_t reset_generation(std::int64_t done) const {
+    const SacAgentOptions& o = options_;
+    return o.resets == 0 || done <= 0 ? 0 : std::min(o.resets, (done - 1) / o.reset_period);
   }
   /// Evaluation actors take the squashed mean.
   static ActingOptions evaluation_acting() { return {ActionMode::greedy}; }

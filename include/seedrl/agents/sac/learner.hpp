@@ -19,6 +19,10 @@
 // last step holds no transition (masked). With a prioritized replay the critics' loss is weighted
 // by the importance weights and the priorities become the windows' largest |TD error|.
 //
+// Resets (SacAgentOptions::resets): before the update after every reset_period updates, the actor
+// and the critics start afresh (LearnerCore::reinitialize_networks; the replay and the temperature
+// are kept), then reset_updates updates draw from the replay without the rate limiter.
+//
 // Thread-safety: one thread calls step(); inference reads the actor concurrently.
 #pragma once
 
@@ -27,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seedrl/agents/sac/agent.hpp"
@@ -87,17 +92,32 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
 
   /// Waits until the replay allows a batch (its feeder moves the queue's transitions in), then
   /// trains once. Nothing once the queue is closed and drained.
+  /// With resets (SacAgentOptions::resets): the actor and the critics start afresh before the
+  /// update that is due, and the catch-up updates after it train without waiting.
   std::optional<LearnerStepStats> step() {
     start_feeder();
+    const std::int64_t done = this->steps();
+    if (agent_.reset_due(done) && reset_before_ != done) {
+      static constexpr std::string_view kReset[] = {"actor", "critic1", "critic2"};
+      this->reinitialize_networks(kReset,
+                                  static_cast<std::uint64_t>(done / agent_.options().reset_period));
+      reset_before_ = done;
+    }
+    if (agent_.catch_up_update(done)) {
+      feeder_->rethrow_error();
+      return train_on_sample(false);
+    }
     const bool due = replay_.wait_to_sample(agent_.options().batch_size);
     feeder_->rethrow_error();
     if (!due) return std::nullopt;
     return train_on_sample();
   }
 
-  /// One update of every network from a sample of the replay (which must allow one).
-  LearnerStepStats train_on_sample() {
-    const Replay::Sample sample = replay_.sample(agent_.options().batch_size);
+  /// One update of every network from a sample of the replay (which must allow one); `counted`
+  /// false: drawn outside the rate limiter (ReplayTable::draw).
+  LearnerStepStats train_on_sample(bool counted = true) {
+    const std::int64_t batch_size = agent_.options().batch_size;
+    const Replay::Sample sample = counted ? replay_.sample(batch_size) : replay_.draw(batch_size);
     const std::int64_t step = this->steps() + 1;
     const bool actor_due = step % agent_.options().actor_update_period == 0;
     this->networks().trained("actor").updating = actor_due;
@@ -119,10 +139,12 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
   /// The replay and the temperature, read at every report (thread-safe).
   std::vector<Metric> gauges() const {
     const Replay::Counters c = replay_.counters();
-    return {{{"replay_size", Reduce::last, "replay"}, static_cast<double>(c.size)},
-            {{"replay_inserted", Reduce::last}, static_cast<double>(c.inserted)},
-            {{"replay_sampled", Reduce::last}, static_cast<double>(c.sampled)},
-            {{"alpha", Reduce::last, "alpha"}, alpha()}};
+    return {
+        {{"replay_size", Reduce::last, "replay"}, static_cast<double>(c.size)},
+        {{"replay_inserted", Reduce::last}, static_cast<double>(c.inserted)},
+        {{"replay_sampled", Reduce::last}, static_cast<double>(c.sampled)},
+        {{"alpha", Reduce::last, "alpha"}, alpha()},
+        {{"resets", Reduce::last}, static_cast<double>(agent_.reset_generation(this->steps()))}};
   }
 
   /// Policy acts with the squashed Gaussian (policy/policy.hpp).
@@ -371,6 +393,7 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
   std::unique_ptr<TableFeeder<Replay>> feeder_;
   std::vector<std::unique_ptr<Unroll>> feeding_;
   Rng rng_{agent_.network_config().seed ^ 0x5ac0ffeeULL};
+  std::int64_t reset_before_ = -1;  // the update count at the last reset (once per reset)
   std::atomic<double> alpha_{static_cast<double>(agent_.options().initial_alpha)};
   Eigen::ArrayXf scale_, bias_;
   Tensor one_frame_;
