@@ -34,6 +34,18 @@ std::vector<float> values_of(nn::Network<Backend>& net) {
   return {v.data<float>(), v.data<float>() + v.numel()};
 }
 
+// Pushes `count` random windows for `agent` and closes the queue; returns the transitions among
+// them (a window that starts at an episode's last step holds none).
+int push_and_close(UnrollQueue& queue, const SacAgent& agent, int count, std::uint64_t seed) {
+  int transitions = 0;
+  for (auto& u : random_windows(spec_for(agent), count, seed)) {
+    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
+    queue.push(std::move(u));
+  }
+  queue.close();
+  return transitions;
+}
+
 }  // namespace
 
 TEST_CASE("SAC windows: n-step returns end at terminations and bootstrap after truncations") {
@@ -204,12 +216,7 @@ TEST_CASE("SAC learner: learning_starts transitions pay for no update, then one 
   const SacAgent agent(tiny_options());
   UnrollQueue queue(64);
   SacLearner learner(agent, spec_for(agent), queue);
-  int transitions = 0;  // windows that start at an episode's last step hold none
-  for (auto& u : random_windows(spec_for(agent), 40, 5)) {
-    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
-    queue.push(std::move(u));
-  }
-  queue.close();
+  const int transitions = push_and_close(queue, agent, 40, 5);
   REQUIRE(transitions > 20);
   int updates = 0;
   while (learner.step().has_value()) ++updates;
@@ -235,12 +242,7 @@ TEST_CASE("SAC learner: resets start the actor and critics afresh, then catch up
 
   UnrollQueue queue(64);
   SacLearner learner(agent, spec_for(agent), queue);
-  int transitions = 0;
-  for (auto& u : random_windows(spec_for(agent), 40, 5)) {
-    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
-    queue.push(std::move(u));
-  }
-  queue.close();
+  const int transitions = push_and_close(queue, agent, 40, 5);
   REQUIRE(transitions > 20);
   int updates = 0;
   for (;;) {
@@ -348,12 +350,7 @@ TEST_CASE("SAC learner: the replay is checkpointed with the run and a resumed le
   CHECK(c.sampled == 5 * 8);
   CHECK(c.size == c.inserted);
   // It goes on from there: every transition inserted after the resume pays for one more update.
-  int transitions = 0;
-  for (auto& u : random_windows(spec_for(agent), 12, 9)) {
-    if (!is_last(u->flags.data<std::uint8_t>()[0])) ++transitions;
-    queue2.push(std::move(u));
-  }
-  queue2.close();
+  const int transitions = push_and_close(queue2, agent, 12, 9);
   int updates = 0;
   while (resumed.step().has_value()) ++updates;
   CHECK(updates == c.inserted - 8 - 5 + transitions);
