@@ -1,6 +1,7 @@
 // Checkpoints: parameters, optimizer state and counters; mismatches are refused before any change.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/checkpoint.hpp"
+#include "support/temp_dir.hpp"
+#include "support/write_faults.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_checkpoint {
@@ -291,6 +294,126 @@ TEST_CASE("checkpoint: a file written before checksums loads, with a note saying
                                " carries no checksums (written before seedrl recorded them): its "
                                "data could not be verified");
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+std::vector<std::string> replay_files(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("checkpoint.replay.")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: each generation keeps its own replay; a fallback loads the matching pair") {
+  test::TempDir dir("checkpoint_replays");
+  const std::string path = dir / "checkpoint.safetensors";
+  Model a(1);
+  auto save = [&](std::int64_t frames, const std::string& replay) {
+    io::write_checkpoint(
+        path,
+        io::snapshot_checkpoint(std::vector<io::CheckpointPart>{{"", &a.store, a.optimizer.get()}},
+                                {frames, 0, 0, {}, {}}),
+        3, replay);
+  };
+  auto replay_of = [](const std::string& file) {
+    return io::read_replay_of(io::SafetensorsFile::read(file));
+  };
+  for (int k = 1; k <= 4; ++k) save(k, "replay of run " + std::to_string(k));
+  // Three generations, each with its replay; the oldest's went with it.
+  const std::vector<std::string> kept = io::checkpoint_generations(path);
+  REQUIRE(kept.size() == 3);
+  CHECK(replay_files(dir.path).size() == 3);
+  CHECK(replay_of(kept[0]) == "replay of run 4");
+  CHECK(replay_of(kept[1]) == "replay of run 3");
+  CHECK(replay_of(kept[2]) == "replay of run 2");
+  // The same replay again is the same file, and a checkpoint without one has none.
+  save(5, "replay of run 4");
+  CHECK(replay_files(dir.path).size() == 2);
+  save(6, "");
+  CHECK_FALSE(replay_of(path).has_value());
+
+  // A replay that does not verify refuses its checkpoint by name; the next generation, with its
+  // own replay, is what loads.
+  save(7, "replay of run 7");
+  std::string seventh;
+  for (const std::string& name : replay_files(dir.path))
+    if (read_file(dir / name) == "replay of run 7") seventh = dir / name;
+  REQUIRE_FALSE(seventh.empty());
+  write_file_atomically(seventh, "replay of run 8");  // changed behind the checkpoint's back
+  CHECK_THROWS_WITH_AS(replay_of(path), doctest::Contains("fails its checksum"), Error);
+  Model b(2);
+  const io::LoadedGeneration loaded = io::load_newest_generation(path, [&](const std::string& f) {
+    const io::SafetensorsFile file = io::SafetensorsFile::read(f);
+    const auto replay = io::read_replay_of(file);
+    const io::CheckpointCounters counters = io::load_checkpoint(file, b.store, b.optimizer.get());
+    CHECK_FALSE(replay.has_value());  // generation 1, written without a replay
+    return counters;
+  });
+  CHECK(loaded.counters->frames == 6);
+  // A missing replay refuses its checkpoint too, naming the file.
+  std::filesystem::remove(seventh);
+  CHECK_THROWS_WITH_AS(replay_of(path), doctest::Contains("is missing"), Error);
+}
+
+TEST_CASE("checkpoint: a full disk leaves every generation and replay as it was") {
+  test::TempDir dir("checkpoint_full");
+  const std::string path = dir / "checkpoint.safetensors";
+  Model a(1);
+  const io::CheckpointSnapshot snapshot = io::snapshot_checkpoint(
+      std::vector<io::CheckpointPart>{{"", &a.store, a.optimizer.get()}}, {1, 0, 0, {}, {}});
+  io::write_checkpoint(path, snapshot, 3, "first replay");
+  io::write_checkpoint(path, snapshot, 3, "second replay");
+  const std::vector<std::string> before = replay_files(dir.path);
+  const std::string newest = read_file(path);
+  for (const char* operation : {"create", "write", "sync", "rename"}) {
+    CAPTURE(operation);
+    {
+      // The checkpoint fails; the replay beside it went first and is removed again.
+      test::WriteFaults disk("checkpoint.safetensors", operation);
+      CHECK_THROWS_WITH_AS(io::write_checkpoint(path, snapshot, 3, "third replay"),
+                           doctest::Contains("No space left on device"), Error);
+    }
+    {
+      // The replay fails: nothing else is written.
+      test::WriteFaults disk("checkpoint.replay.", operation);
+      CHECK_THROWS_WITH_AS(io::write_checkpoint(path, snapshot, 3, "fourth replay"),
+                           doctest::Contains("No space left on device"), Error);
+    }
+    // The newest and its replay are as they were; only a failed rename, after the older
+    // generations moved back, leaves the newest twice (and the oldest gone, as a save would).
+    CHECK(io::checkpoint_generations(path).size() == (operation == std::string("rename") ? 3 : 2));
+    CHECK(read_file(path) == newest);
+    CHECK(replay_files(dir.path) == before);
+    for (const std::string& generation : io::checkpoint_generations(path))
+      CHECK(io::read_replay_of(io::SafetensorsFile::read(generation)).has_value());
+    CHECK(io::read_replay_of(io::SafetensorsFile::read(path)) == "second replay");
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path))
+      CHECK_FALSE(is_pending_file_name(entry.path().filename().string()));
+  }
+  // The snapshot is the values at the time it was taken, whatever training does afterwards.
+  a.train(3);
+  io::write_checkpoint(path, snapshot, 3, "second replay");
+  Model b(2);
+  io::load_checkpoint(path, b.store, b.optimizer.get());
+  CHECK(b.values() != a.values());
+}
+
+TEST_CASE("checkpoint: a replay name that is not its own is refused before anything is read") {
+  test::TempDir dir("checkpoint_replay_name");
+  const std::string path = dir / "checkpoint.safetensors";
+  Model a(1);
+  io::CheckpointSnapshot snapshot = io::snapshot_checkpoint(
+      std::vector<io::CheckpointPart>{{"", &a.store, a.optimizer.get()}}, {1, 0, 0, {}, {}});
+  snapshot.metadata["replay"] = "../../etc/passwd";
+  io::write_checkpoint(path, snapshot);
+  CHECK_THROWS_WITH_AS(io::read_replay_of(io::SafetensorsFile::read(path)),
+                       doctest::Contains("not the name of a replay file beside it"), Error);
 }
 
 }  // namespace test_checkpoint

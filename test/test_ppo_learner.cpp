@@ -342,11 +342,13 @@ TEST_CASE("TrainingSession<PpoAgent>: checkpoints carry the normalisation and th
           doctest::Approx(std::clamp(out.mean.data<float>()[i], -2.0f, 2.0f)));
 
   // A session resuming from it starts from those statistics.
-  TrainingSession<PpoAgent, Backend> resumed(pendulum_agent(10'000), Pendulum().observation_spec(),
-                                             Pendulum().action_spec(),
-                                             pendulum_run(10'000, dir).session());
-  CHECK(resumed.resumed());
-  CHECK(resumed.server().normalization_text() == saved);
+  {
+    TrainingSession<PpoAgent, Backend> resumed(
+        pendulum_agent(10'000), Pendulum().observation_spec(), Pendulum().action_spec(),
+        pendulum_run(10'000, dir).session());
+    CHECK(resumed.resumed());
+    CHECK(resumed.server().normalization_text() == saved);
+  }  // its logdir is free again for the next
 
   // An agent that normalises nothing refuses it.
   PpoAgentOptions plain = pendulum_agent(10'000).options();

@@ -433,9 +433,13 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
     Sequences sequences = random_sequences(spec, 6, 71);
     first.insert(sequences);
     first.train_on_sample();
-    std::filesystem::remove(replay_state_path(path));
     first.save_checkpoint(path, {1000, 0, 3, {}, {}});
-    CHECK(std::filesystem::exists(replay_state_path(path)) == keep);
+    CHECK(io::read_replay_of(io::SafetensorsFile::read(path)).has_value() == keep);
+    // The replay file the checkpoint names is the only one (the first run's was removed).
+    int replays = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      replays += entry.path().filename().string().starts_with("checkpoint.replay.") ? 1 : 0;
+    CHECK(replays == (keep ? 1 : 0));
 
     R2D2Learner second(agent, spec, queue);
     const io::CheckpointCounters counters = second.load_checkpoint(path);
@@ -453,7 +457,9 @@ TEST_CASE("R2D2 learner: replay contents travel with the checkpoint when asked")
         CHECK(second.replay().priority(i) == first.replay().priority(i));
       // A learner for other sequences refuses the saved replay by name.
       R2D2Learner other(agent, spec_for(agent, 2, 4), queue);
-      CHECK_THROWS_WITH_AS(other.load_checkpoint(path), doctest::Contains("replay.seedrl"), Error);
+      CHECK_THROWS_WITH_AS(other.load_checkpoint(path),
+                           doctest::Contains("its replay holds sequences of another layout"),
+                           Error);
     }
   }
   std::filesystem::remove_all(dir);

@@ -339,7 +339,10 @@ TEST_CASE("SAC learner: the replay is checkpointed with the run and a resumed le
   for (auto& u : random_windows(spec_for(agent), 40, 8)) queue.push(std::move(u));
   for (int i = 0; i < 5; ++i) REQUIRE(learner.step().has_value());
   learner.save_checkpoint(path, {}, {{"action_spec", kBox.to_text()}});
-  const std::string saved = read_file(replay_state_path(path));
+  const std::optional<std::string> linked = io::read_replay_of(io::SafetensorsFile::read(path));
+  REQUIRE(linked.has_value());
+  const std::string saved = *linked;
+  CHECK(saved == learner.replay().save(true));
 
   UnrollQueue queue2(64);
   SacLearner resumed(agent, spec_for(agent), queue2);

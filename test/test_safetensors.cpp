@@ -117,12 +117,13 @@ TEST_CASE("safetensors: truncated, oversized and malformed files are refused wit
           12),
       "overlap");
   refuse(make_file(R"({"__metadata__":{"k":1}})", 0), "metadata 'k': expected a string");
-  // A repeated name is checked like any other entry, not replaced by the last one.
-  refuse(
-      make_file(
-          R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
-          12),
-      "dtype F64");
+  // A name twice: readers that keep the first and readers that keep the last would disagree.
+  refuse(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                   R"("a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                   8),
+         "header holds the name 'a' twice");
+  refuse(make_file(R"({"__metadata__":{"format":"seedrl.checkpoint","format":"other"}})", 0),
+         "__metadata__ holds the name 'format' twice");
   refuse(
       make_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
       "too large");

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <deque>
 #include <filesystem>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "checkpoint_generations.hpp"
+#include "seedrl/core/atomic_file.hpp"
 #include "seedrl/version.hpp"
 
 namespace seedrl::io {
@@ -71,106 +73,7 @@ void check_parts(std::span<const CheckpointPart> parts) {
   }
 }
 
-// The existing generations of `path` with their numbers, newest (lowest number) first.
-std::vector<std::pair<int, std::string>> existing_generations(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  const std::string stem = p.stem().string() + ".", extension = p.extension().string();
-  std::vector<std::pair<int, std::string>> found;
-  if (fs::exists(p)) found.emplace_back(0, path);
-  const fs::path directory = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(stem) || !name.ends_with(extension) ||
-        name.size() <= stem.size() + extension.size())
-      continue;
-    const std::string_view digits =
-        std::string_view(name).substr(stem.size(), name.size() - stem.size() - extension.size());
-    int n = 0;
-    const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (status != std::errc() || end != digits.data() + digits.size() || n < 1 ||
-        checkpoint_generation(path, n) != (p.parent_path() / name).string())
-      continue;  // not a generation's name (e.g. a leading zero, a temporary file)
-    found.emplace_back(n, checkpoint_generation(path, n));
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// Moves the existing generations of `path` one place back, so that `path` is free for a new
-// newest one, keeping `generations` - 1 of them; the oldest beyond that are removed. Gaps (a
-// crash between two renames, a file removed by hand) close up on the way.
-void make_room_for_generation(const std::string& path, int generations) {
-  namespace fs = std::filesystem;
-  std::vector<std::pair<int, std::string>> found = existing_generations(path);
-  struct Move {
-    std::string from, to;
-  };
-  std::vector<Move> moves;
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    const int target = static_cast<int>(i) + 1;
-    if (target >= generations) {
-      fs::remove(found[i].second);
-    } else if (target != found[i].first) {
-      moves.push_back({found[i].second, checkpoint_generation(path, target)});
-    }
-  }
-  // Every target is distinct and each file keeps its place in the order, so a move whose target
-  // is free always exists until all are done: never overwrite a generation still to move.
-  while (!moves.empty()) {
-    const auto ready =
-        std::find_if(moves.begin(), moves.end(), [](const Move& m) { return !fs::exists(m.to); });
-    SEEDRL_REQUIRE(ready != moves.end(), path, ": cannot move its older checkpoints back (",
-                   moves.front().to, " is in the way)");
-    fs::rename(ready->from, ready->to);
-    moves.erase(ready);
-  }
-}
-
 }  // namespace
-
-std::string checkpoint_generation(const std::string& path, int n) {
-  SEEDRL_REQUIRE(n >= 0, "checkpoint_generation: generation ", n, " must be >= 0");
-  if (n == 0) return path;
-  const std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + std::to_string(n) + p.extension().string()))
-      .string();
-}
-
-std::vector<std::string> checkpoint_generations(const std::string& path) {
-  std::vector<std::string> paths;
-  for (auto& [n, name] : existing_generations(path)) paths.push_back(std::move(name));
-  return paths;
-}
-
-LoadedGeneration load_newest_generation(
-    const std::string& path, const std::function<CheckpointCounters(const std::string&)>& load) {
-  LoadedGeneration point;
-  std::vector<std::string> faults;
-  for (const std::string& generation : checkpoint_generations(path)) {
-    try {
-      point.counters = load(generation);
-    } catch (const std::exception& e) {
-      // Errors name the file already, as a rule; say it once.
-      const std::string what = e.what();
-      faults.push_back(what.starts_with(generation) ? what : generation + ": " + what);
-      continue;
-    }
-    point.path = generation;
-    for (const std::string& fault : faults)
-      point.notes.push_back("warning: skipped a newer checkpoint that does not load: " + fault);
-    if (!point.counters->checksummed)
-      point.notes.push_back("warning: " + generation +
-                            " carries no checksums (written before seedrl recorded them): its "
-                            "data could not be verified");
-    return point;
-  }
-  if (faults.empty()) return point;
-  std::string message = "no checkpoint of " + path + " loads (newest first):";
-  for (const std::string& fault : faults) message += "\n  " + fault;
-  fail(message);
-}
 
 void save_checkpoint(const std::string& path, const nn::ParameterStore& parameters,
                      const nn::Optimizer* optimizer, const CheckpointCounters& counters,
@@ -180,12 +83,13 @@ void save_checkpoint(const std::string& path, const nn::ParameterStore& paramete
   save_checkpoint(path, std::span<const CheckpointPart>(&part, 1), counters, metadata, generations);
 }
 
-void save_checkpoint(const std::string& path, std::span<const CheckpointPart> parts,
-                     const CheckpointCounters& counters, const Metadata& metadata,
-                     int generations) {
-  SEEDRL_REQUIRE(generations >= 1, "save_checkpoint: generations must be >= 1, got ", generations);
+CheckpointSnapshot snapshot_checkpoint(std::span<const CheckpointPart> parts,
+                                       const CheckpointCounters& counters,
+                                       const Metadata& metadata) {
   check_parts(parts);
-  Metadata meta = metadata;
+  CheckpointSnapshot snapshot;
+  Metadata& meta = snapshot.metadata;
+  meta = metadata;
   meta["format"] = kFormat;
   meta["format_version"] = kFormatVersion;
   meta["seedrl_version"] = kVersion;
@@ -194,29 +98,62 @@ void save_checkpoint(const std::string& path, std::span<const CheckpointPart> pa
   meta["episodes"] = std::to_string(counters.episodes);
   if (!counters.episode_window.empty()) meta["episode_window"] = counters.episode_window;
   if (!counters.normalization.empty()) meta["normalization"] = counters.normalization;
-  std::vector<NamedTensor> tensors;
-  std::deque<Tensor> host_copies;  // device tensors are brought to the host first
-  auto on_host = [&](const Tensor& t) -> const Tensor& {
-    return t.device() == Device::cpu ? t : host_copies.emplace_back(t.clone(Device::cpu));
-  };
+  // One copy of each flat buffer (from a device, or within the host), then views of it by name.
+  auto copy = [](const Tensor& t) { return t.clone(Device::cpu); };
   for (const CheckpointPart& part : parts) {
     const std::string prefix = part_prefix(part);
-    const Tensor values = on_host(part.parameters->values());
+    const Tensor values = copy(part.parameters->values());
     for (const nn::Parameter& p : part.parameters->parameters())
-      tensors.push_back({prefix + p.name, slot_view(values, p)});
+      snapshot.tensors.push_back({prefix + p.name, slot_view(values, p)});
     if (!part.optimizer) continue;
     meta[part_key("optimizer", part)] = part.optimizer->name();
     meta[part_key("optimizer_steps", part)] = std::to_string(part.optimizer->steps());
     for (const nn::OptimizerSlot& slot : part.optimizer->slots()) {
-      const Tensor host = on_host(slot.value);
+      const Tensor host = copy(slot.value);
       for (const nn::Parameter& p : part.parameters->parameters())
-        tensors.push_back({"optimizer/" + slot.name + "/" + prefix + p.name, slot_view(host, p)});
+        snapshot.tensors.push_back(
+            {"optimizer/" + slot.name + "/" + prefix + p.name, slot_view(host, p)});
     }
   }
-  for (const NamedTensor& t : tensors) require_finite(t.tensor, path, t.name);
-  std::function<void()> before_replace;
-  if (generations > 1) before_replace = [&] { make_room_for_generation(path, generations); };
-  write_safetensors(path, tensors, meta, before_replace);
+  return snapshot;
+}
+
+void write_checkpoint(const std::string& path, const CheckpointSnapshot& snapshot, int generations,
+                      std::string_view replay) {
+  SEEDRL_REQUIRE(generations >= 1, "save_checkpoint: generations must be >= 1, got ", generations);
+  for (const NamedTensor& t : snapshot.tensors) require_finite(t.tensor, path, t.name);
+  Metadata meta = snapshot.metadata;
+  // The replay goes first: a checkpoint on disk never names a replay that is not. A replay file of
+  // that name is already the same state (named by its hash); a new one is removed again when the
+  // checkpoint cannot be written, as nothing names it then.
+  std::string new_replay;
+  if (!replay.empty()) {
+    const ReplayLink link = link_replay(path, replay);
+    meta[std::string(kReplayKey)] = link.name;
+    meta[std::string(kReplayHashKey)] = link.hash;
+    if (!std::filesystem::exists(link.path)) {
+      PendingFile(link.path, replay).commit();
+      new_replay = link.path;
+    }
+  }
+  std::optional<PendingFile> checkpoint;
+  try {
+    checkpoint.emplace(path, encode_safetensors(snapshot.tensors, meta));
+    if (generations > 1) make_room_for_generation(path, generations);
+    checkpoint->commit();
+  } catch (...) {
+    std::error_code ignored;
+    if (!new_replay.empty() && !(checkpoint && checkpoint->committed()))
+      std::filesystem::remove(new_replay, ignored);
+    throw;
+  }
+  remove_unlinked_replays(path);
+}
+
+void save_checkpoint(const std::string& path, std::span<const CheckpointPart> parts,
+                     const CheckpointCounters& counters, const Metadata& metadata,
+                     int generations) {
+  write_checkpoint(path, snapshot_checkpoint(parts, counters, metadata), generations);
 }
 
 CheckpointCounters checkpoint_counters(const SafetensorsFile& file) {

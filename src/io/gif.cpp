@@ -108,7 +108,7 @@ std::string encode_gif(const GifAnimation& animation) {
 }
 
 void write_gif(const std::string& path, const GifAnimation& animation) {
-  write_file_atomically(path, encode_gif(animation));
+  write_file_atomically(path, encode_gif(animation), {}, 0644);
 }
 
 }  // namespace seedrl::io

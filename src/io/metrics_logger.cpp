@@ -1,9 +1,10 @@
 #include "seedrl/io/metrics_logger.hpp"
 
-#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
+#include "append_file.hpp"
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/error.hpp"
@@ -13,21 +14,37 @@
 
 namespace seedrl::io {
 
-MetricsLogger::MetricsLogger(std::string logdir, const MetricsOptions& options)
-    : logdir_(std::move(logdir)), options_(options) {
+MetricsLogger::MetricsLogger(std::string logdir, const MetricsOptions& options,
+                             FileFaultSink faults)
+    : logdir_(std::move(logdir)), options_(options), faults_(std::move(faults)) {
   if (logdir_.empty()) return;
-  std::error_code error;
-  std::filesystem::create_directories(logdir_, error);
-  SEEDRL_REQUIRE(!error, logdir_, ": cannot create the log directory: ", error.message());
-  if (options_.tensorboard) tensorboard_ = std::make_unique<TensorBoardWriter>(logdir_);
+  create_private_directories(logdir_);
+  csv_ = std::make_unique<AppendFile>(csv_path());
+  if (options_.tensorboard) {
+    tensorboard_ = std::make_unique<TensorBoardWriter>(logdir_);
+    report(tensorboard_health_, tensorboard_->path(), tensorboard_->flush(), "its events wait");
+  }
 }
 
-MetricsLogger::~MetricsLogger() {
-  if (csv_) std::fclose(csv_);
+MetricsLogger::~MetricsLogger() = default;
+
+void MetricsLogger::report(Health& health, const std::string& path, int error,
+                           std::string_view what_waits) {
+  if (error != 0 && !health.failing) {
+    health.failing = true;
+    if (faults_)
+      faults_(str_cat("warning: ", path, ": write failed: ", std::strerror(error),
+                      what_waits.empty() ? "" : "; ", what_waits,
+                      what_waits.empty() ? "" : " in memory and go out once it works again",
+                      "; training goes on"));
+  } else if (error == 0 && health.failing) {
+    health.failing = false;
+    if (faults_) faults_(str_cat(path, ": written again"));
+  }
 }
 
-void MetricsLogger::write_run_info(const RunInfo& info) {
-  if (info.empty() || logdir_.empty()) return;
+bool MetricsLogger::write_run_info(const RunInfo& info) {
+  if (info.empty() || logdir_.empty()) return true;
   const std::string path = run_info_path();
   json::Value merged = json::Value::object();
   if (std::filesystem::exists(path)) {
@@ -38,21 +55,32 @@ void MetricsLogger::write_run_info(const RunInfo& info) {
       if (!merged.contains(key)) merged[key] = value.is_string() ? value : json::Value("");
   }
   for (const auto& [key, value] : info) merged[key] = value;
-  write_file_atomically(path, json::dump(merged, path, 1) + "\n");
+  const std::string text = json::dump(merged, path, 1) + "\n";
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    if (!run_info_health_.failing && faults_)
+      faults_(str_cat("warning: ", e.what(), "; training goes on without it"));
+    run_info_health_.failing = true;
+    return false;
+  }
+  report(run_info_health_, path, 0, "");
+  return true;
 }
 
 void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {
   if (logdir_.empty()) return;
+  std::string row;
   if (columns_.empty()) {
     for (const Scalar& s : scalars) columns_.emplace_back(s.first);
-    const std::string path = csv_path();
-    const bool existed = std::filesystem::exists(path);
-    csv_ = std::fopen(path.c_str(), "a");
-    SEEDRL_REQUIRE(csv_ != nullptr, path, ": cannot open for appending: ", std::strerror(errno));
-    if (!existed || std::filesystem::file_size(path) == 0) {
-      std::fprintf(csv_, "step");
-      for (const std::string& c : columns_) std::fprintf(csv_, ",%s", c.c_str());
-      std::fprintf(csv_, "\n");
+    // The header, once per file: a resumed run appends its rows under the first run's.
+    bool existed = false;
+    std::error_code error;
+    existed = std::filesystem::file_size(csv_path(), error) > 0 && !error;
+    if (!existed) {
+      row = "step";
+      for (const std::string& c : columns_) row += "," + c;
+      row += "\n";
     }
   }
   // Check the whole row before writing any of it: a bad row never leaves half a line behind.
@@ -62,19 +90,25 @@ void MetricsLogger::log(std::int64_t step, std::span<const Scalar> scalars) {
     SEEDRL_REQUIRE(scalars[i].first == columns_[i], csv_path(), ": column ", i, " is '",
                    columns_[i], "', got '", scalars[i].first, "'");
   }
-  std::fprintf(csv_, "%lld", static_cast<long long>(step));
+  char value[32];
+  row += std::to_string(step);
   for (const Scalar& s : scalars) {
-    std::fprintf(csv_, ",%.9g", s.second);
+    std::snprintf(value, sizeof value, ",%.9g", s.second);
+    row += value;
     if (tensorboard_) tensorboard_->scalar(s.first, static_cast<float>(s.second), step);
   }
-  std::fprintf(csv_, "\n");
-  SEEDRL_REQUIRE(std::fflush(csv_) == 0, csv_path(), ": write failed: ", std::strerror(errno));
-  if (tensorboard_) tensorboard_->flush();
+  row += "\n";
+  report(csv_health_, csv_path(), csv_->append(row), "its rows wait");
+  if (tensorboard_)
+    report(tensorboard_health_, tensorboard_->path(), tensorboard_->flush(), "its events wait");
 }
 
-void MetricsLogger::flush() {
-  if (csv_) std::fflush(csv_);
-  if (tensorboard_) tensorboard_->flush();
+bool MetricsLogger::flush() {
+  if (logdir_.empty()) return true;
+  report(csv_health_, csv_path(), csv_->flush(), "its rows wait");
+  if (tensorboard_)
+    report(tensorboard_health_, tensorboard_->path(), tensorboard_->flush(), "its events wait");
+  return !csv_health_.failing && !tensorboard_health_.failing;
 }
 
 }  // namespace seedrl::io

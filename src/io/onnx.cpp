@@ -354,7 +354,7 @@ std::string encode_onnx(const nn::NetworkOptions& config, const nn::ParameterSto
 
 void export_onnx(const nn::NetworkOptions& config, const nn::ParameterStore& parameters,
                  const std::string& path, const OnnxExportOptions& options) {
-  write_file_atomically(path, encode_onnx(config, parameters, options));
+  write_file_atomically(path, encode_onnx(config, parameters, options), {}, 0644);
 }
 
 }  // namespace seedrl::io

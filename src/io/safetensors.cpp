@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "seedrl/core/atomic_file.hpp"
@@ -132,8 +133,55 @@ void write_safetensors(const std::string& path, std::span<const NamedTensor> ten
   write_file_atomically(path, encode_safetensors(tensors, metadata), before_replace);
 }
 
+namespace {
+
+// Every name of a JSON object at most once: readers that keep the first of duplicate names
+// (seedrl's) and readers that keep the last (many JSON libraries) would see different files, so
+// such a file is refused, as Python's safetensors refuses it.
+void require_unique_names(const json::Value& object, const std::string& what) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, value] : json::as_object(object, what))
+    SEEDRL_REQUIRE(seen.insert(name).second, what, " holds the name '", name, "' twice");
+}
+
+// The header's JSON, its names each once.
+json::Value parse_header(std::string_view header, const std::string& src) {
+  json::Value value = json::parse(header, src);
+  require_unique_names(value, src + ": header");
+  if (const json::Value* meta = json::find(value, "__metadata__"))
+    require_unique_names(*meta, src + ": __metadata__");
+  return value;
+}
+
+}  // namespace
+
 SafetensorsFile SafetensorsFile::read(const std::string& path) {
   return parse(read_file(path), path);
+}
+
+Metadata SafetensorsFile::read_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  SEEDRL_REQUIRE(in.good(), path, ": cannot open for reading");
+  in.seekg(0, std::ios::end);
+  const auto file_size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  SEEDRL_REQUIRE(file_size >= 8, path, ": not a safetensors file (", file_size,
+                 " bytes, shorter than the 8-byte header length)");
+  std::string length(8, '\0');
+  in.read(length.data(), 8);
+  const auto header_size = ByteReader(length, path).get<std::uint64_t>();
+  SEEDRL_REQUIRE(header_size <= kMaxHeaderBytes && header_size <= file_size - 8, path,
+                 ": header length ", header_size, " does not fit in the file of ", file_size,
+                 " bytes (truncated or not a safetensors file)");
+  std::string header(header_size, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_size));
+  SEEDRL_REQUIRE(in.good(), path, ": read error");
+  const json::Value value = parse_header(header, path);
+  Metadata metadata;
+  if (const json::Value* meta = json::find(value, "__metadata__"))
+    for (const auto& [k, v] : json::as_object(*meta, path + ": __metadata__"))
+      metadata[k] = json::as_string(v, path + ": metadata '" + k + "'");
+  return metadata;
 }
 
 SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
@@ -150,7 +198,8 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, std::string source) {
                  file.bytes_.size(), " bytes (truncated or not a safetensors file)");
   file.data_offset_ = 8 + static_cast<std::size_t>(header_size);
   const std::size_t data_size = file.bytes_.size() - file.data_offset_;
-  const json::Value header = json::parse(std::string_view(file.bytes_).substr(8, header_size), src);
+  const json::Value header =
+      parse_header(std::string_view(file.bytes_).substr(8, header_size), src);
   for (const auto& [name, value] : json::as_object(header, src + ": header")) {
     if (name == "__metadata__") {
       for (const auto& [k, v] : json::as_object(value, src + ": __metadata__")) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "append_file.hpp"
 #include "protobuf.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/crc32c.hpp"
@@ -64,32 +65,24 @@ TensorBoardWriter::TensorBoardWriter(const std::string& logdir) {
   const auto seconds = static_cast<long long>(now_seconds());
   path_ =
       str_cat(logdir, "/events.out.tfevents.", seconds, ".", host, ".", ::getpid(), ".", counter++);
-  file_ = std::fopen(path_.c_str(), "wb");
-  SEEDRL_REQUIRE(file_ != nullptr, path_,
-                 ": cannot create TensorBoard event file: ", std::strerror(errno));
+  file_ = std::make_unique<AppendFile>(path_);
   append_tfrecord(pending_, encode_file_version_event(now_seconds()));
   flush();
 }
 
 TensorBoardWriter::~TensorBoardWriter() {
-  try {
-    flush();
-  } catch (
-      ...) {  // a destructor must not throw; the error was already reported by an earlier flush()
-  }
-  if (file_) std::fclose(file_);
+  flush();  // what cannot be written now is lost with the writer; the run already said why
 }
 
 void TensorBoardWriter::scalar(std::string_view tag, float value, std::int64_t step) {
   append_tfrecord(pending_, encode_scalar_event(now_seconds(), step, tag, value));
 }
 
-void TensorBoardWriter::flush() {
-  if (!file_ || pending_.empty()) return;
-  const bool ok = std::fwrite(pending_.data(), 1, pending_.size(), file_) == pending_.size() &&
-                  std::fflush(file_) == 0;
+int TensorBoardWriter::flush() {
+  // The records of one flush are one record of the file: whole, or not at all.
+  const int error = file_->append(pending_);
   pending_.clear();
-  SEEDRL_REQUIRE(ok, path_, ": write failed: ", std::strerror(errno));
+  return error;
 }
 
 }  // namespace seedrl::io

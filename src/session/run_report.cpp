@@ -19,6 +19,23 @@ double seconds_between(RunReport::Clock::time_point from, RunReport::Clock::time
 
 }  // namespace
 
+TrainingResult training_result(const RunTotals& totals, std::int64_t frames_at_start,
+                               double seconds, std::int64_t learner_steps, bool resumed,
+                               bool interrupted) {
+  TrainingResult result;
+  result.seconds = seconds;
+  result.frames = totals.frames;
+  result.frames_this_run = result.frames - frames_at_start;
+  result.fps = static_cast<double>(result.frames_this_run) / std::max(result.seconds, 1e-9);
+  result.episodes = totals.episodes.episodes;
+  result.mean_return = totals.episodes.mean_return;
+  result.evaluation_mean_return = totals.episodes.evaluation_mean_return;
+  result.learner_steps = learner_steps;
+  result.resumed = resumed;
+  result.interrupted = interrupted;
+  return result;
+}
+
 std::string run_line(const io::RunInfo& info) {
   std::string line = "run:";
   for (const auto& [key, value] : info) line += " " + key + "=" + value;

@@ -13,7 +13,10 @@
 // name and steps as "optimizer/<part>" and "optimizer_steps/<part>". A file with one part is the
 // file of one network, so that Policy reads the first network of any learner's checkpoint.
 //
-// Saving is atomic (temporary file, flush, rename): a crash never leaves a torn checkpoint. Every
+// Saving is atomic (core/atomic_file.hpp: a temporary file, flushed, renamed, the directory
+// flushed): a crash never leaves a torn checkpoint, and a failed write (a full disk) leaves every
+// generation as it was. The values are copied out first (snapshot_checkpoint, cheap: a learner
+// holds its lock for that alone) and encoded and written afterwards (write_checkpoint). Every
 // tensor and the header carry a CRC-32C (io/safetensors.hpp), and parameters or optimizer state
 // that are not finite are never written. Loading verifies the checksums and checks the whole file
 // against the model first (shapes, agent, finite values) and changes nothing unless everything
@@ -23,6 +26,14 @@
 // "checkpoint.safetensors" the newest and "checkpoint.1.safetensors" .. "checkpoint.<K-1>..." the
 // older ones (checkpoint_generations() lists them, newest first), so that a reader can fall back
 // to an earlier one when the newest does not verify.
+//
+// A learner's replay (R2D2 and SAC with checkpoint_replay) belongs to one generation: it is
+// written beside the checkpoint as "<stem>.replay.<hash>.seedrl", named by a hash of its bytes
+// (64-bit FNV-1a), and the checkpoint's metadata names it ("replay", "replay_fnv1a64"). Older
+// generations keep theirs, a fallback loads the matching pair (read_replay_of), and a replay file
+// no kept generation names is removed. A replay that is missing or does not match refuses its
+// generation, as a corrupt checkpoint does. Checkpoints written before replays were linked read
+// "replay.seedrl", as then.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +41,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seedrl/io/safetensors.hpp"
@@ -71,6 +83,32 @@ std::string checkpoint_generation(const std::string& path, int n);
 
 /// The generations of `path` that exist, newest first (`path`, then ".1", ".2", ...; gaps allowed).
 std::vector<std::string> checkpoint_generations(const std::string& path);
+
+/// What a checkpoint holds, copied out of the live networks to the host: what write_checkpoint
+/// encodes and writes while training goes on.
+struct CheckpointSnapshot {
+  std::vector<NamedTensor> tensors;
+  Metadata metadata;
+};
+
+/// The snapshot of `parts` with `counters` and `metadata` (see the top): every value copied to
+/// the host. Call it where the values cannot change (under the learner's lock); it does no I/O.
+CheckpointSnapshot snapshot_checkpoint(std::span<const CheckpointPart> parts,
+                                       const CheckpointCounters& counters,
+                                       const Metadata& metadata = {});
+
+/// Writes `snapshot` as the newest generation of `path`, keeping `generations` of them (see
+/// save_checkpoint), with `replay` (when not empty: a learner's replay state) linked to it (see
+/// the top). Throws naming the tensor when a value is not finite, or the file and the system's
+/// reason on an I/O fault; then nothing was replaced and no generation moved.
+void write_checkpoint(const std::string& path, const CheckpointSnapshot& snapshot,
+                      int generations = 1, std::string_view replay = {});
+
+/// The replay state of the checkpoint `file` (its generation's, see the top), verified against the
+/// checkpoint's record of it; std::nullopt when the checkpoint has none. A checkpoint written
+/// before replays were linked gets "replay.seedrl" beside it, when there is one. Throws naming
+/// both files when the replay is missing or is not the one the checkpoint names.
+std::optional<std::string> read_replay_of(const SafetensorsFile& file);
 
 /// Writes a checkpoint. `optimizer` may be null (parameters only). `metadata` entries are stored
 /// as they are and checked on load when passed as `expected`. With `generations` > 1 the older

@@ -5,7 +5,8 @@
 //            "__metadata__": {"key": "value", ...}}      offsets are relative to the data
 //
 // Reading validates everything against the file's size (header length, offsets, sizes, dtypes,
-// overlaps) and throws seedrl::Error naming the file and the problem: a corrupt or hostile file
+// overlaps; a name twice in the header or its metadata is refused, as Python's safetensors
+// refuses it) and throws seedrl::Error naming the file and the problem: a corrupt or hostile file
 // never causes an out-of-bounds read.
 //
 // Checksums: seedrl writes a CRC-32C (core/crc32c.hpp) of every tensor's bytes into the metadata,
@@ -64,6 +65,9 @@ class SafetensorsFile {
   static SafetensorsFile read(const std::string& path);
   /// Validates bytes already in memory; `source` names them in errors.
   static SafetensorsFile parse(std::string bytes, std::string source);
+  /// The metadata of the file at `path`, from its header alone (not verified against the data:
+  /// for deciding what to do with a file, never for loading it).
+  static Metadata read_metadata(const std::string& path);
 
   const std::string& source() const { return source_; }
   const Metadata& metadata() const { return metadata_; }

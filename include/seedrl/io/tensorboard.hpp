@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace seedrl::io {
+
+class AppendFile;
 
 /// TFRecord's masked CRC-32C: rotate right by 15 and add a constant.
 std::uint32_t masked_crc32c(const void* data, std::size_t size);
@@ -23,9 +25,10 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
 /// The first Event of a file: its format version ("brain.Event:2").
 std::string encode_file_version_event(double wall_time);
 
-/// Writes events.out.tfevents.<seconds>.<host>.<pid>.<n> in `logdir`. Each call to scalar() appends
-/// to an in-memory buffer; flush() writes and flushes it to the file (the destructor flushes).
-/// Not thread-safe. I/O failures throw seedrl::Error naming the file.
+/// Writes events.out.tfevents.<seconds>.<host>.<pid>.<n> in `logdir` (mode 0600). Each call to
+/// scalar() appends to an in-memory buffer; flush() writes it to the file as whole records (the
+/// destructor flushes). A write that fails leaves the file at its last whole record and keeps the
+/// records for the next flush (io/append_file: up to 16 MiB of them). Not thread-safe.
 class TensorBoardWriter {
  public:
   explicit TensorBoardWriter(const std::string& logdir);
@@ -34,12 +37,13 @@ class TensorBoardWriter {
   TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
 
   void scalar(std::string_view tag, float value, std::int64_t step);
-  void flush();
+  /// Returns 0, or the errno of a write that failed (the records wait for the next flush).
+  int flush();
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<AppendFile> file_;
   std::string pending_;
 };
 

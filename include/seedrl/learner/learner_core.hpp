@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,33 +94,38 @@ class LearnerCore {
   }
 
   /// Saves every network with its optimizer state, the targets, `counters` (learner_steps is taken
-  /// from here) and the `extra` metadata (e.g. the action spec), keeping `generations` checkpoints
-  /// (io/checkpoint.hpp), then what the learner adds (save_state).
+  /// from here) and the `extra` metadata (e.g. the action spec), with what the learner adds
+  /// (save_state: R2D2's and SAC's replay), keeping `generations` checkpoints (io/checkpoint.hpp).
+  /// The lock on the parameters is held only while their values (and the step count) are copied
+  /// out: training goes on while the checkpoint is encoded and written.
   void save_checkpoint(const std::string& path, io::CheckpointCounters counters,
                        const io::Metadata& extra = {}, int generations = 1) {
-    counters.learner_steps = steps_;
+    io::CheckpointSnapshot snapshot;
     {
       SharedParameters::ReadGuard guard(shared_);  // no update while the values are copied out
+      counters.learner_steps = steps_;
       io::Metadata metadata = checkpoint_metadata();
       metadata.insert(extra.begin(), extra.end());
       metadata["acting"] = evaluation_acting_.to_text();  // for Policy (policy/policy.hpp)
       for (const auto& [key, value] : policy_metadata()) metadata[key] = value;
-      io::save_checkpoint(path, networks_.checkpoint_parts(), counters, metadata, generations);
+      snapshot = io::snapshot_checkpoint(networks_.checkpoint_parts(), counters, metadata);
     }
-    save_state(path);
+    io::write_checkpoint(path, snapshot, generations, save_state());
   }
 
   /// Restores a checkpoint written by save_checkpoint for the same agent, network and optimizer
-  /// (anything else is refused by name, changing nothing), then the learner's own state.
+  /// (anything else is refused by name, changing nothing), then the learner's own state from the
+  /// replay that belongs to it (a missing or corrupt one refuses the checkpoint by name).
   io::CheckpointCounters load_checkpoint(const std::string& path) {
     const io::SafetensorsFile file = io::SafetensorsFile::read(path);
+    const std::optional<std::string> state = io::read_replay_of(file);
     SharedParameters::WriteGuard guard(shared_);
     std::vector<io::CheckpointPart> parts = networks_.checkpoint_parts();
     const io::CheckpointCounters counters = io::load_checkpoint(file, parts, checkpoint_metadata());
     networks_.restore_missing_targets(parts);  // files written before seedrl saved targets
     steps_ = counters.learner_steps;
     shared_.publish(steps_);
-    load_state(path);
+    if (state) load_state(*state, path);
     return counters;
   }
 
@@ -397,10 +403,13 @@ class LearnerCore {
     return finish_step(g, [] {});
   }
 
-  /// A learner's own checkpoint state beside the file at `checkpoint` (R2D2: the replay).
-  virtual void save_state(const std::string& /*checkpoint*/) {}
-  /// Called by load_checkpoint under the write lock, after parameters and optimizer state.
-  virtual void load_state(const std::string& /*checkpoint*/) {}
+  /// A learner's own checkpoint state (R2D2, SAC: the replay), saved beside the checkpoint; empty:
+  /// none. Called without the parameters' lock, from the checkpointing thread.
+  virtual std::string save_state() { return {}; }
+  /// Restores save_state()'s bytes (of the checkpoint at `checkpoint`), or throws naming it and
+  /// changing nothing. Called by load_checkpoint under the write lock, after parameters and
+  /// optimizer state.
+  virtual void load_state(std::string_view /*state*/, const std::string& /*checkpoint*/) {}
   /// Called by join_group under the write lock once the group's parameters are in place.
   virtual void parameters_replaced() {}
 

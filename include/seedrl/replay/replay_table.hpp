@@ -48,12 +48,6 @@ struct ReplayTableOptions {
   }
 };
 
-/// The replay state file a learner saves next to its checkpoint (R2D2AgentOptions and
-/// SacAgentOptions::checkpoint_replay).
-inline std::string replay_state_path(const std::string& checkpoint) {
-  return (std::filesystem::path(checkpoint).parent_path() / "replay.seedrl").string();
-}
-
 template <class Item>
 class ReplayTable {
  public:
@@ -217,26 +211,18 @@ class ReplayTable {
   bool closed_ SEEDRL_GUARDED_BY(mutex_) = false;
 };
 
-/// A learner's checkpoint_replay: saves `table` (with its items) beside `checkpoint`.
-template <class Item>
-void save_replay_state(const ReplayTable<Item>& table, const std::string& checkpoint) {
-  table.save_file(replay_state_path(checkpoint), true);
-}
-
-/// Restores `table` from the replay state saved beside `checkpoint`, where there is one. Every
-/// item must satisfy `fits` (the learner's layout), else nothing changes and the error names the
-/// file and `items` ("sequences", "windows").
+/// Restores `table` from `state` (ReplayTable::save's bytes, a learner's checkpoint_replay; from
+/// the replay of the checkpoint at `source`). Every item must satisfy `fits` (the learner's
+/// layout), else nothing changes and the error names `source` and `items` ("sequences",
+/// "windows").
 template <class Item, class Fits>
-void load_replay_state(ReplayTable<Item>& table, const std::string& checkpoint, Fits fits,
-                       std::string_view items) {
-  const std::string path = replay_state_path(checkpoint);
-  if (!std::filesystem::exists(path)) return;
-  const std::string data = read_file(path);
+void load_replay_state(ReplayTable<Item>& table, std::string_view state, const std::string& source,
+                       Fits fits, std::string_view items) {
   ReplayTable<Item> loaded(table.options());
-  loaded.load(data, path);
-  SEEDRL_REQUIRE(loaded.all_items(fits), path, ": holds ", items,
+  loaded.load(state, source);
+  SEEDRL_REQUIRE(loaded.all_items(fits), source, ": its replay holds ", items,
                  " of another layout than this learner's");
-  table.load(data, path);
+  table.load(state, source);
 }
 
 }  // namespace seedrl

@@ -16,6 +16,7 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/metrics_logger.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
+#include "seedrl/session/group_counters.hpp"
 
 namespace seedrl {
 
@@ -39,6 +40,12 @@ struct TrainingResult {
   int ranks = 1;
   int rank = 0;
 };
+
+/// What a run that ended with `totals` did, `frames_at_start` of them before it began (a resumed
+/// run's), in `seconds` (one process's: ranks and rank are the caller's to set).
+TrainingResult training_result(const RunTotals& totals, std::int64_t frames_at_start,
+                               double seconds, std::int64_t learner_steps, bool resumed,
+                               bool interrupted);
 
 /// "run: agent=vtrace key=value ...".
 std::string run_line(const io::RunInfo& info);

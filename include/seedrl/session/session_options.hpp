@@ -52,6 +52,9 @@ struct TrainingSessionOptions {
   /// checkpoint.1.safetensors and on (io/checkpoint.hpp). A resume falls back to an older one when
   /// a newer one does not verify.
   int keep_checkpoints = 3;
+  /// A checkpoint that cannot be written (a full disk) is said and tried again at the next
+  /// period; this many failures in a row end the run (session/run_logdir.hpp).
+  int max_checkpoint_failures = 3;
   /// The run ends with an error once the learner has skipped this many steps in a row (their
   /// loss, gradients or parameters were not finite: learning has stopped); 0: never.
   std::int64_t max_skipped_steps = 100;
@@ -90,6 +93,8 @@ struct TrainingSessionOptions {
                    report_seconds);
     SEEDRL_REQUIRE(keep_checkpoints >= 1, owner, ".keep_checkpoints must be >= 1, got ",
                    keep_checkpoints);
+    SEEDRL_REQUIRE(max_checkpoint_failures >= 1, owner,
+                   ".max_checkpoint_failures must be >= 1, got ", max_checkpoint_failures);
     SEEDRL_REQUIRE(max_skipped_steps >= 0, owner,
                    ".max_skipped_steps must be >= 0 (0: never stop), got ", max_skipped_steps);
     SEEDRL_REQUIRE(group_check_steps >= 0, owner, ".group_check_steps must be >= 0, got ",

@@ -18,14 +18,17 @@
 //   hooks.join_sources()          join actor threads
 //   final report, metrics flushed, final checkpoint, ONNX export (options.export_onnx)
 //
-// With a logdir holding checkpoints the session resumes (at construction) from the newest that
-// verifies and loads (io/checkpoint.hpp: checksums, finite values, the same agent and network;
-// the last keep_checkpoints are kept): parameters, optimizer state, learner steps, the frame and
-// episode counters and the window of recent episodes continue. Errors from any thread
-// (report_error) end the run and are rethrown by run(); the final checkpoint is then not
-// written, the last periodic one stays. So does a learner that has skipped max_skipped_steps
-// steps in a row (something is not finite; the error says what and since which learner step).
-// The session writes nothing to the console itself: its lines go to options.messages.
+// The logdir is the run's own while the session lives (a lock, session/run_logdir.hpp). With
+// checkpoints in it the session resumes (at construction) from the newest that verifies and loads
+// (io/checkpoint.hpp: checksums, finite values, the same agent and network, a learner's replay
+// with its own checkpoint): parameters, optimizer state, learner steps, the frame and episode
+// counters and the window of recent episodes continue. Errors from any thread (report_error) end
+// the run and are rethrown by run(); the final checkpoint is then not written, the last periodic
+// one stays. So does a learner that has skipped max_skipped_steps steps in a row (something is not
+// finite; the error says what and since which learner step). A failing disk does not end the
+// run: metrics wait in memory, a checkpoint that cannot be written is said and tried again at the
+// next period (the final one every few seconds), and only max_checkpoint_failures failures in a
+// row end it. The session writes nothing to the console itself: its lines go to options.messages.
 //
 // Groups (options.group, e.g. seedrl::mpi::LearnerGroup): the session is one member of N that
 // train one set of parameters, each with its own actors, server and learner. At construction
@@ -64,6 +67,7 @@
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/training_group.hpp"
 #include "seedrl/session/group_counters.hpp"
+#include "seedrl/session/run_logdir.hpp"
 #include "seedrl/session/run_onnx.hpp"
 #include "seedrl/session/run_report.hpp"
 #include "seedrl/session/session_options.hpp"
@@ -83,6 +87,7 @@ class TrainingSession {
   /// With options.group, every member constructs its session at the same point (collective).
   TrainingSession(const A& agent, const StepSpec& spec, const TrainingSessionOptions& options)
       : options_((options.validate(), for_member(options))),
+        logdir_(is_root() ? options_.logdir : std::string(), options_.max_checkpoint_failures),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
                      : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
@@ -103,7 +108,6 @@ class TrainingSession {
       return;
     }
     if (options_.logdir.empty()) return;
-    std::filesystem::create_directories(options_.logdir);
     if (!resume()) return;
     resumed_ = true;
     frames_at_start_ = resume_.counters->frames;
@@ -137,11 +141,13 @@ class TrainingSession {
   /// error, and shuts down as described at the top. Call once.
   TrainingResult run(const TrainingHooks& hooks = {}) {
     start_ = std::chrono::steady_clock::now();
-    io::MetricsLogger files(is_root() ? options_.logdir : std::string(), options_.metrics);
+    io::MetricsLogger files(logdir_.path(), options_.metrics,
+                            [this](const std::string& line) { say(io::MessageKind::info, line); });
     io::RunInfo info = options_.run_info;
     info.insert(info.begin(), {"agent", std::string(A::kName)});
     files.write_run_info(info);
     say(io::MessageKind::info, run_line(info));
+    if (const auto note = logdir_.describe()) say(io::MessageKind::info, *note);
     for (const std::string& note : resume_.notes) say(io::MessageKind::info, note);
     if (resume_.counters) say(io::MessageKind::info, resume_line(resume_.path, *resume_.counters));
     if (options_.group) {
@@ -163,19 +169,19 @@ class TrainingSession {
     while (!failed_ && !stopping()) {
       std::this_thread::sleep_for(std::min(period, std::chrono::duration<double>(0.05)));
       const auto now = std::chrono::steady_clock::now();
-      if (now - report_.last() >= period) report(files, hooks, io::MessageKind::progress);
-      if (options_.checkpoint_seconds > 0.0 &&
-          std::chrono::duration<double>(now - last_checkpoint_).count() >=
-              options_.checkpoint_seconds) {
-        try {
+      // What either throws ends the run (the learner thread joins), never the process.
+      try {
+        if (now - report_.last() >= period) report(files, hooks, io::MessageKind::progress);
+        if (options_.checkpoint_seconds > 0.0 &&
+            std::chrono::duration<double>(now - last_checkpoint_).count() >=
+                options_.checkpoint_seconds)
           save(hooks);
-        } catch (...) {
-          report_error(std::current_exception());  // ends the run; the learner thread joins
-        }
+      } catch (...) {
+        report_error(std::current_exception());
       }
     }
     // A member's error ends the group here: the others cannot finish without it.
-    if (options_.group && failed_) options_.group->abort(describe(first_error()));
+    if (options_.group && failed_) options_.group->abort(describe_exception(first_error()));
     const bool interrupted_early = options_.group
                                        ? group_totals().frames < options_.total_frames
                                        : interrupted() && totals().frames < options_.total_frames;
@@ -198,13 +204,15 @@ class TrainingSession {
     if (shutdown_error) report_error(shutdown_error);
     if (std::exception_ptr error = first_error()) {
       files.flush();
-      if (options_.group) options_.group->abort(describe(error));
+      if (options_.group) options_.group->abort(describe_exception(error));
       std::rethrow_exception(error);
     }
     if (options_.group) exchange_totals(false);  // every member's last counts (collective)
     report(files, hooks, io::MessageKind::done);
     files.flush();
-    save(hooks);
+    // The final checkpoint is what a resume starts from: a disk that is full now may have room
+    // in a moment. Until max_checkpoint_failures in a row, which throws.
+    while (!save(hooks)) std::this_thread::sleep_for(kFinalCheckpointRetry);
     if (!options_.export_onnx.empty() && is_root()) {
       io::export_onnx(learner_.network(), options_.export_onnx,
                       run_onnx_options(server_.normalization_text(), server_.step_spec(),
@@ -212,19 +220,8 @@ class TrainingSession {
       say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
     }
 
-    const Totals final_totals = totals();
-    const EpisodeSummary& episodes = final_totals.episodes;
-    TrainingResult result;
-    result.seconds = elapsed();
-    result.frames = final_totals.frames;
-    result.frames_this_run = result.frames - frames_at_start();
-    result.fps = static_cast<double>(result.frames_this_run) / std::max(result.seconds, 1e-9);
-    result.episodes = episodes.episodes;
-    result.mean_return = episodes.mean_return;
-    result.evaluation_mean_return = episodes.evaluation_mean_return;
-    result.learner_steps = learner_.steps();
-    result.resumed = resumed();
-    result.interrupted = interrupted_early;
+    TrainingResult result = training_result(totals(), frames_at_start(), elapsed(),
+                                            learner_.steps(), resumed(), interrupted_early);
     if (options_.group) {
       result.ranks = options_.group->size();
       result.rank = options_.group->rank();
@@ -313,7 +310,6 @@ class TrainingSession {
     double state[2] = {0.0, 0.0};  // resumed, failed
     if (root && !path.empty()) {
       try {
-        std::filesystem::create_directories(options_.logdir);
         if (resume()) state[0] = 1.0;
       } catch (...) {
         error = std::current_exception();
@@ -353,16 +349,6 @@ class TrainingSession {
         checkpoint_path(options_.logdir),
         [&](const std::string& file) { return learner_.load_checkpoint(file); });
     return resume_.counters.has_value();
-  }
-
-  static std::string describe(const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      return e.what();
-    } catch (...) {
-      return "an unknown exception";
-    }
   }
 
   std::exception_ptr first_error() SEEDRL_EXCLUDES(error_mutex_) {
@@ -417,8 +403,9 @@ class TrainingSession {
     }
   }
 
-  void save(const TrainingHooks& hooks) {
-    if (options_.logdir.empty() || !is_root()) return;
+  // Writes a checkpoint (root only); false when it failed and was said (RunLogdir).
+  bool save(const TrainingHooks& hooks) {
+    if (!logdir_.active()) return true;
     io::CheckpointCounters counters;
     const Totals now = totals();
     counters.frames = now.frames;
@@ -430,10 +417,15 @@ class TrainingSession {
     io::Metadata extra{{"action_spec", server_.action_spec().to_text()}};
     if (!server_.step_spec().fields.empty())
       extra.emplace("step_fields", StepSpec::fields_to_text(server_.step_spec().fields));
-    learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
-                             options_.keep_checkpoints);
-    if (hooks.on_checkpoint) hooks.on_checkpoint(options_.logdir);
+    const bool written = logdir_.checkpoint(
+        [&] {
+          learner_.save_checkpoint(checkpoint_path(options_.logdir), counters, extra,
+                                   options_.keep_checkpoints);
+        },
+        [this](std::string_view line) { say(io::MessageKind::info, line); });
     last_checkpoint_ = std::chrono::steady_clock::now();
+    if (written && hooks.on_checkpoint) hooks.on_checkpoint(options_.logdir);
+    return written;
   }
 
   void report(io::MetricsLogger& files, const TrainingHooks& hooks, io::MessageKind kind)
@@ -469,7 +461,10 @@ class TrainingSession {
     say(kind, line);
   }
 
+  static constexpr std::chrono::seconds kFinalCheckpointRetry{2};
+
   TrainingSessionOptions options_;
+  RunLogdir logdir_;  // empty unless this session writes the run's files (rank 0)
   UnrollQueue unrolls_;
   Learner<A, B> learner_;
   InferenceServer<A, B> server_;

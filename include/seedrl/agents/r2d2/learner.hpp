@@ -284,18 +284,19 @@ class Learner<R2D2Agent, B> final : public LearnerCore<B> {
   // A sampled batch's sequences are independent and its loss a mean over them.
   bool splits_batches() const override { return true; }
 
-  /// With checkpoint_replay, the replay contents (replay_state_path(path)).
-  void save_state(const std::string& path) override {
-    if (agent_.options().checkpoint_replay) save_replay_state(replay_, path);
+  /// With checkpoint_replay, the replay contents.
+  std::string save_state() override {
+    return agent_.options().checkpoint_replay ? replay_.save(true) : std::string();
   }
 
-  /// With checkpoint_replay and a replay state next to the checkpoint, the replay contents come
+  /// With checkpoint_replay and a replay that belongs to the checkpoint, the replay contents come
   /// back too (the target network is in the checkpoint, or a copy of the online one for files
   /// written before seedrl saved targets).
-  void load_state(const std::string& path) override {
+  void load_state(std::string_view state, const std::string& path) override {
     if (!agent_.options().checkpoint_replay) return;
     load_replay_state(
-        replay_, path, [&](const Unroll& u) { return matches(u, this->spec()); }, "sequences");
+        replay_, state, path, [&](const Unroll& u) { return matches(u, this->spec()); },
+        "sequences");
   }
 
  private:

@@ -154,13 +154,13 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
   }
 
  protected:
-  void save_state(const std::string& path) override {
-    if (agent_.options().checkpoint_replay) save_replay_state(replay_, path);
+  std::string save_state() override {
+    return agent_.options().checkpoint_replay ? replay_.save(true) : std::string();
   }
-  void load_state(const std::string& path) override {
+  void load_state(std::string_view state, const std::string& path) override {
     if (!agent_.options().checkpoint_replay) return;
     load_replay_state(
-        replay_, path, [&](const Unroll& u) { return matches(u, this->spec()); }, "windows");
+        replay_, state, path, [&](const Unroll& u) { return matches(u, this->spec()); }, "windows");
   }
 
  private:
