@@ -4,15 +4,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace seedrl::examples {
 
 /// The command that ran, rebuilt from what `app` parsed: the program's file name, then every
 /// option given, in the order the program declares them, with its values (a value with a space or
 /// a shell character in single quotes; a flag bare, or "--flag=false" where it was given so).
-/// Defaults are not repeated: the build's own defaults hold.
-inline std::string given_command(const CLI::App& app) {
+/// Defaults are not repeated: the build's own defaults hold. The values of `secrets` (options that
+/// carry a secret, such as --token) are written as "***": a run's files and log never hold them.
+inline std::string given_command(const CLI::App& app,
+                                 std::initializer_list<std::string_view> secrets = {"--token"}) {
   auto quoted = [](const std::string& value) {
     if (!value.empty() && value.find_first_of(" \t\n'\"\\$`&|;<>()*?!#~") == std::string::npos)
       return value;
@@ -28,7 +33,9 @@ inline std::string given_command(const CLI::App& app) {
     const std::string name = option->get_name();
     if (option->get_expected_max() != 0) {
       command += " " + name;
-      for (const std::string& value : option->results()) command += " " + quoted(value);
+      const bool secret = std::find(secrets.begin(), secrets.end(), name) != secrets.end();
+      for (const std::string& value : option->results())
+        command += " " + (secret ? std::string("***") : quoted(value));
       continue;
     }
     // A flag's results are what it set, negation applied ("!--no-x" given: "false"): the bare

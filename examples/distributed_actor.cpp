@@ -1,17 +1,18 @@
 // distributed_actor: actors in their own process, stepping CartPole or Catch for a
 // distributed_learner that may run on another machine.
 //
-//   distributed_actor [--connect 127.0.0.1:8686] [--token SECRET]
+//   distributed_actor [--connect 127.0.0.1:8686] [--token-file FILE | --token SECRET]
 //                     [--tls-ca FILE [--tls-server-name NAME]
 //                      [--tls-client-cert FILE --tls-client-key FILE]]
 //                     [--env cartpole|catch|pendulum]
 //                     [--envs 8] [--actors 1] [--seed S] [--eval]
 //
-// The token can also come from the SEEDRL_TOKEN environment variable. With --tls-ca the connection
-// is TLS: the learner's certificate must verify against that CA and name the --connect host (or
-// --tls-server-name); --tls-client-cert and --tls-client-key present this actor's certificate
-// where the learner requires one (mutual TLS). Each actor thread opens
-// its own connection with --envs environments. A lost connection or a learner that restarts is
+// The token is best kept in a file only its owner can read (--token-file) or in the SEEDRL_TOKEN
+// environment variable: a command line is visible to every user of the machine. With --tls-ca the
+// connection is TLS: the learner's certificate must verify against that CA and name the --connect
+// host (or --tls-server-name); --tls-client-cert and --tls-client-key present this actor's
+// certificate where the learner requires one (mutual TLS). Each actor thread opens its own
+// connection with --envs environments. A lost connection or a learner that restarts is
 // retried with capped exponential back-off (and a new run id), for as long as it takes.
 // Progress goes to stderr.
 //
@@ -36,6 +37,7 @@
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
+#include "seedrl/transport/token.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;
@@ -50,7 +52,13 @@ int main(int argc, char** argv) {
   examples::add_environment_option(app, env_name, {"cartpole", "catch", "pendulum"});
   app.add_option("--connect", client.address,
                  "learner address (host:port, [v6]:port or unix:/path)");
-  app.add_option("--token", client.token, "the learner's shared secret (or SEEDRL_TOKEN)");
+  std::string token_file;
+  app.add_option("--token", client.token,
+                 "the learner's shared secret (visible to other users: prefer --token-file or "
+                 "SEEDRL_TOKEN)");
+  app.add_option("--token-file", token_file,
+                 "file holding the learner's shared secret (first line; must not be readable by "
+                 "others)");
   std::string tls_version = "1.3";
   app.add_option("--tls-ca", client.tls.ca, "PEM CA to verify the learner's certificate (TLS)");
   app.add_option("--tls-server-name", client.tls.server_name,
@@ -72,9 +80,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (client.token.empty()) {
-      if (const char* from_env = std::getenv("SEEDRL_TOKEN")) client.token = from_env;
-    }
+    if (!client.token.empty())
+      std::fprintf(stderr,
+                   "distributed_actor: warning: --token puts the secret in the process list, "
+                   "where every user of this machine can read it; use --token-file or "
+                   "SEEDRL_TOKEN\n");
+    client.token = resolve_token({.given = client.token, .file = token_file});
     client.tls.min_version = parse_tls_version(tls_version, "--tls-version");
     client.validate();
     if (seed == 0) seed = std::random_device{}() | 1u;

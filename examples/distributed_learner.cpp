@@ -2,14 +2,18 @@
 // machines (examples/distributed_actor). It runs the inference server and the V-trace learner and
 // listens for actors on TCP and/or Unix-domain sockets.
 //
-//   distributed_learner [--listen 127.0.0.1:8686]... [--token SECRET]
+//   distributed_learner [--listen 127.0.0.1:8686]... [--token-file FILE | --token SECRET]
 //                       [--tls-cert FILE --tls-key FILE [--tls-ca FILE [--require-client-cert]]
 //                        [--tls-version 1.3]]
 //                       [--env cartpole|catch|pendulum]
 //                       [--frames 500000] [--logdir DIR] [--max-batch 256] [agent options...]
 //
-// The token can also come from the SEEDRL_TOKEN environment variable (safer than the command
-// line, which other users of the machine can read). With --tls-cert and --tls-key every TCP
+// The token is best kept in a file only its owner can read (--token-file; refused when others may
+// read it) or in the SEEDRL_TOKEN environment variable: a command line is visible to every user of
+// the machine (the learner warns), and the command this program records in its logdir and its
+// "run:" line shows it as "***". A TCP address other than loopback needs a token or mutual TLS
+// (--tls-ca --require-client-cert) unless --insecure-no-auth says that anyone who can reach it may
+// feed the learner. With --tls-cert and --tls-key every TCP
 // address speaks TLS (docs/distributed.md, "TLS"); --tls-ca names the CA of actors' certificates
 // (mutual TLS), which --require-client-cert makes mandatory. Prints "listening on ADDRESS (MODE)"
 // on stderr for every address once it accepts actors (the mode says plain or TLS), progress lines
@@ -40,6 +44,7 @@
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/training_session.hpp"
 #include "seedrl/transport/socket_server.hpp"
+#include "seedrl/transport/token.hpp"
 
 namespace {
 
@@ -84,7 +89,14 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen,
                  "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
                  "default 127.0.0.1:8686");
-  app.add_option("--token", token, "shared secret actors must present (or SEEDRL_TOKEN)");
+  std::string token_file;
+  app.add_option("--token", token,
+                 "shared secret actors must present (visible to other users: prefer "
+                 "--token-file or SEEDRL_TOKEN)");
+  app.add_option("--token-file", token_file,
+                 "file holding the shared secret (first line; must not be readable by others)");
+  app.add_flag("--insecure-no-auth", socket.allow_unauthenticated,
+               "listen on a non-loopback TCP address without a token or mutual TLS");
   std::string tls_version = "1.3";
   app.add_option("--tls-cert", socket.tls.certificate,
                  "PEM certificate: TCP addresses speak TLS with it");
@@ -94,16 +106,17 @@ int main(int argc, char** argv) {
                "refuse actors without a certificate from --tls-ca");
   app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
       ->check(CLI::IsMember({"1.2", "1.3"}));
-  app.add_option("--tls-max-pending", socket.tls.max_pending_handshakes,
-                 "TLS handshakes in progress at most; more connections are closed at once "
-                 "(0: no cap; default 64)")
+  app.add_option("--max-pending-handshakes,--tls-max-pending", socket.max_pending_handshakes,
+                 "connections awaiting their handshake at most; more are closed at accept (0: no "
+                 "cap; default 64)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--tls-handshakes-per-second", socket.tls.handshakes_per_second,
-                 "new TLS connections a second per peer address after a burst of "
-                 "--tls-handshake-burst; more are closed at once (0: no limit)")
+  app.add_option("--handshakes-per-second,--tls-handshakes-per-second",
+                 socket.handshakes_per_second,
+                 "new connections a second per peer address after a burst of --handshake-burst; "
+                 "more are closed at accept (0: no limit; default 20)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--tls-handshake-burst", socket.tls.handshake_burst,
-                 "TLS handshakes per peer address at once")
+  app.add_option("--handshake-burst,--tls-handshake-burst", socket.handshake_burst,
+                 "new connections per peer address at once (default 64)")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
       ->check(CLI::Range(1, 1 << 16));
@@ -122,9 +135,12 @@ int main(int argc, char** argv) {
   try {
     cli.finish(run);
     if (listen.empty()) listen.push_back("127.0.0.1:8686");
-    if (token.empty()) {
-      if (const char* from_env = std::getenv("SEEDRL_TOKEN")) token = from_env;
-    }
+    if (!token.empty())
+      std::fprintf(stderr,
+                   "distributed_learner: warning: --token puts the secret in the process list, "
+                   "where every user of this machine can read it; use --token-file or "
+                   "SEEDRL_TOKEN\n");
+    token = resolve_token({.given = token, .file = token_file});
     socket.token = token;
     socket.tls.min_version = parse_tls_version(tls_version, "--tls-version");
     socket.idle_timeout =

@@ -311,12 +311,18 @@ TEST_CASE("SocketServer: connections beyond max_connections are told to retry la
   options.max_connections = 1;
   SocketServer server(endpoint, options);
   server.start();
+  CHECK(server.max_connections() == 1);
+  // Connections that have not completed their handshake do not count: the limit is for actors.
+  RawConnection idle_a(server.address()), idle_b(server.address());
   RawConnection first(server.address());
   handshake(first);
   RawConnection second(server.address());
+  CHECK_FALSE(second.closed_by_peer(200ms));  // admitted: its HELLO decides
+  REQUIRE(second.send(hello_frame(kToken)));
   const auto error = second.read_error();
   REQUIRE(error.has_value());
   CHECK(error->code == ErrorCode::unavailable);
+  CHECK(error->message.find("connection limit of 1 reached") != std::string::npos);
   // The client maps it to unavailable: an Actor would retry after a back-off.
   RemoteClient client(client_options(server.address()));
   CHECK(client.connect(connect_request(11, 1)).is_unavailable());

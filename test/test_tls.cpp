@@ -38,74 +38,7 @@ const TlsFiles& files() {
   return f;
 }
 
-// The server's log lines, kept for the test to wait on.
-struct Log {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  std::function<void(const std::string&)> sink() {
-    return [this](const std::string& line) {
-      std::lock_guard lock(mutex);
-      lines.push_back(line);
-    };
-  }
-  // Waits until `count` lines hold every one of `parts`.
-  bool wait_for(std::vector<std::string> parts, int count = 1,
-                std::chrono::milliseconds timeout = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      {
-        std::lock_guard lock(mutex);
-        int found = 0;
-        for (const std::string& line : lines) {
-          bool all = true;
-          for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
-          found += all ? 1 : 0;
-        }
-        if (found >= count) return true;
-      }
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
-  }
-  // The refusals of each kind of `said` said in their own line (one that holds the address and
-  // the kind's text), and those summed up in "N more connections were refused" lines, once every
-  // one of `total` is either said or summed (or at the timeout).
-  struct Refusals {
-    std::vector<int> said;
-    int summed = 0;
-    int total() const { return summed + std::accumulate(said.begin(), said.end(), 0); }
-  };
-  Refusals wait_for_refusals(const std::string& address, const std::vector<std::string>& said,
-                             int total, std::chrono::milliseconds timeout = 10s) {
-    Refusals r;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      r = Refusals{std::vector<int>(said.size(), 0), 0};
-      {
-        std::lock_guard lock(mutex);
-        for (const std::string& line : lines) {
-          if (const auto more = line.find(" more connection"); more != std::string::npos) {
-            r.summed += std::stoi(line.substr(0, more));
-            continue;
-          }
-          if (line.find(address) != 0) continue;
-          for (std::size_t k = 0; k < said.size(); ++k) {
-            if (line.find(said[k]) != std::string::npos) ++r.said[k];
-          }
-        }
-      }
-      if (r.total() >= total) break;
-      std::this_thread::sleep_for(20ms);
-    }
-    return r;
-  }
-  std::string text() {
-    std::lock_guard lock(mutex);
-    std::string all;
-    for (const std::string& l : lines) all += l + "\n";
-    return all;
-  }
-};
+using Log = ServerLog;
 
 SocketServerOptions tls_server(Log* log = nullptr) {
   SocketServerOptions o = server_options();
@@ -205,14 +138,14 @@ TEST_CASE("TLS options: each bad file or setting is refused, naming it and what 
   s.tls.client_ca = f.ca;
   refuse(s, "TLS settings without a certificate");
   s = tls_server();
-  s.tls.handshakes_per_second = -1.0;
-  refuse(s, "SocketServerOptions.tls.handshakes_per_second must be finite and >= 0");
+  s.handshakes_per_second = -1.0;
+  refuse(s, "SocketServerOptions.handshakes_per_second must be finite and >= 0");
   s = tls_server();
-  s.tls.handshake_burst = 0;
-  refuse(s, "SocketServerOptions.tls.handshake_burst must be >= 1");
+  s.handshake_burst = 0;
+  refuse(s, "SocketServerOptions.handshake_burst must be >= 1");
   s = tls_server();
-  s.tls.max_pending_handshakes = -1;
-  refuse(s, "SocketServerOptions.tls.max_pending_handshakes must be >= 0");
+  s.max_pending_handshakes = -1;
+  refuse(s, "SocketServerOptions.max_pending_handshakes must be >= 0");
 
   RemoteClientOptions c = tls_client(SocketAddress::parse("127.0.0.1:1"));
   CHECK_NOTHROW(c.validate());
@@ -364,8 +297,8 @@ TEST_CASE("TLS: stalled handshakes and a flood of half-open ones are closed at t
   options.max_connections = 64;
   // The address's burst alone decides who is admitted, however slowly the run goes (no refill
   // to speak of, no cap on handshakes in progress).
-  options.tls.handshakes_per_second = 0.01;
-  options.tls.max_pending_handshakes = 0;
+  options.handshakes_per_second = 0.01;
+  options.max_pending_handshakes = 0;
   SocketServer server(endpoint, options);
   server.start();
   const SocketAddress address = server.address();
@@ -395,7 +328,7 @@ TEST_CASE("TLS: stalled handshakes and a flood of half-open ones are closed at t
   CHECK(server.stats().refused_at_accept == 37);
   const Log::Refusals refusals = log.wait_for_refusals(
       "127.0.0.1:",
-      {"refused before the TLS handshake: more than 64 handshakes at once or 0.01 a second from "
+      {"refused at accept: more than 64 connections at once or 0.01 a second from "
        "127.0.0.1",
        "no TLS handshake within 1 s of connecting"},
       100);
@@ -416,8 +349,8 @@ TEST_CASE("TLS: a flood from one address is refused before any TLS work, in a fe
   SocketServerOptions options = tls_server(&log);
   options.handshake_timeout = 10s;  // only the refusals at accept close within the test
   options.max_connections = 128;
-  options.tls.handshake_burst = 3;
-  options.tls.handshakes_per_second = 0.01;  // no refill to speak of, however slow the run
+  options.handshake_burst = 3;
+  options.handshakes_per_second = 0.01;  // no refill to speak of, however slow the run
   SocketServer server(endpoint, options);
   server.start();
   const SocketAddress address = server.address();
@@ -438,9 +371,8 @@ TEST_CASE("TLS: a flood from one address is refused before any TLS work, in a fe
   // for each second that had more: every refusal is either said or counted.
   const Log::Refusals refusals = log.wait_for_refusals(
       "127.0.0.1:",
-      {": refused before the TLS handshake: more than 3 handshakes at once or 0.01 a second from "
-       "127.0.0.1"},
-      28, 5s);
+      {": refused at accept: more than 3 connections at once or 0.01 a second from 127.0.0.1"}, 28,
+      5s);
   CHECK(refusals.total() == 28);
   CHECK(refusals.said[0] >= 10);  // the first second's 10
   CHECK(refusals.summed >= 1);    // 28 refusals in well under a second: the rest summed up
@@ -451,7 +383,7 @@ TEST_CASE("TLS: handshakes in progress are capped; the cap frees as they end") {
   FakeEndpoint endpoint;
   SocketServerOptions options = tls_server(&log);
   options.handshake_timeout = 500ms;
-  options.tls.max_pending_handshakes = 2;
+  options.max_pending_handshakes = 2;
   SocketServer server(endpoint, options);
   server.start();
   const SocketAddress address = server.address();
@@ -461,7 +393,7 @@ TEST_CASE("TLS: handshakes in progress are capped; the cap frees as they end") {
   RawConnection third(address);
   CHECK(third.closed_by_peer(2s));
   CHECK(server.stats().refused_at_accept == 1);
-  CHECK(log.wait_for({"refused before the TLS handshake: 2 handshakes are in progress"}));
+  CHECK(log.wait_for({"refused at accept: 2 connections are awaiting their handshake"}));
   // At the deadline the stalled ones are closed, and an actor gets in.
   CHECK(stalled_a.closed_by_peer(5s));
   CHECK(stalled_b.closed_by_peer(5s));

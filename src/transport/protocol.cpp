@@ -104,8 +104,10 @@ void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence) 
   patch_length(out, start);
 }
 
-Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
-  Cursor in(payload, "HELLO");
+namespace {
+
+// A HELLO's magic and token, in front of the rest.
+Verdict get_hello_token(Cursor& in, std::string_view* token_out) {
   const std::uint8_t* magic = nullptr;
   if (!in.take(kMagic.size(), &magic)) return in.truncated("magic");
   if (std::memcmp(magic, kMagic.data(), kMagic.size()) != 0) {
@@ -119,7 +121,22 @@ Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
                                                 " bytes (at most ", kMaxTokenBytes, ")"));
   }
   if (!in.take(token_bytes, &token)) return in.truncated("token");
-  out->token.assign(reinterpret_cast<const char*>(token), token_bytes);
+  *token_out = std::string_view(reinterpret_cast<const char*>(token), token_bytes);
+  return Verdict::ok();
+}
+
+}  // namespace
+
+Verdict decode_hello_token(std::span<const std::uint8_t> payload, std::string_view* token) {
+  Cursor in(payload, "HELLO");
+  return get_hello_token(in, token);
+}
+
+Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out) {
+  Cursor in(payload, "HELLO");
+  std::string_view token;
+  if (Verdict v = get_hello_token(in, &token); !v.is_ok()) return v;
+  out->token.assign(token);
   std::uint8_t evaluation = 0;
   if (!in.get(&out->run_id) || !in.get(&out->num_envs) || !in.get(&evaluation)) {
     return in.truncated("run id, environment count and evaluation flag");

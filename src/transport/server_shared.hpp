@@ -4,10 +4,11 @@
 // Owned jointly, through shared_ptr, by the server and every session, so that a session whose
 // step is still with the endpoint after stop() can finish on its own (socket_session.hpp).
 //
-// Thread-safety: `endpoint`, `options` and, once start() has returned, `address` are read by any
-// thread; the members guarded by a mutex say which (SEEDRL_GUARDED_BY); `stopping`, `stop_reason`
-// and the counters are atomics. The acceptors, the sweep timer, `work`, `threads` and `started`
-// belong to start() and stop() (and, between them, to handlers on the I/O threads).
+// Thread-safety: `endpoint`, `options` and, once start() has returned, `address` and
+// `max_connections` are read by any thread; the members guarded by a mutex say which
+// (SEEDRL_GUARDED_BY); `stopping`, `stop_reason` and the counters are atomics. The acceptors, the
+// sweep timer, `work`, `threads` and `started` belong to start() and stop() (and, between them, to
+// handlers on the I/O threads).
 #pragma once
 
 #include <atomic>
@@ -21,8 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "admission.hpp"
 #include "asio.hpp"
-#include "handshake_limiter.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "tls.hpp"
@@ -55,16 +56,24 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   const StepSpec spec;  // the endpoint's, read once
   // The TLS context of a TLS listener (options.tls), built once; read by the accept loop.
   std::optional<boost::asio::ssl::context> tls;
-  // A TLS listener's admission (flood control) and its refusals' log (handshake_limiter.hpp).
-  transport_detail::HandshakeLimiter handshake_limiter{options.tls.max_pending_handshakes,
-                                                       options.tls.handshakes_per_second,
-                                                       options.tls.handshake_burst};
-  transport_detail::RefusalLog refusal_log{10, [this](const std::string& line) { log(line); }};
+  // Admission before authentication (flood control) and the log of refusals before a WELCOME
+  // (admission.hpp).
+  transport_detail::AdmissionLimiter admission{
+      options.max_pending_handshakes, options.handshakes_per_second, options.handshake_burst};
+  transport_detail::RefusalLog refusal_log{kRefusalLinesPerSecond,
+                                           [this](const std::string& line) { log(line); }};
+  static constexpr int kRefusalLinesPerSecond = 10;
+  // options.max_connections, or less where the open-file limit leaves less room (start()).
+  std::int32_t max_connections = 0;
   SocketAddress address;
   boost::asio::io_context io;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_acceptor;
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor;
+  // After a failed accept (out of file descriptors, say), the acceptor waits this long before it
+  // tries again, doubling up to a second; a success resets it. Accept handlers only.
+  std::optional<boost::asio::steady_timer> accept_retry;
+  std::chrono::milliseconds accept_backoff{0};
   Strand sweep_strand;  // the sweep's handler and stop()'s cancel never run at once
   boost::asio::steady_timer sweep_timer;
   std::vector<std::thread> threads;
@@ -85,9 +94,23 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
 
   std::atomic<std::int64_t> accepted{0}, handshakes{0}, refused{0}, refused_at_accept{0}, steps{0},
       bytes_received{0}, bytes_sent{0};
+  std::atomic<std::int32_t> connected{0};  // sessions past their WELCOME (max_connections)
 
+  /// Every line the server says, with what a peer sent escaped (admission.hpp).
   void log(const std::string& line) const {
-    if (options.log) options.log(line);
+    if (options.log) options.log(transport_detail::escape_peer_text(line));
+  }
+  /// A line about a connection refused before its WELCOME: a flood of them says a few a second.
+  void log_refusal(const std::string& line) { refusal_log(line, std::chrono::steady_clock::now()); }
+
+  /// Counts a session that completed its handshake against max_connections; false when the
+  /// limit is reached (then nothing is counted).
+  bool count_connection() {
+    std::int32_t n = connected.load();
+    do {
+      if (n >= max_connections) return false;
+    } while (!connected.compare_exchange_weak(n, n + 1));
+    return true;
   }
 
   /// Queues `handler` on `strand`; false once the I/O threads are gone.
@@ -139,8 +162,14 @@ struct SocketServer::Shared : std::enable_shared_from_this<SocketServer::Shared>
   /// Accepts connections on `acceptor` (on the I/O threads) until it is closed.
   template <class Protocol>
   void accept(typename Protocol::acceptor& acceptor);
-  bool admit_tls(boost::asio::ip::tcp::socket& socket,
-                 transport_detail::HandshakeLimiter::Slot& slot);
+  /// After a failed accept: says why (rate-limited) and accepts again after the back-off.
+  template <class Protocol>
+  void accept_after_error(typename Protocol::acceptor& acceptor,
+                          const boost::system::error_code& ec);
+  /// A new connection's admission (admission.hpp): false when it was refused and closed.
+  template <class Socket>
+  bool admit(Socket& socket, const std::string& peer, const std::string& peer_address,
+             transport_detail::AdmissionLimiter::Slot& slot);
   /// Every few milliseconds, asks each session to close if it waited too long (on its strand).
   void arm_sweep();
 };

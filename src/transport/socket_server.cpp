@@ -12,12 +12,17 @@
 // I/O threads and reach sessions only by posting to their strands.
 #include "seedrl/transport/socket_server.hpp"
 
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <type_traits>
 
 #include "seedrl/core/error.hpp"
@@ -46,6 +51,13 @@ void SocketServerOptions::validate(std::string_view owner) const {
   SEEDRL_REQUIRE(shutdown_grace.count() >= 0, owner, ": shutdown_grace must be >= 0");
   SEEDRL_REQUIRE(io_threads >= 1 && io_threads <= 256, owner, ": io_threads must be 1 to 256, got ",
                  io_threads);
+  SEEDRL_REQUIRE(max_pending_handshakes >= 0, owner,
+                 ".max_pending_handshakes must be >= 0 (0: no cap), got ", max_pending_handshakes);
+  SEEDRL_REQUIRE(std::isfinite(handshakes_per_second) && handshakes_per_second >= 0.0, owner,
+                 ".handshakes_per_second must be finite and >= 0 (0: no limit), got ",
+                 handshakes_per_second);
+  SEEDRL_REQUIRE(handshake_burst >= 1, owner, ".handshake_burst must be >= 1, got ",
+                 handshake_burst);
   tls.validate(owner);
   SEEDRL_REQUIRE(!tls.enabled() || !SocketAddress::parse(listen).is_unix(), owner,
                  ": TLS is for TCP listeners; '", listen,
@@ -64,14 +76,26 @@ std::string SocketServerOptions::mode() const {
 
 namespace {
 
-std::string peer_name(const asio::ip::tcp::socket& socket, std::uint64_t id) {
+// A connection's name in the log, and the address its admission is counted by: a TCP peer's IP,
+// a Unix peer's user id (every Unix peer is on this machine; what tells them apart is who runs
+// them).
+struct Peer {
+  std::string name, address;
+};
+
+Peer peer_of(const asio::ip::tcp::socket& socket, std::uint64_t id) {
   error_code ec;
   const auto remote = socket.remote_endpoint(ec);
-  if (ec) return str_cat("connection ", id);
-  return str_cat(remote.address().to_string(), ":", remote.port());
+  if (ec) return {str_cat("connection ", id), "unknown"};
+  const std::string ip = remote.address().to_string();
+  return {str_cat(ip, ":", remote.port()), ip};
 }
-std::string peer_name(const asio::local::stream_protocol::socket&, std::uint64_t id) {
-  return str_cat("unix connection ", id);
+Peer peer_of(asio::local::stream_protocol::socket& socket, std::uint64_t id) {
+  ucred credentials{};
+  socklen_t size = sizeof credentials;
+  const bool known =
+      ::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0;
+  return {str_cat("unix connection ", id), known ? str_cat("uid ", credentials.uid) : "unknown"};
 }
 
 }  // namespace
@@ -82,29 +106,21 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
   acceptor.async_accept(
       strand, [this, &acceptor, strand](const error_code& ec, typename Protocol::socket socket) {
         if (ec == asio::error::operation_aborted || stopping) return;
-        if (ec) {  // e.g. out of file descriptors: say so, keep accepting
-          log(str_cat("accept failed: ", ec.message()));
-          accept<Protocol>(acceptor);
-          return;
-        }
-        transport_detail::HandshakeLimiter::Slot handshake;
-        if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
-          error_code ignored;
-          socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-          if (tls && !admit_tls(socket, handshake)) {
-            accept<Protocol>(acceptor);
-            return;
-          }
-        }
-        bool over_limit = false;
+        if (ec) return accept_after_error<Protocol>(acceptor, ec);
+        accept_backoff = std::chrono::milliseconds(0);
         std::uint64_t id = 0;
         {
           MutexLock lock(sessions_mutex);
-          over_limit = sessions.size() >= static_cast<std::size_t>(options.max_connections);
           id = ++next_session;
         }
         ++accepted;
-        std::string peer = peer_name(socket, id);
+        Peer peer = peer_of(socket, id);
+        transport_detail::AdmissionLimiter::Slot handshake;
+        if (!admit(socket, peer.name, peer.address, handshake)) return accept<Protocol>(acceptor);
+        if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+          error_code ignored;
+          socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+        }
         // One session type for TCP and Unix connections (Asio's generic stream socket), plain or
         // TLS.
         SocketSession::Socket generic(std::move(socket));
@@ -112,8 +128,7 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
             shared_from_this(), strand,
             tls ? transport_detail::SessionStream(std::move(generic), *tls)
                 : transport_detail::SessionStream(std::move(generic)),
-            id, std::move(peer));
-        session->hold_handshake_slot(std::move(handshake));
+            id, std::move(peer.name), std::move(handshake));
         bool registered = false;
         {
           // Checked under the lock that stop() takes to list the sessions: a connection accepted
@@ -126,32 +141,44 @@ void SocketServer::Shared::accept(typename Protocol::acceptor& acceptor) {
           session->force_close();
           return;
         }
-        asio::post(strand, [session, over_limit] { session->start(over_limit); });
+        asio::post(strand, [session] { session->start(); });
         accept<Protocol>(acceptor);
       });
 }
 
-// A TLS connection's admission before any TLS work (handshake_limiter.hpp): false when it was
-// refused and closed.
-bool SocketServer::Shared::admit_tls(asio::ip::tcp::socket& socket,
-                                     transport_detail::HandshakeLimiter::Slot& slot) {
-  using Verdict = transport_detail::HandshakeLimiter::Verdict;
-  error_code ec;
-  const auto remote = socket.remote_endpoint(ec);
-  const std::string peer_ip = ec ? std::string("unknown") : remote.address().to_string();
+// Accept fails when the process is out of file descriptors (EMFILE, ENFILE) or memory; retrying at
+// once would spin a core and fill the log. Waits 5 ms, doubling up to a second.
+template <class Protocol>
+void SocketServer::Shared::accept_after_error(typename Protocol::acceptor& acceptor,
+                                              const error_code& ec) {
+  accept_backoff =
+      std::clamp(accept_backoff * 2, std::chrono::milliseconds(5), std::chrono::milliseconds(1000));
+  ++refused_at_accept;
+  log_refusal(str_cat("accept failed: ", ec.message(), "; accepting again in ",
+                      accept_backoff.count(), " ms"));
+  accept_retry->expires_after(accept_backoff);
+  accept_retry->async_wait([this, &acceptor](const error_code& e) {
+    if (e || stopping) return;
+    accept<Protocol>(acceptor);
+  });
+}
+
+template <class Socket>
+bool SocketServer::Shared::admit(Socket& socket, const std::string& peer,
+                                 const std::string& peer_address,
+                                 transport_detail::AdmissionLimiter::Slot& slot) {
+  using Verdict = transport_detail::AdmissionLimiter::Verdict;
   const auto now = std::chrono::steady_clock::now();
-  const Verdict verdict = handshake_limiter.admit(peer_ip, now, slot);
+  const Verdict verdict = admission.admit(peer_address, now, slot);
   if (verdict == Verdict::admit) return true;
   ++refused_at_accept;
-  const TlsServerOptions& o = options.tls;
   refusal_log(
       verdict == Verdict::address_over_rate
-          ? str_cat(peer_ip, ":", ec ? 0 : remote.port(),
-                    ": refused before the TLS handshake: more than ", o.handshake_burst,
-                    " handshakes at once or ", o.handshakes_per_second, " a second from ", peer_ip)
-          : str_cat(peer_ip, ":", ec ? 0 : remote.port(),
-                    ": refused before the TLS handshake: ", o.max_pending_handshakes,
-                    " handshakes are in progress (max_pending_handshakes)"),
+          ? str_cat(peer, ": refused at accept: more than ", options.handshake_burst,
+                    " connections at once or ", options.handshakes_per_second, " a second from ",
+                    peer_address, " (handshake_burst, handshakes_per_second)")
+          : str_cat(peer, ": refused at accept: ", options.max_pending_handshakes,
+                    " connections are awaiting their handshake (max_pending_handshakes)"),
       now);
   error_code ignored;
   socket.close(ignored);
@@ -197,6 +224,43 @@ SocketServer::~SocketServer() {
 
 namespace {
 
+// The open files this process has now (Linux's /proc/self/fd; 0 where it cannot tell).
+int open_files() {
+  std::error_code error;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error))
+    ++n;
+  return error ? 0 : n;
+}
+
+// Raises the open-file soft limit to the hard limit and returns max_connections, lowered (with a
+// line saying so) where the limit leaves less room: every connection is a descriptor, and so are
+// the connections awaiting their handshake, the files a run writes (checkpoints, metrics) and the
+// libraries' own.
+std::int32_t connection_budget(const SocketServerOptions& options, const std::string& where,
+                               const std::function<void(const std::string&)>& say) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return options.max_connections;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  if (limit.rlim_cur == RLIM_INFINITY) return options.max_connections;
+  constexpr std::int64_t kReserved = 64;  // the run's files, the libraries', stdio
+  const std::int64_t room = static_cast<std::int64_t>(limit.rlim_cur) - open_files() - kReserved -
+                            options.max_pending_handshakes;
+  SEEDRL_REQUIRE(room >= 1, "SocketServer: cannot listen on ", where, ": the open-file limit of ",
+                 limit.rlim_cur, " (ulimit -n; hard limit ", limit.rlim_max,
+                 ") leaves no room for actor connections");
+  if (room >= options.max_connections) return options.max_connections;
+  say(str_cat("max_connections lowered from ", options.max_connections, " to ", room, " on ", where,
+              ": the open-file limit is ", limit.rlim_cur,
+              " (raise the hard limit, ulimit -Hn, for more)"));
+  return static_cast<std::int32_t>(room);
+}
+
 // A socket file at `path`: a stale one from a crashed server is removed; one a running server
 // answers on, or any other kind of file, is an error.
 void clear_unix_path(asio::io_context& io, const std::string& path) {
@@ -220,6 +284,8 @@ void SocketServer::start() {
   Shared& s = *shared_;
   SEEDRL_REQUIRE(!s.started, "SocketServer::start: already started");
   const std::string where = s.address.to_string();
+  s.max_connections =
+      connection_budget(s.options, where, [&s](const std::string& line) { s.log(line); });
   error_code ec;
   auto check = [&](const char* step) {
     SEEDRL_REQUIRE(!ec, "SocketServer: cannot listen on ", where, ": ", step, ": ", ec.message());
@@ -244,6 +310,17 @@ void SocketServer::start() {
     SEEDRL_REQUIRE(!results.empty(), "SocketServer: cannot listen on ", where,
                    ": the host resolves to no address");
     const asio::ip::tcp::endpoint endpoint = results.begin()->endpoint();
+    const bool authenticated =
+        !s.options.token.empty() ||
+        (s.options.tls.enabled() && s.options.tls.require_client_certificate);
+    SEEDRL_REQUIRE(
+        authenticated || endpoint.address().is_loopback() || s.options.allow_unauthenticated,
+        "SocketServer: will not listen on ", where, " (", endpoint.address().to_string(),
+        ", reachable from other machines) without authentication: anyone who can reach the port "
+        "could feed the learner. Give a token (SocketServerOptions::token; --token-file or "
+        "SEEDRL_TOKEN) or mutual TLS (tls.client_ca with tls.require_client_certificate; "
+        "--tls-ca --require-client-cert), or allow it knowingly (allow_unauthenticated; "
+        "--insecure-no-auth)");
     auto& acceptor = s.tcp_acceptor.emplace(s.io);
     acceptor.open(endpoint.protocol(), ec);
     check("open");
@@ -258,6 +335,7 @@ void SocketServer::start() {
     s.address.port = acceptor.local_endpoint().port();
     s.accept<asio::ip::tcp>(acceptor);
   }
+  s.accept_retry.emplace(s.io);
   s.work.emplace(s.io.get_executor());
   s.arm_sweep();
   s.started = true;
@@ -284,6 +362,7 @@ void SocketServer::stop(ErrorCode reason) {
     error_code ignored;
     if (s.tcp_acceptor) s.tcp_acceptor->close(ignored);
     if (s.unix_acceptor) s.unix_acceptor->close(ignored);
+    if (s.accept_retry) s.accept_retry->cancel();
   });
   for (auto& session : s.live_sessions()) {
     asio::post(session->strand(), [session, reason] { session->shutdown(reason); });
@@ -320,6 +399,10 @@ SocketAddress SocketServer::address() const {
   return shared_->address;
 }
 
+std::int32_t SocketServer::max_connections() const {
+  return shared_->max_connections;
+}
+
 SocketServerStats SocketServer::stats() const {
   const Shared& s = *shared_;
   SocketServerStats out;
@@ -327,6 +410,7 @@ SocketServerStats SocketServer::stats() const {
   out.handshakes = s.handshakes;
   out.refused_at_accept = s.refused_at_accept;
   out.refused = s.refused;
+  out.pending = s.admission.pending();
   out.steps = s.steps;
   out.bytes_received = s.bytes_received;
   out.bytes_sent = s.bytes_sent;

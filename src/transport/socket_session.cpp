@@ -1,5 +1,6 @@
-// SocketSession: the phases and transitions of socket_session.hpp, one handler at a time on the
-// session's strand.
+// SocketSession: the phases and transitions of socket_session.hpp from the WELCOME on (steps,
+// writing, closing) and the deadlines of every phase, one handler at a time on the session's
+// strand; the phases before the WELCOME are in socket_session_handshake.cpp.
 #include "socket_session.hpp"
 
 #include <algorithm>
@@ -39,80 +40,27 @@ ErrorFrame shutdown_error(ErrorCode reason) {
 }  // namespace
 
 SocketSession::SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand,
-                             SessionStream stream, std::uint64_t id, std::string peer)
+                             SessionStream stream, std::uint64_t id, std::string peer,
+                             AdmissionLimiter::Slot admission)
     : shared_(std::move(shared)),
       strand_(std::move(strand)),
       stream_(std::move(stream)),
       id_(id),
-      peer_(std::move(peer)) {}
+      peer_(std::move(peer)),
+      admission_(std::move(admission)),
+      handshake_deadline_ns_(now_ns() + nanoseconds(shared_->options.handshake_timeout)) {}
 
-void SocketSession::start(bool over_limit) {
-  if (stream_.tls()) {
-    over_limit_ = over_limit;
-    return await_tls();
-  }
-  begin(over_limit);
-}
-
-void SocketSession::begin(bool over_limit) {
-  if (over_limit) {
-    fail({ErrorCode::unavailable, str_cat("connection limit of ", shared_->options.max_connections,
-                                          " reached; retry later")});
-    return;
-  }
+void SocketSession::start() {
+  if (stream_.tls()) return await_tls();
   read_header();
 }
 
-// ---- TLS ----
-
-void SocketSession::await_tls() {
-  phase_ = Phase::tls_handshake;
-  deadline_ns_ = now_ns() + nanoseconds(shared_->options.handshake_timeout);
-  read_pending_ = true;
-  stream_.socket().async_wait(Socket::wait_read,
-                              [self = self()](const error_code& ec) { self->on_first_bytes(ec); });
-}
-
-// A TLS client starts with a handshake record: content type 22, then version 3.1 to 3.4. A HELLO
-// frame cannot start so: its length (4 KiB at most before the handshake) has a third byte of 0.
-void SocketSession::on_first_bytes(const error_code& ec) {
-  read_pending_ = false;
-  if (phase_ != Phase::tls_handshake) return;  // closed meanwhile (timeout, stop)
-  std::array<std::uint8_t, 3> first{};
-  error_code peek;
-  const std::size_t n =
-      ec ? 0 : stream_.socket().receive(asio::buffer(first), Socket::message_peek, peek);
-  if (ec || peek || n == 0) {
-    shared_->refusal_log(str_cat(peer_, ": closed before the TLS handshake"),
-                         std::chrono::steady_clock::now());
-    return close_now();
+void SocketSession::log_event(const std::string& line) {
+  if (welcomed()) {
+    shared_->log(line);
+  } else {
+    shared_->log_refusal(line);
   }
-  const bool tls =
-      first[0] == 22 && (n < 2 || first[1] == 3) && (n < 3 || (first[2] >= 1 && first[2] <= 4));
-  if (!tls) {
-    stream_.make_plain();
-    phase_ = Phase::awaiting_hello;  // the ERROR goes out in plain frames
-    return fail({ErrorCode::unauthorized,
-                 "this server speaks TLS: give the actor the CA that signed the learner's "
-                 "certificate (RemoteClientOptions::tls.ca, --tls-ca)"});
-  }
-  read_pending_ = true;
-  stream_.async_handshake([self = self()](const error_code& e) { self->on_tls_handshake(e); });
-}
-
-void SocketSession::on_tls_handshake(const error_code& ec) {
-  read_pending_ = false;
-  handshake_slot_.release();
-  if (phase_ != Phase::tls_handshake) return;  // closed meanwhile (timeout, stop)
-  if (ec) {
-    ++shared_->refused;
-    shared_->refusal_log(
-        str_cat(peer_, ": TLS handshake refused: ", tls_failure(ec, stream_.ssl())),
-        std::chrono::steady_clock::now());
-    return close_now();
-  }
-  phase_ = Phase::awaiting_hello;
-  begin(over_limit_);
 }
 
 void SocketSession::shutdown(ErrorCode reason) {
@@ -139,9 +87,8 @@ void SocketSession::sweep(std::int64_t now) {
   if (closing_phase()) return close_now();
   if (phase_ == Phase::tls_handshake) {
     ++shared_->refused;
-    shared_->refusal_log(str_cat(peer_, ": refused: no TLS handshake within ",
-                                 seconds(shared_->options.handshake_timeout), " s of connecting"),
-                         std::chrono::steady_clock::now());
+    log_event(str_cat(peer_, ": refused: no TLS handshake within ",
+                      seconds(shared_->options.handshake_timeout), " s of connecting"));
     return close_now();
   }
   if (!reading_phase()) return;  // stepping: the endpoint decides how long a step takes
@@ -162,11 +109,13 @@ void SocketSession::read_header() {
   });
 }
 
+// Before the WELCOME one deadline runs from the accept, however the peer spreads its bytes; after
+// it, each frame has idle_timeout to start arriving.
 void SocketSession::start_frame_read() {
   read_pending_ = true;
-  deadline_ns_ =
-      now_ns() + nanoseconds(phase_ == Phase::awaiting_hello ? shared_->options.handshake_timeout
-                                                             : shared_->options.idle_timeout);
+  deadline_ns_ = phase_ == Phase::awaiting_hello
+                     ? handshake_deadline_ns_
+                     : now_ns() + nanoseconds(shared_->options.idle_timeout);
 }
 
 // The read side's completion. True when it is a frame to handle; while closing, input is
@@ -257,7 +206,7 @@ void SocketSession::on_payload(const error_code& ec, std::size_t n) {
       case FrameType::step:
         return on_step(payload);
       case FrameType::goodbye:
-        shared_->log(str_cat(peer_, ": said goodbye"));
+        log_event(str_cat(peer_, ": said goodbye"));
         return close_now();
       default:
         return fail({ErrorCode::internal, "unexpected frame type"});
@@ -277,90 +226,10 @@ void SocketSession::lost(const error_code& ec, std::size_t got, std::size_t want
     return;
   }
   if (ec != asio::error::operation_aborted) {
-    shared_->log(str_cat(peer_, ": connection lost", ended ? " (closed without GOODBYE)" : "",
-                         ended ? "" : str_cat(": ", ec.message())));
+    log_event(str_cat(peer_, ": connection lost", ended ? " (closed without GOODBYE)" : "",
+                      ended ? "" : str_cat(": ", ec.message())));
   }
   close_now();
-}
-
-// ---- Handshake ----
-
-void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
-  protocol::Hello hello;
-  if (protocol::Verdict v = protocol::decode_hello(payload, &hello); !v.is_ok())
-    return fail(v.error());
-  if (!protocol::tokens_equal(hello.token, shared_->options.token)) {
-    return fail({ErrorCode::unauthorized, "wrong token"});
-  }
-  if (shared_->stopping)
-    return fail({shared_->stop_reason.load(), "the learner is shutting down; retry later"});
-
-  const StepSpec& spec = shared_->spec;
-  if (Status s = check_actor_spec(hello.spec, spec); !s.is_ok())
-    return fail({ErrorCode::invalid_request, s.message()});
-  const std::uint32_t n = hello.num_envs;
-  const protocol::StepLayout step = protocol::step_layout(n, spec);
-  if (step.frame_bytes > shared_->options.max_frame_bytes) {
-    return fail({ErrorCode::invalid_request,
-                 str_cat("a STEP of ", n, " observations of ", spec.observation.bytes(), " bytes",
-                         spec.fields.empty() ? "" : " and their declared fields", " needs ",
-                         step.frame_bytes, "-byte frames; this server accepts at most ",
-                         shared_->options.max_frame_bytes, " (max_frame_bytes)")});
-  }
-  ConnectRequest request;
-  request.run_id = hello.run_id;
-  request.num_envs = static_cast<std::int32_t>(n);
-  request.evaluation = hello.evaluation;
-  request.spec = std::move(hello.spec);
-  if (Status s = shared_->endpoint.connect(request, &connection_); !s.is_ok()) {
-    connection_ = {};
-    return fail({shared_->code_for(s), s.message()});
-  }
-  phase_ = Phase::ready;
-  ++shared_->handshakes;
-  step_layout_ = step;
-  step_frame_bytes_ = static_cast<std::uint32_t>(step.frame_bytes);
-
-  // The step request lives as long as the session; its views point into buffer_, where every
-  // STEP payload lands, so observations and fields are copied only once more: into the inference
-  // batch.
-  buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
-  auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
-  rewards_.assign(n, 0.0f);
-  box_ = spec.action.is_box();
-  actions_.assign(box_ ? 0 : std::size_t{n} * static_cast<std::size_t>(spec.action.dims()), 0);
-  box_actions_.assign(box_ ? std::size_t{n} * spec.action.low.size() : 0, 0.0f);
-  request_.connection = connection_;
-  const auto rows = std::int64_t{n};
-  request_.step.observations =
-      Tensor::from_blob(bytes + step.observations_offset, spec.observation.shape.prepend({rows}),
-                        spec.observation.dtype);
-  fields_.clear();
-  for (std::size_t k = 0; k < spec.fields.size(); ++k) {
-    const Shape shape = spec.fields[k].spec.shape.prepend({rows});
-    // A field that travels as bits is unpacked into a tensor of its own (on_step).
-    fields_.push_back(step.field_bits[k] > 0 ? Tensor::empty(shape, spec.fields[k].spec.dtype)
-                                             : Tensor::from_blob(bytes + step.field_offsets[k],
-                                                                 shape, spec.fields[k].spec.dtype));
-  }
-  request_.step.fields = fields_;
-  request_.step.rewards = rewards_;
-  request_.step.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
-  request_.actions = actions_;
-  request_.box_actions = box_actions_;
-  request_.on_complete = [this](const Status& status) { on_step_complete(status); };
-
-  shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",
-                       n == 1 ? "" : "s", hello.evaluation ? " (evaluation)" : "", ", slots [",
-                       connection_.first_slot, ", ", connection_.first_slot + connection_.num_envs,
-                       ")"));
-  protocol::Welcome welcome;
-  welcome.spec = spec;
-  welcome.first_slot = static_cast<std::uint32_t>(connection_.first_slot);
-  welcome.max_frame_bytes = shared_->options.max_frame_bytes;
-  protocol::encode_welcome(next_write_, welcome, frame_.sequence);
-  flush();
-  read_header();
 }
 
 // ---- Steps ----
@@ -456,8 +325,8 @@ void SocketSession::fail(const ErrorFrame& error) {
   if (closing_phase() || phase_ == Phase::closed) return;
   const bool shutdown = error.code == ErrorCode::finished || error.code == ErrorCode::shutting_down;
   if (!shutdown) ++shared_->refused;
-  shared_->log(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
-                       "): ", error.message));
+  log_event(str_cat(peer_, shutdown ? ": closed (" : ": refused (", protocol::name(error.code),
+                    "): ", error.message));
   protocol::encode_error(next_write_, error, frame_.sequence, error_version_);
   phase_ = Phase::sending_error;
   deadline_ns_ = now_ns() + nanoseconds(kDrainTime);
@@ -484,8 +353,10 @@ void SocketSession::close_now() {
   if (phase_ == Phase::closed) return;
   phase_ = Phase::closed;
   stream_.close();
-  handshake_slot_.release();
+  admission_.release();
   release_slots();
+  if (counted_) --shared_->connected;
+  counted_ = false;
   shared_->forget(id_);
 }
 

@@ -5,8 +5,8 @@
 // Phases (Phase below; every handler runs on the session's strand and acts by phase):
 //
 //   tls_handshake    (TLS listeners) the peer's first bytes, then the TLS handshake, are awaited
-//                    (handshake_timeout covers both and the HELLO after them)
-//   awaiting_hello   a HELLO is being read (handshake_timeout; frames of at most 4 KiB)
+//   awaiting_hello   a HELLO is being read (frames of at most 4 KiB)
+//                    (one deadline, handshake_timeout after the accept, covers both phases)
 //   ready            connected, the actor's slots reserved; the next frame is being read
 //                    (idle_timeout)
 //   stepping         a STEP is with the endpoint; nothing is read until it answers (lock-step)
@@ -21,9 +21,10 @@
 // other event leaves the phase as it is.
 //
 //   tls_handshake:
-//     first bytes are not a TLS record (a plain client)   ERROR (unauthorized), plain ->
-//     sending_error handshake done (over the connection limit: ERROR)    read the HELLO          ->
-//     awaiting_hello handshake fails, timeout (sweep), stop(), peer gone  log, close -> closed
+//     first bytes are not a TLS record (a plain client)  ERROR (unauthorized), plain ->
+//     sending_error handshake done                                     read the HELLO        ->
+//     awaiting_hello handshake fails, timeout (sweep), stop(), peer gone  log, close          ->
+//     closed
 //
 //   awaiting_hello, ready:
 //     timeout (sweep), stop()                     ERROR                    -> sending_error
@@ -31,7 +32,9 @@
 //     the peer closes mid-frame                   ERROR (malformed)        -> sending_error
 //     GOODBYE, the peer closes, connection lost   close                    -> closed
 //   awaiting_hello:
-//     HELLO accepted, slots reserved              WELCOME, read a frame    -> ready
+//     HELLO accepted (the token first), under max_connections, slots reserved
+//                                                 WELCOME, read a frame    -> ready
+//     a wrong token, max_connections reached      ERROR                    -> sending_error
 //     a STEP                                      ERROR                    -> sending_error
 //   ready:
 //     STEP decoded                                endpoint.submit          -> stepping
@@ -55,6 +58,10 @@
 // it, `submitted` from endpoint.submit until the answer is handled. It is not a phase because the
 // connection can close while the endpoint still has the step (a write fails, stop() runs out of
 // grace): the endpoint forbids disconnecting then, so the slots are freed when the answer comes.
+//
+// Until its WELCOME a connection holds a slot of the listener's admission (admission.hpp) and
+// its refusals go through the listener's rate-limited refusal log; from its WELCOME it counts
+// against max_connections.
 //
 // A session with a step submitted is kept alive by the request's completion (submitted_self_),
 // which may arrive after the I/O threads have stopped: then it frees the slots on the endpoint's
@@ -84,17 +91,15 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   using Socket = boost::asio::generic::stream_protocol::socket;
   using Strand = SocketServer::Shared::Strand;
 
+  /// `admission`: the listener's count of this connection until its WELCOME (admission.hpp).
+  /// The handshake deadline runs from here.
   SocketSession(std::shared_ptr<SocketServer::Shared> shared, Strand strand, SessionStream stream,
-                std::uint64_t id, std::string peer);
+                std::uint64_t id, std::string peer, AdmissionLimiter::Slot admission);
 
   const Strand& strand() const { return strand_; }
 
-  /// Starts reading the HELLO (after the TLS handshake on a TLS listener), or refuses the
-  /// connection (unavailable) when over the limit.
-  void start(bool over_limit);
-  /// The listener's count of this connection's TLS handshake (handshake_limiter.hpp), released
-  /// when the handshake ends or the connection closes. Before start().
-  void hold_handshake_slot(HandshakeLimiter::Slot slot) { handshake_slot_ = std::move(slot); }
+  /// Starts reading the HELLO (after the TLS handshake on a TLS listener).
+  void start();
   /// Tells the peer why the server stops and closes; a step with the endpoint is answered first.
   void shutdown(protocol::ErrorCode reason);
   /// Closes a session past its deadline: handshake or idle timeout, or the drain time.
@@ -125,7 +130,6 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   void await_tls();
   void on_first_bytes(const boost::system::error_code& ec);
   void on_tls_handshake(const boost::system::error_code& ec);
-  void begin(bool over_limit);
 
   // Reading (awaiting_hello, ready).
   void read_header();
@@ -136,6 +140,9 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   void lost(const boost::system::error_code& ec, std::size_t got, std::size_t wanted);
 
   void on_hello(std::span<const std::uint8_t> payload);
+  // Before the WELCOME the peer is not authenticated: its refusals are rate-limited.
+  bool welcomed() const { return counted_; }
+  void log_event(const std::string& line);
 
   // Steps.
   void on_step(std::span<const std::uint8_t> payload);
@@ -161,14 +168,15 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   const std::string peer_;
 
   Phase phase_ = Phase::awaiting_hello;
-  bool over_limit_ = false;                // refuse once the TLS handshake lets an ERROR through
-  HandshakeLimiter::Slot handshake_slot_;  // while the TLS handshake is in progress
+  AdmissionLimiter::Slot admission_;          // until the WELCOME
+  const std::int64_t handshake_deadline_ns_;  // the accept plus handshake_timeout
+  bool counted_ = false;  // counted against max_connections (from the WELCOME to the close)
   StepRequestState step_state_ = StepRequestState::idle;
   bool read_pending_ = false;   // the read side: a read (frame or drain) is outstanding
   bool write_pending_ = false;  // the write side: writing_buffer_ is being written
-  // When the phase has waited too long: a frame read's start plus the handshake or idle timeout
-  // (awaiting_hello, ready); the ERROR's queuing plus the drain time (sending_error, draining).
-  // None before start() begins the first read.
+  // When the phase has waited too long: the handshake deadline (tls_handshake, awaiting_hello), a
+  // frame read's start plus the idle timeout (ready), the ERROR's queuing plus the drain time
+  // (sending_error, draining). None before start() begins the first read.
   std::int64_t deadline_ns_ = std::numeric_limits<std::int64_t>::max();
   protocol::ErrorCode shutdown_reason_ = protocol::ErrorCode::shutting_down;  // shutdown_after_step
 

@@ -1,5 +1,6 @@
 // Helpers for the transport tests: a scriptable InferenceEndpoint, a raw socket that speaks bytes
-// (well-formed or not) to a SocketServer, and the settings and buffers of a well-behaved actor.
+// (well-formed or not) to a SocketServer, the settings and buffers of a well-behaved actor, and a
+// server log that a test waits on.
 #pragma once
 
 #include <netinet/in.h>
@@ -15,8 +16,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime_fixtures.hpp"
@@ -326,6 +330,76 @@ struct ClientBuffers : StepBuffers {
     for (std::int64_t e = 0; e < observations.shape()[0]; ++e)
       observations.data<float>()[2 * e] = value;
     return client.step(record(), actions);
+  }
+};
+
+// The server's log lines, kept for the test to wait on.
+struct ServerLog {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& line) {
+      std::lock_guard lock(mutex);
+      lines.push_back(line);
+    };
+  }
+  // Waits until `count` lines hold every one of `parts`.
+  bool wait_for(std::vector<std::string> parts, int count = 1,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard lock(mutex);
+        int found = 0;
+        for (const std::string& line : lines) {
+          bool all = true;
+          for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
+          found += all ? 1 : 0;
+        }
+        if (found >= count) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+  // The refusals of each kind of `said` said in their own line (one that holds the address and
+  // the kind's text), and those summed up in "N more connections were refused" lines, once every
+  // one of `total` is either said or summed (or at the timeout).
+  struct Refusals {
+    std::vector<int> said;
+    int summed = 0;
+    int total() const { return summed + std::accumulate(said.begin(), said.end(), 0); }
+  };
+  Refusals wait_for_refusals(const std::string& address, const std::vector<std::string>& said,
+                             int total,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    Refusals r;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      r = Refusals{std::vector<int>(said.size(), 0), 0};
+      {
+        std::lock_guard lock(mutex);
+        for (const std::string& line : lines) {
+          if (const auto more = line.find(" more connection"); more != std::string::npos) {
+            r.summed += std::stoi(line.substr(0, more));
+            continue;
+          }
+          if (line.find(address) != 0) continue;
+          for (std::size_t k = 0; k < said.size(); ++k) {
+            if (line.find(said[k]) != std::string::npos) ++r.said[k];
+          }
+        }
+      }
+      if (r.total() >= total) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return r;
+  }
+  std::string text() {
+    std::lock_guard lock(mutex);
+    std::string all;
+    for (const std::string& l : lines) all += l + "\n";
+    return all;
   }
 };
 

@@ -177,6 +177,10 @@ Verdict decode_header(std::span<const std::uint8_t> bytes, std::uint32_t max_fra
 
 void encode_hello(std::string& out, const Hello& hello, std::uint32_t sequence = 0);
 Verdict decode_hello(std::span<const std::uint8_t> payload, Hello* out);
+/// The token of a HELLO payload and nothing after it (its magic, then the token), so that a server
+/// checks the secret before it parses anything else an unauthenticated peer sent. `token` views
+/// `payload`.
+Verdict decode_hello_token(std::span<const std::uint8_t> payload, std::string_view* token);
 
 void encode_welcome(std::string& out, const Welcome& welcome, std::uint32_t sequence = 0);
 Verdict decode_welcome(std::span<const std::uint8_t> payload, Welcome* out);

@@ -37,20 +37,40 @@ struct SocketServerOptions {
   /// Where to listen (see SocketAddress). Binds 127.0.0.1 unless told otherwise.
   std::string listen = "127.0.0.1:8686";
   /// Shared secret actors must present. Empty accepts actors that present an empty token.
+  /// transport/token.hpp reads it from a file or the environment.
   std::string token;
+  /// Listen on a TCP address that is not loopback although actors need no token and no
+  /// certificate (token empty, no tls.require_client_certificate): anyone who can reach the port
+  /// may then feed the learner. start() refuses such a listener unless this is set.
+  bool allow_unauthenticated = false;
   /// Largest frame accepted after the handshake; a STEP of the configured observations must fit.
   std::uint32_t max_frame_bytes = protocol::kDefaultMaxFrameBytes;
+  /// Actors connected at once (connections that completed the handshake); one more is refused
+  /// with an ERROR (unavailable) after its token was checked. start() lowers it where the
+  /// process's open-file limit (raised to its hard limit first) leaves less room, and says so.
   std::int32_t max_connections = 1024;
   /// A connected actor that sends nothing for this long (while no step of it is in flight) is
   /// closed with an idle_timeout error.
   std::chrono::milliseconds idle_timeout{60'000};
-  /// Time a new connection has to complete its HELLO.
+  /// Time a new connection has from its accept to its WELCOME (the TLS handshake and the HELLO
+  /// included), however slowly it sends.
   std::chrono::milliseconds handshake_timeout{10'000};
+  /// Admission before authentication, decided at accept before any work on the connection:
+  /// connections that have not completed their handshake yet (they do not count against
+  /// max_connections) are at most max_pending_handshakes (0: no cap), and each peer address (TCP:
+  /// its IP; a Unix socket: the peer's user id) may open handshake_burst at once, then
+  /// handshakes_per_second (0: no limit). A connection over either is closed at once, and the
+  /// refusals are logged at most a few lines a second (SocketServerStats::refused_at_accept).
+  int max_pending_handshakes = 64;
+  double handshakes_per_second = 20.0;
+  int handshake_burst = 64;
   /// How long stop() waits for in-flight steps to be answered before it closes what is left.
   std::chrono::milliseconds shutdown_grace{2'000};
   std::int32_t io_threads = 1;
-  /// Receives one line per connection event (accepted, refused and why, closed). Called from the
-  /// server's threads; must be thread-safe. Empty: silent.
+  /// Receives one line per connection event (accepted, refused and why, closed). Refusals of
+  /// connections that have not completed their handshake are limited to a few lines a second (the
+  /// rest summed up); bytes a peer sent are escaped (\xNN). Called from the server's threads; must
+  /// be thread-safe. Empty: silent.
   std::function<void(const std::string&)> log;
   /// TLS on a TCP listener (transport/tls_options.hpp); off while tls.certificate is empty.
   TlsServerOptions tls;
@@ -67,10 +87,11 @@ struct SocketServerStats {
   std::int64_t handshakes = 0;  ///< connections that completed the handshake
   std::int64_t active = 0;      ///< connections open now
   std::int64_t refused = 0;     ///< connections closed with an ERROR frame for what they sent
-  /// TLS connections closed at accept, before any TLS work: over their address's handshake rate
-  /// or the cap of handshakes in progress (TlsServerOptions).
+  /// Connections closed at accept, before any work on them: over their address's rate or the cap
+  /// of handshakes in progress (SocketServerOptions::max_pending_handshakes).
   std::int64_t refused_at_accept = 0;
-  std::int64_t steps = 0;  ///< STEP frames answered with actions
+  std::int64_t pending = 0;  ///< connections open now that have not completed their handshake
+  std::int64_t steps = 0;    ///< STEP frames answered with actions
   std::int64_t bytes_received = 0;
   std::int64_t bytes_sent = 0;
 };
@@ -86,9 +107,14 @@ class SocketServer {
   SocketServer& operator=(const SocketServer&) = delete;
 
   /// Binds, listens and starts the I/O threads. Throws seedrl::Error naming the address when it
-  /// cannot listen (in use, no permission, a Unix socket path held by a running server). A stale
-  /// Unix socket file left by a crashed server is replaced.
+  /// cannot listen (in use, no permission, a Unix socket path held by a running server), and when
+  /// a TCP address other than loopback would accept actors without authentication (see
+  /// allow_unauthenticated). A stale Unix socket file left by a crashed server is replaced. Raises
+  /// the process's open-file soft limit to its hard limit.
   void start();
+  /// The connection limit in force: options.max_connections, or less where the open-file limit
+  /// leaves less room (valid after start()).
+  std::int32_t max_connections() const;
 
   /// Stops accepting, tells every connected actor why with an ERROR frame (shutting_down: the
   /// learner will come back, actors retry; finished: training is over, actors stop), waits up to

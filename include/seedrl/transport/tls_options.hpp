@@ -37,15 +37,10 @@ struct TlsServerOptions {
   std::string client_ca;
   /// Refuse actors that present no certificate signed by client_ca (needs client_ca).
   bool require_client_certificate = false;
+  /// TLS 1.3 only, or TLS 1.2 too (then only ECDHE key exchange with AEAD suites: forward
+  /// secrecy and no CBC). Flood control before the TLS work is every listener's
+  /// (SocketServerOptions::max_pending_handshakes and the per-address rate).
   TlsVersion min_version = TlsVersion::tls13;
-  /// Flood control, decided at accept before any TLS work (a handshake costs the learner about a
-  /// millisecond of a core): at most this many handshakes in progress, further connections are
-  /// closed at once; 0: no cap.
-  int max_pending_handshakes = 64;
-  /// Per peer address (IP): a burst of handshake_burst handshakes, then handshakes_per_second;
-  /// a connection over that is closed at once. 0: no limit.
-  double handshakes_per_second = 20.0;
-  int handshake_burst = 64;
 
   bool enabled() const { return !certificate.empty(); }
   /// Throws seedrl::Error naming `owner`, the file and what is wrong with it: missing or

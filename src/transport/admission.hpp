@@ -1,15 +1,18 @@
-// What a TLS listener admits before it does any TLS work, so that a flood of connections cannot
-// take the learner's cores from the actors already stepping (a TLS handshake costs the server a
+// What a listener admits before it does any work on a connection (every listener: plain TCP, TLS
+// and Unix sockets), so that a flood of connections cannot take the learner's cores, file
+// descriptors or log from the actors already stepping (a TLS handshake alone costs the server a
 // key exchange and a signature, about a millisecond of a core):
 //
-//   accept ──▶ address over its rate? ──▶ refused: closed at once, no TLS work
-//          ──▶ max_pending handshakes in progress? ──▶ refused likewise
-//          ──▶ admitted: a Slot held until the handshake ends (done, failed, timed out, closed)
+//   accept ──▶ address over its rate? ──▶ refused: closed at once
+//          ──▶ max_pending connections without a WELCOME yet? ──▶ refused likewise
+//          ──▶ admitted: a Slot held until the handshake ends (WELCOME sent, refused, timed out,
+//              closed); the connection counts against max_connections only from its WELCOME
 //
-// The rate is a token bucket per peer address (IP): `burst` handshakes at once, then `per_second`.
-// Addresses idle for a minute are forgotten (at most every few seconds, when the table is large).
-// RefusalLog says at most a few lines a second and sums up the rest (in the next second, or at
-// the listener's next sweep), so that a flood cannot fill the learner's log either.
+// The rate is a token bucket per peer address (a TCP peer's IP, a Unix peer's user id): `burst`
+// connections at once, then `per_second`. Addresses idle for a minute are forgotten (at most every
+// few seconds, when the table is large). RefusalLog says at most a few lines a second and sums up
+// the rest (in the next second, or at the listener's next sweep), so that a flood cannot fill the
+// learner's log either; escape_peer_text keeps a peer's bytes from writing lines of their own.
 //
 // Thread-safety: all members may be called from any thread (the listener's I/O threads).
 #pragma once
@@ -29,20 +32,20 @@
 
 namespace seedrl::transport_detail {
 
-class HandshakeLimiter {
+class AdmissionLimiter {
  public:
   using Clock = std::chrono::steady_clock;
   enum class Verdict { admit, too_many_pending, address_over_rate };
 
   /// `max_pending` <= 0 or `per_second` <= 0: that rule is off.
-  HandshakeLimiter(int max_pending, double per_second, int burst)
+  AdmissionLimiter(int max_pending, double per_second, int burst)
       : max_pending_(max_pending), per_second_(per_second), burst_(std::max(burst, 1)) {}
 
-  /// A handshake in progress, counted until released (or destroyed).
+  /// A connection without its WELCOME yet, counted until released (or destroyed).
   class Slot {
    public:
     Slot() = default;
-    explicit Slot(HandshakeLimiter* owner) : owner_(owner) {}
+    explicit Slot(AdmissionLimiter* owner) : owner_(owner) {}
     Slot(Slot&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)) {}
     Slot& operator=(Slot&& other) noexcept {
       if (this != &other) {
@@ -60,10 +63,10 @@ class HandshakeLimiter {
     }
 
    private:
-    HandshakeLimiter* owner_ = nullptr;
+    AdmissionLimiter* owner_ = nullptr;
   };
 
-  /// Whether a connection from `address` may start a handshake now; on admit, `slot` holds it.
+  /// Whether a connection from `address` may start its handshake now; on admit, `slot` holds it.
   Verdict admit(const std::string& address, Clock::time_point now, Slot& slot)
       SEEDRL_EXCLUDES(mutex_) {
     if (per_second_ > 0.0) {
@@ -119,6 +122,26 @@ class HandshakeLimiter {
   std::unordered_map<std::string, Bucket> buckets_ SEEDRL_GUARDED_BY(mutex_);
   Clock::time_point last_sweep_ SEEDRL_GUARDED_BY(mutex_){};
 };
+
+/// `text` with every byte that is not printable ASCII (a control character, a line end, an escape
+/// sequence, anything >= 0x7f) and every backslash written as \xNN: a line of the learner's log
+/// that quotes a peer says what the peer sent and nothing else.
+inline std::string escape_peer_text(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  return out;
+}
 
 /// Says at most `per_second` lines a second through `sink`; the lines over that are counted and
 /// summed up in one line when the next second's first line comes (or by tick()).
