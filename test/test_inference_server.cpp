@@ -180,6 +180,17 @@ TEST_CASE("InferenceServer: bad requests get invalid_argument while a good actor
   s.rewards[0] = NAN;
   CHECK(s.step(f.server, c).is_invalid_argument());
   s.rewards[0] = 0.0f;
+  // Observations that are not finite are refused, naming the environment and the element, whether
+  // or not the agent normalises them.
+  const std::int64_t last = s.observations.numel() - 1;
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    s.observations.data<float>()[last] = bad;
+    const Status refused = s.step(f.server, c);
+    CHECK(refused.is_invalid_argument());
+    CHECK(refused.message() == str_cat("environment 0: its observation holds ", bad, " at element ",
+                                       last, "; values must be finite"));
+  }
+  s.observations.data<float>()[last] = 0.0f;
   s.flags[0] = 0xFF;
   CHECK(s.step(f.server, c).is_invalid_argument());
   s.flags[0] = step_flags::kFirst | step_flags::kTerminated;

@@ -47,13 +47,14 @@ struct Probe {
 
 // Answers every environment with action = its position in the batch.
 RequestBatcher::Process numbering(std::vector<std::int64_t>* batch_frames) {
-  return [batch_frames](std::span<StepRequest* const> batch, std::int64_t frames) {
-    std::int32_t next = 0;
-    for (StepRequest* r : batch)
-      for (std::int32_t& a : r->actions) a = next++;
-    CHECK(next == frames);
-    batch_frames->push_back(frames);
-  };
+  return
+      [batch_frames](std::span<StepRequest* const> batch, std::int64_t frames, std::span<Status>) {
+        std::int32_t next = 0;
+        for (StepRequest* r : batch)
+          for (std::int32_t& a : r->actions) a = next++;
+        CHECK(next == frames);
+        batch_frames->push_back(frames);
+      };
 }
 
 }  // namespace
@@ -141,10 +142,11 @@ TEST_CASE("RequestBatcher: a batch never exceeds max_batch frames; a larger requ
 
 TEST_CASE("RequestBatcher: a throwing batch answers its requests with internal and keeps serving") {
   std::atomic<int> calls{0};
-  RequestBatcher batcher(1, 1ms, [&](std::span<StepRequest* const> batch, std::int64_t) {
-    if (calls++ == 0) throw std::runtime_error("broken invariant");
-    for (StepRequest* r : batch) r->actions[0] = 7;
-  });
+  RequestBatcher batcher(1, 1ms,
+                         [&](std::span<StepRequest* const> batch, std::int64_t, std::span<Status>) {
+                           if (calls++ == 0) throw std::runtime_error("broken invariant");
+                           for (StepRequest* r : batch) r->actions[0] = 7;
+                         });
   batcher.set_connected_frames(1);
   batcher.start();
   Probe a(1), b(1);
@@ -155,6 +157,27 @@ TEST_CASE("RequestBatcher: a throwing batch answers its requests with internal a
   batcher.submit(b.request);
   CHECK(b.wait().is_ok());
   CHECK(b.actions[0] == 7);
+}
+
+TEST_CASE("RequestBatcher: a failure that belongs to one request answers it alone") {
+  RequestBatcher batcher(
+      3, 1h, [&](std::span<StepRequest* const> batch, std::int64_t, std::span<Status> outcomes) {
+        REQUIRE(batch.size() == 3);
+        for (StepRequest* r : batch) r->actions[0] = 5;
+        outcomes[1] = Status::internal("this request's opponent set cannot act");
+      });
+  batcher.set_connected_frames(3);
+  batcher.start();
+  Probe a(1), b(1), c(1);
+  batcher.submit(a.request);
+  batcher.submit(b.request);
+  batcher.submit(c.request);
+  CHECK(a.wait().is_ok());
+  CHECK(c.wait().is_ok());
+  CHECK(a.actions[0] == 5);
+  const Status failed = b.wait();
+  CHECK(failed.code() == Status::Code::internal);
+  CHECK(failed.message() == "this request's opponent set cannot act");
 }
 
 TEST_CASE("RequestBatcher: stop answers waiting and later requests exactly once with its status") {
@@ -181,11 +204,12 @@ TEST_CASE("RequestBatcher: stop answers waiting and later requests exactly once 
 
 TEST_CASE("RequestBatcher: many threads, every request answered exactly once") {
   std::atomic<std::int64_t> served{0};
-  RequestBatcher batcher(16, 500us, [&](std::span<StepRequest* const> batch, std::int64_t frames) {
-    for (StepRequest* r : batch)
-      for (std::int32_t& a : r->actions) a = static_cast<std::int32_t>(r->connection.id);
-    served += frames;
-  });
+  RequestBatcher batcher(
+      16, 500us, [&](std::span<StepRequest* const> batch, std::int64_t frames, std::span<Status>) {
+        for (StepRequest* r : batch)
+          for (std::int32_t& a : r->actions) a = static_cast<std::int32_t>(r->connection.id);
+        served += frames;
+      });
   constexpr int kThreads = 6, kSteps = 300;
   batcher.set_connected_frames(kThreads * 2);
   batcher.start();

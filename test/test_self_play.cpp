@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "seedrl/agents/vtrace.hpp"
@@ -111,6 +112,37 @@ TEST_CASE("InferenceServer: opponent sets act with their values and masks; they 
   // The table must fit the server; box actions have no opponent sets.
   CHECK_THROWS_WITH(server.serve_opponents(std::make_shared<OpponentTable>(4)),
                     doctest::Contains("max_slots = 5"));
+}
+
+TEST_CASE("InferenceServer: an opponent set that cannot act fails only the requests it serves") {
+  OpponentServer s(4, kUnmasked);
+  s.table->put(1, preferring(s.other, 2));
+  s.table->put(2, Tensor::zeros({5}));  // values for another network: it cannot act
+  REQUIRE(s.table->assign(1, 1));       // actor A: slots 0, 1 (its opponent set 1)
+  REQUIRE(s.table->assign(3, 2));       // actor B: slots 2, 3 (its opponent set 2)
+  s.server.start();
+  Connection a, b;
+  REQUIRE(s.server.connect(test::connect_request(1, 2, 0), &a).is_ok());
+  REQUIRE(s.server.connect(test::connect_request(2, 2, 2), &b).is_ok());
+  test::StepBuffers buffers_a(2), buffers_b(2);
+  Status status_a, status_b;
+  std::thread stepping_a([&] { status_a = buffers_a.step(s.server, a); });
+  status_b = buffers_b.step(s.server, b);
+  stepping_a.join();
+  // (In one batch or two:) B's set failed B alone; A was answered, its set acting.
+  CHECK(status_a.is_ok());
+  CHECK(buffers_a.actions[1] == 2);
+  CHECK(status_b.code() == Status::Code::internal);
+  CHECK(status_b.message().find("opponent set 2 holds 5 values") != std::string::npos);
+  // A goes on; B's slots were restarted, and a set it can act with serves it again.
+  for (auto& flag : buffers_a.flags) flag = 0;
+  CHECK(buffers_a.step(s.server, a).is_ok());
+  REQUIRE(s.table->assign(3, 1));
+  CHECK(buffers_b.step(s.server, b).is_ok());
+  CHECK(buffers_b.actions[1] == 2);
+  s.server.disconnect(a);
+  s.server.disconnect(b);
+  s.server.stop();
 }
 
 TEST_CASE("InferenceServer: the learner's network computes only the rows that act for it") {

@@ -176,6 +176,55 @@ TEST_CASE("Step fields: an environment's field crosses a socket into a learner's
   CHECK(last < 0.1 * first);
 }
 
+TEST_CASE("Step fields: a field that is not finite is refused for its actor; the others go on") {
+  VTraceAgentOptions o = tiny_agent().options();
+  const VTraceAgent agent(o);
+  const StepSpec spec = step_spec(CountingFieldEnv{});
+  InferenceServerOptions inference_options;
+  inference_options.unroll_length = 4;
+  inference_options.max_batch = 4;
+  UnrollQueue queue(16);
+  FieldLearner learner(agent, make_unroll_spec(agent, spec, inference_options), queue);
+  InferenceServer<VTraceAgent, Backend> inference(agent, learner.parameters(), queue, spec,
+                                                  inference_options);
+  inference.start();
+  ServerLog log;
+  SocketServerOptions socket_options = server_options();
+  socket_options.log = log.sink();
+  SocketServer sockets(inference, socket_options);
+  sockets.start();
+  // The poisoned environment's target goes bad at its third step.
+  struct NanTarget : CountingFieldEnv {
+    StepResult step(std::int32_t action, const StepRow& row) {
+      const StepResult r = CountingFieldEnv::step(action, row);
+      if (count == 3) row.field("target").data<float>()[0] = std::nanf("");
+      return r;
+    }
+  };
+  Actor<CountingFieldEnv, RemoteClient> good(std::vector<CountingFieldEnv>(2),
+                                             RemoteClient(client_options(sockets.address())));
+  Actor<NanTarget, RemoteClient> poisoned(std::vector<NanTarget>(1),
+                                          RemoteClient(client_options(sockets.address())));
+  Status refused;
+  std::thread acting([&] { CHECK(good.run().is_ok()); });
+  std::thread poisoned_acting([&] { refused = poisoned.run(); });
+  poisoned_acting.join();  // refused for good: the actor stops with the reason
+  CHECK(refused.is_invalid_argument());
+  CHECK(refused.message().find(
+            "environment 0: its step field 'target' holds nan at element 0; values must be "
+            "finite") != std::string::npos);
+  CHECK(
+      log.wait_for({"refused (invalid request): environment 0: its step field 'target' holds "
+                    "nan at element 0"}));
+  // The good actor's unrolls keep coming.
+  for (int i = 0; i < 20; ++i) REQUIRE(learner.step(1).has_value());
+  good.stop();
+  inference.stop();
+  acting.join();
+  sockets.stop();
+  CHECK(learner.aligned());
+}
+
 TEST_CASE("Step fields: an actor whose fields differ from the learner's is refused by name") {
   const VTraceAgent agent = tiny_agent();
   const StepSpec spec = step_spec(CountingFieldEnv{});

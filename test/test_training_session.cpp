@@ -54,18 +54,19 @@ void corrupt_data(const std::string& path) {
   write_file_atomically(path, bytes);
 }
 
-// Catch with its observations replaced by NaN: the loss of every step is not finite.
+// Catch with its observations replaced by 3e38: finite (a NaN would be refused at the server),
+// but the network's sums overflow, so that the loss of every step is not finite.
 struct PoisonedCatch {
   FlattenObservation<Catch> inner;
   TensorSpec observation_spec() const { return inner.observation_spec(); }
   ActionSpec action_spec() const { return inner.action_spec(); }
   void reset(const Tensor& observation) {
     inner.reset(observation);
-    observation.flat<float>().setConstant(std::nanf(""));
+    observation.flat<float>().setConstant(3e38f);
   }
   StepResult step(std::int32_t action, const Tensor& observation) {
     const StepResult result = inner.step(action, observation);
-    observation.flat<float>().setConstant(std::nanf(""));
+    observation.flat<float>().setConstant(3e38f);
     return result;
   }
 };

@@ -20,9 +20,8 @@ class TrivialEndpoint final : public InferenceEndpoint {
         num_actions_(num_actions),
         observation_bytes_(spec_.observation.bytes()),
         batcher_(max_batch, timeout,
-                 [this](std::span<StepRequest* const> batch, std::int64_t frames) {
-                   process(batch, frames);
-                 }) {
+                 [this](std::span<StepRequest* const> batch, std::int64_t frames,
+                        std::span<Status>) { process(batch, frames); }) {
     batcher_.start();
   }
   ~TrivialEndpoint() override { stop(); }

@@ -161,4 +161,20 @@ void ObservationNormalization::apply(math::MatrixRef batch) const {
   moments->normalize(batch, batch, clip);
 }
 
+std::string normalization_text(const std::optional<ExperienceNormalizer>& normalizer) {
+  return normalizer ? normalizer->to_text() : std::string();
+}
+
+void restore_normalization(std::optional<ExperienceNormalizer>& normalizer, std::string_view text,
+                           std::string_view source) {
+  if (!normalizer) {
+    SEEDRL_REQUIRE(text.empty(), source,
+                   " has normalization statistics but the agent normalises nothing");
+    return;
+  }
+  SEEDRL_REQUIRE(!text.empty(), source,
+                 " has no normalization statistics but the agent normalises its experience");
+  normalizer->restore(text, source);
+}
+
 }  // namespace seedrl

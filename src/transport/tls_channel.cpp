@@ -33,13 +33,25 @@ TlsChannel::TlsChannel(boost::asio::ssl::context& context, int fd, const std::st
   SEEDRL_REQUIRE(BIO_new_bio_pair(&internal, kPairBytes, &network_, kPairBytes) == 1,
                  "TLS: cannot create its buffers");
   SSL_set_bio(ssl_, internal, internal);
+  // The name the learner's certificate must hold. Any failure to set it is a failure to connect:
+  // a handshake without the check would accept any certificate the CA ever signed.
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
-  if (is_ip_address(server_name)) {
-    X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str());
-  } else {
-    SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+  bool named = !server_name.empty();
+  if (named && is_ip_address(server_name)) {
+    named = X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str()) == 1;
+  } else if (named) {
     X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    SSL_set1_host(ssl_, server_name.c_str());
+    named = SSL_set_tlsext_host_name(ssl_, server_name.c_str()) == 1 &&
+            SSL_set1_host(ssl_, server_name.c_str()) == 1;
+  }
+  if (!named) {
+    SSL_free(ssl_);
+    BIO_free(network_);
+    ERR_clear_error();
+    fail(
+        "TLS: cannot require the name '", server_name,
+        "' of the learner's certificate (RemoteClientOptions::tls.server_name, --tls-server-name); "
+        "not connecting without that check");
   }
   SSL_set_connect_state(ssl_);
 }

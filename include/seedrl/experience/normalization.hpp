@@ -130,4 +130,12 @@ struct ObservationNormalization {
   void apply(math::MatrixRef batch) const;
 };
 
+/// A run's normaliser, if its agent has one, as text for a checkpoint ("" without one).
+std::string normalization_text(const std::optional<ExperienceNormalizer>& normalizer);
+/// Restores normalization_text() of a checkpoint at `source` into `normalizer`: statistics for a
+/// run that normalises nothing, and a run that normalises without statistics, are refused naming
+/// `source`.
+void restore_normalization(std::optional<ExperienceNormalizer>& normalizer, std::string_view text,
+                           std::string_view source);
+
 }  // namespace seedrl

@@ -51,6 +51,7 @@
 #include "seedrl/experience/episode_stats.hpp"
 #include "seedrl/experience/normalization.hpp"
 #include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/inference/batch_outcomes.hpp"
 #include "seedrl/inference/box_actions.hpp"
 #include "seedrl/inference/live_rows.hpp"
 #include "seedrl/inference/opponents.hpp"
@@ -82,9 +83,8 @@ class InferenceServer final : public InferenceEndpoint {
         slots_(static_cast<std::size_t>(options.max_slots)),
         rng_(options.seed),
         batcher_(options.max_batch, options.batch_timeout,
-                 [this](std::span<StepRequest* const> batch, std::int64_t frames) {
-                   process(batch, frames);
-                 }) {
+                 [this](std::span<StepRequest* const> batch, std::int64_t frames,
+                        std::span<Status> answers) { process(batch, frames, answers); }) {
     require_agent_serves(agent, spec, "InferenceServer");
     const NormalizationOptions& normalization = agent.options().normalization;
     if (normalization.any()) {
@@ -153,7 +153,7 @@ class InferenceServer final : public InferenceEndpoint {
   }
 
   void submit(StepRequest& request) override SEEDRL_EXCLUDES(mutex_) {
-    Status refused = validate_step(request, {spec_, options_.max_slots, normalize_observations_});
+    Status refused = validate_step(request, {spec_, options_.max_slots});
     if (refused.is_ok()) {
       MutexLock lock(mutex_);
       if (stopping_) {
@@ -210,21 +210,14 @@ class InferenceServer final : public InferenceEndpoint {
   /// nothing), for checkpoints. Any thread.
   std::string normalization_text() const SEEDRL_EXCLUDES(normalizer_mutex_) {
     MutexLock lock(normalizer_mutex_);
-    return normalizer_ ? normalizer_->to_text() : std::string();
+    return seedrl::normalization_text(normalizer_);
   }
   /// Restores normalization_text() from a checkpoint at `source` (a run resumes); refuses
   /// statistics that do not fit the agent's normalisation, naming `source`.
   void restore_normalization(std::string_view text, std::string_view source)
       SEEDRL_EXCLUDES(normalizer_mutex_) {
     MutexLock lock(normalizer_mutex_);
-    if (!normalizer_) {
-      SEEDRL_REQUIRE(text.empty(), source,
-                     " has normalization statistics but the agent normalises nothing");
-      return;
-    }
-    SEEDRL_REQUIRE(!text.empty(), source,
-                   " has no normalization statistics but the agent normalises its experience");
-    normalizer_->restore(text, source);
+    seedrl::restore_normalization(normalizer_, text, source);
   }
 
  private:
@@ -237,8 +230,11 @@ class InferenceServer final : public InferenceEndpoint {
   std::int64_t state_size() const { return agent_.network_config().lstm_size; }
   bool box() const { return spec_.action.is_box(); }
 
-  // One batch of requests holding `frames` environments, in the phases of the top comment.
-  void process(std::span<StepRequest* const> batch, std::int64_t frames) {
+  // One batch of requests holding `frames` environments, in the phases of the top comment. A
+  // failure of some requests' rows (an opponent set's) answers them alone; their slots restart.
+  void process(std::span<StepRequest* const> batch, std::int64_t frames,
+               std::span<Status> answers) {
+    outcomes_.begin(batch, answers);
     gather(batch, frames);
     forward();
     if (box()) {
@@ -260,11 +256,15 @@ class InferenceServer final : public InferenceEndpoint {
       }
       if (!opponent_values_.empty()) {
         opponent_acting_->act(agent_, frame_policies_, frame_flags_, opponent_values_,
-                              observations_, frame_slots_, context, frame_actions_, rng_);
+                              observations_, frame_slots_, context, frame_actions_, rng_,
+                              outcomes_);
       }
     }
     scatter(batch);
     record(batch);
+    for (const std::size_t i : outcomes_.failed_requests())
+      for (std::int32_t e = 0; e < batch[i]->connection.num_envs; ++e)
+        restart_slot(batch[i]->connection.first_slot + e, batch[i]->connection.id);
   }
 
   // One copy of each request's observations into the batch; the slots' recurrent state; a slot
@@ -386,7 +386,12 @@ class InferenceServer final : public InferenceEndpoint {
     } else if (records_q_ && outputs_ != nullptr) {
       behaviour = outputs_->q[0];
     }
-    for (const StepRequest* r : batch) {
+    for (std::size_t request = 0; request < batch.size(); ++request) {
+      const StepRequest* r = batch[request];
+      if (outcomes_.failed(request)) {  // nothing of a failed step is kept
+        row += r->connection.num_envs;
+        continue;
+      }
       for (std::int32_t e = 0; e < r->connection.num_envs; ++e, ++row) {
         const auto i = static_cast<std::size_t>(row);
         const std::int32_t slot = frame_slots_[i];
@@ -488,6 +493,7 @@ class InferenceServer final : public InferenceEndpoint {
 
   EpisodeStats episodes_;
   std::atomic<std::int64_t> training_frames_{0};
+  BatchOutcomes outcomes_;  // the batch's answers (inference thread)
   RequestBatcher batcher_;  // last: its thread is stopped before the members it uses go
 };
 

@@ -32,6 +32,7 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/inference/batch_outcomes.hpp"
 #include "seedrl/inference/staging.hpp"
 #include "seedrl/nn/network.hpp"
 
@@ -154,10 +155,13 @@ class OpponentActing {
   /// For the rows i of the batch with policies[i] >= 1 that do not wait (`flags[i]`): actions
   /// (K per row, into `actions`) of the set's values on `observations` ([1, N, obs...], on the
   /// host), honouring the rows of `context.action_mask`. A waiting row's action is left as it is.
+  /// A set that cannot act (values that do not fit the network) fails the requests of its rows
+  /// in `outcomes`; the other sets act.
   void act(const A& agent, std::span<const std::int32_t> policies,
            std::span<const std::uint8_t> flags, const std::map<std::int32_t, Tensor>& values,
            const Tensor& observations, std::span<const std::int32_t> slots,
-           const ActingContext& context, std::span<std::int32_t> actions, Rng& rng) {
+           const ActingContext& context, std::span<std::int32_t> actions, Rng& rng,
+           BatchOutcomes& outcomes) {
     const auto k = static_cast<std::size_t>(std::max<std::int64_t>(context.branches.count(), 1));
     const Tensor frames = observations[0];
     const std::int64_t row_bytes = frames.bytes() / std::max<std::int64_t>(frames.dim(0), 1);
@@ -181,7 +185,14 @@ class OpponentActing {
             mask_width, masks_.begin() + static_cast<std::ptrdiff_t>(j * mask_width));
         sub_slots_[j] = slots[rows_[j]];
       }
-      nn::Network<B>& network = load(id, set_values);
+      nn::Network<B>* loaded = nullptr;
+      try {
+        loaded = &load(id, set_values);
+      } catch (const std::exception& e) {
+        outcomes.fail_rows(rows_, Status::internal(e.what()));
+        continue;
+      }
+      nn::Network<B>& network = *loaded;
       const Tensor resets = reset_buffer_.view({1, m}, DType::u8);
       resets.fill_zero();
       const nn::NetworkOutputs& outputs =

@@ -4,6 +4,7 @@
 //                                 full, or every connected environment is waiting, or the oldest
 //                                 request has waited `timeout` (seed_rl's batcher would wait for a
 //                                 full batch forever) ──▶ process(batch) ──▶ on_complete(status)
+//                                 (each request its own outcome)
 //
 // InferenceServer runs its network in `process`; the transport benchmark plugs in a trivial
 // policy to measure transport and batching alone. Thread-safe; `process` runs on the batcher
@@ -38,8 +39,11 @@ struct BatcherStats {
 class RequestBatcher {
  public:
   /// Processes a batch of requests holding `frames` environments in total; fills their actions.
-  /// A thrown exception answers the whole batch with Status::internal.
-  using Process = std::function<void(std::span<StepRequest* const> batch, std::int64_t frames)>;
+  /// `outcomes` (one per request, ok on entry) answers each request: a failure that belongs to
+  /// one request (an opponent set of its slots that cannot act, say) is set there and answers that
+  /// request alone. A thrown exception answers the whole batch with Status::internal.
+  using Process = std::function<void(std::span<StepRequest* const> batch, std::int64_t frames,
+                                     std::span<Status> outcomes)>;
 
   RequestBatcher(std::int32_t max_batch, std::chrono::microseconds timeout, Process process)
       : max_batch_(max_batch), timeout_(timeout), process_(std::move(process)) {
@@ -142,6 +146,7 @@ class RequestBatcher {
 
   void loop() SEEDRL_EXCLUDES(mutex_) {
     std::vector<StepRequest*> batch;
+    std::vector<Status> outcomes;
     while (true) {
       std::int64_t frames = 0;
       {
@@ -180,13 +185,13 @@ class RequestBatcher {
         stats_.frames += frames;
         if (frames < max_batch_) ++stats_.timeouts;
       }
-      Status status;
+      outcomes.assign(batch.size(), Status::ok());
       try {
-        process_(batch, frames);
+        process_(batch, frames, outcomes);
       } catch (const std::exception& e) {  // a broken invariant: tell the actors, keep serving
-        status = Status::internal(e.what());
+        outcomes.assign(batch.size(), Status::internal(e.what()));
       }
-      for (StepRequest* r : batch) r->on_complete(status);
+      for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->on_complete(outcomes[i]);
     }
   }
 

@@ -1,13 +1,16 @@
 // What a step must be before it may reach an inference batch: its shapes against the server's
 // step spec (the observations, the actions' room, every declared field), and its values (finite
-// rewards, valid flags, finite observations where they are normalised). A peer's bad step is
+// rewards, valid flags, finite f32 observations and fields: a NaN would reach the network, the
+// unrolls and the learner's loss). A peer's bad step is
 // answered with Status::invalid_argument naming the part; it never disturbs the other actors
 // (inference/inference_server.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +29,24 @@ namespace seedrl {
 struct StepRequirements {
   const StepSpec& spec;
   std::int32_t max_slots = 0;
-  bool finite_observations = false;  ///< observations must be finite (they are normalised)
 };
+
+/// The index of the first value of `t` (f32) that is not finite, or -1. One pass that compilers
+/// vectorise, then a search only where there is something to find.
+inline std::int64_t first_non_finite_f32(const Tensor& t) {
+  const float* values = t.data<float>();
+  const std::int64_t n = t.numel();
+  std::uint32_t any = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, values + i, sizeof bits);
+    any |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  if (any == 0) return -1;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(values[i])) return i;
+  return -1;
+}
 
 /// Throws naming `who` unless `spec` is valid and `agent`'s network acts on its observations and
 /// actions (a box only for a BoxAgent with a Gaussian head of as many dimensions).
@@ -99,15 +118,21 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
                 spec.action.dims(), spec.action.is_branched() ? " branches" : " action", "), got ",
                 r.actions.size(), r.box_actions.empty() ? "" : " and box actions"));
   }
-  if (layout.finite_observations) {
-    const float* values = step.observations.data<float>();
-    for (std::int64_t i = 0; i < step.observations.numel(); ++i) {
-      if (!std::isfinite(values[i])) {
-        return Status::invalid_argument(
-            str_cat("environment ", i / spec.observation.shape.numel(),
-                    ": observation is not finite (observations are normalised)"));
-      }
-    }
+  auto not_finite = [&](const Tensor& t, const TensorSpec& want,
+                        std::string_view what) -> std::optional<Status> {
+    if (want.dtype != DType::f32) return std::nullopt;
+    const std::int64_t bad = first_non_finite_f32(t);
+    if (bad < 0) return std::nullopt;
+    const std::int64_t per_env = std::max<std::int64_t>(want.shape.numel(), 1);
+    return Status::invalid_argument(str_cat("environment ", bad / per_env, ": ", what, " holds ",
+                                            t.data<float>()[bad], " at element ", bad % per_env,
+                                            "; values must be finite"));
+  };
+  if (auto bad = not_finite(step.observations, spec.observation, "its observation")) return *bad;
+  for (std::size_t k = 0; k < spec.fields.size(); ++k) {
+    if (auto bad = not_finite(step.fields[k], spec.fields[k].spec,
+                              str_cat("its step field '", spec.fields[k].name, "'")))
+      return *bad;
   }
   // A legal-action mask allows an action in every branch, except at an episode's last step (a
   // full board) and at a waiting seat's step, whose actions nobody plays.
