@@ -56,10 +56,21 @@ TEST_CASE("parse_description reads back what describe writes, and names what it 
   for (const char* bad : {"", "mlp", "mlp observation [4 actions 2 lstm 0 hidden []",
                           "mlp observation [4] actions x lstm 0 hidden []",
                           "minatar observation [10, 10, 4] actions 6 lstm 0 wide",
-                          "mlp observation [4] actions 0 lstm 0 hidden [8]"}) {
+                          "mlp observation [4] actions 0 lstm 0 hidden [8]",
+                          // Numbers out of bounds, and a list too long to be a network's.
+                          "mlp observation [4] actions 2 lstm 0 hidden [2000000000]",
+                          "mlp observation [4] actions 2 lstm -1 hidden [8]",
+                          "mlp observation [4] actions 99999999999999999999 lstm 0 hidden [8]"}) {
     CHECK_THROWS_WITH_AS(nn::parse_description(bad, "file.safetensors"),
                          doctest::Contains("file.safetensors: network"), Error);
   }
+  std::string long_list = "mlp observation [4] actions 2 lstm 0 hidden [1";
+  for (int i = 0; i < 300; ++i) long_list += ",1";
+  CHECK_THROWS_WITH_AS(nn::parse_description(long_list + "]", "file.safetensors"),
+                       doctest::Contains("a list of more than 256 numbers"), Error);
+  // Dimensions whose product overflows are refused by Shape itself.
+  CHECK_THROWS_WITH_AS(Shape({1 << 30, 1 << 30, 1 << 30}), doctest::Contains("overflow 64 bits"),
+                       Error);
 }
 
 TEST_CASE("ActingOptions: text form both ways, and bad text named") {

@@ -315,6 +315,19 @@ TEST_CASE("Policy: checkpoints it cannot serve are refused by name") {
   io::save_checkpoint(unknown, net.parameters(), nullptr, {}, {{"network", "transformer 12"}});
   CHECK_THROWS_WITH_AS(Policy<>{unknown}, doctest::Contains("unknown torso 'transformer'"), Error);
 
+  // A description that asks for far more values than the file holds is refused before anything
+  // is allocated (a billion-wide layer would take the machine's memory).
+  const std::string huge = dir / "huge.safetensors";
+  io::save_checkpoint(huge, net.parameters(), nullptr, {},
+                      {{"network", "mlp observation [3] actions 2 lstm 0 hidden [1000000000]"}});
+  CHECK_THROWS_WITH_AS(Policy<>{huge}, doctest::Contains("(NetworkOptions::max_parameters)"),
+                       Error);
+  io::save_checkpoint(huge, net.parameters(), nullptr, {},
+                      {{"network",
+                        "mlp observation [1073741824, 1073741824, 1073741824] "
+                        "actions 2 lstm 0 hidden [4]"}});
+  CHECK_THROWS_WITH_AS(Policy<>{huge}, doctest::Contains("overflow"), Error);
+
   // The description and the parameters disagree: the missing tensor is named.
   const std::string mismatch = dir / "mismatch.safetensors";
   io::save_checkpoint(mismatch, net.parameters(), nullptr, {},

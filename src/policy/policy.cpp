@@ -25,6 +25,14 @@ PolicyDescription describe_checkpoint(const io::SafetensorsFile& file) {
                  ": the checkpoint does not name its network (metadata 'network'); it was not "
                  "written by a seedrl learner");
   d.network = nn::parse_description(*network, checkpoint);
+  // The network the description asks for must be of the order of the file that holds its
+  // values: a crafted description cannot make Policy allocate gigabytes for a small file. (Twice
+  // the file plus a million values: a description that merely disagrees with the file is told
+  // which tensor is missing.)
+  std::int64_t file_values = 0;
+  for (const io::SafetensorsFile::Entry& e : file.entries())
+    file_values += static_cast<std::int64_t>((e.end - e.begin) / sizeof(float));
+  d.network.max_parameters = 2 * file_values + (std::int64_t{1} << 20);
   if (d.network.box_actions()) {
     const std::string* spec = find("action_spec");
     SEEDRL_REQUIRE(

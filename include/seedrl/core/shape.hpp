@@ -24,8 +24,12 @@ class Shape {
   explicit Shape(std::span<const std::int64_t> dims) {
     SEEDRL_REQUIRE(dims.size() <= kMaxRank, "Shape: rank ", dims.size(), " exceeds the maximum of ",
                    kMaxRank);
+    std::int64_t product = 1;
     for (std::int64_t d : dims) {
       SEEDRL_REQUIRE(d >= 0, "Shape: negative dimension ", d);
+      // numel() multiplies unchecked: no shape holds more elements than an int64 counts.
+      SEEDRL_REQUIRE(!__builtin_mul_overflow(product, d, &product), "Shape: dimensions of ",
+                     dims.size(), " elements overflow 64 bits (dimension ", rank_, " is ", d, ")");
       dims_[static_cast<std::size_t>(rank_++)] = d;
     }
   }

@@ -32,12 +32,20 @@ class DescriptionReader {
     const std::string_view got = word();
     if (got != w) fail("expected '", w, "', found '", got, "'");
   }
+  /// The largest number a description holds: a size, a count, a dimension (a text from a file
+  /// may not ask for more).
+  static constexpr std::int64_t kMaxNumber = std::int64_t{1} << 30;
+  /// Lists hold at most this many numbers (layers, dimensions, branches).
+  static constexpr std::size_t kMaxList = 256;
+
   std::int64_t number() {
     skip_spaces();
     std::int64_t value = 0;
     const char* begin = text_.data() + pos_;
     const auto [end, ec] = std::from_chars(begin, text_.data() + text_.size(), value);
     if (ec != std::errc() || end == begin) fail("expected a number at offset ", pos_);
+    if (value < 0 || value > kMaxNumber)
+      fail("the number at offset ", pos_, " is outside [0, ", kMaxNumber, "]");
     pos_ += static_cast<std::size_t>(end - begin);
     return value;
   }
@@ -53,6 +61,7 @@ class DescriptionReader {
       return values;
     }
     for (;;) {
+      if (values.size() == kMaxList) fail("a list of more than ", kMaxList, " numbers");
       values.push_back(number());
       skip_spaces();
       if (pos_ < text_.size() && text_[pos_] == ',') {

@@ -62,6 +62,11 @@ class Network {
     }
     head_input_size_ = features;
     heads_ = make_heads<B>(store_, config_, features);
+    SEEDRL_REQUIRE(config_.max_parameters <= 0 || store_.flat_size() <= config_.max_parameters,
+                   "Network: ", store_.flat_size(),
+                   " parameter values (with padding) exceed the "
+                   "limit of ",
+                   config_.max_parameters, " (NetworkOptions::max_parameters)");
     store_.finalize(config_.seed);
   }
 

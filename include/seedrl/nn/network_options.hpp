@@ -64,6 +64,9 @@ struct NetworkOptions {
   std::int64_t scalars = 0;
   float initial_scalar = 0.0f;
   std::uint64_t seed = 0;  ///< parameter initialisation
+  /// Parameters at most (0: no limit), checked before any is allocated: a network built from a
+  /// file's description (Policy) may hold no more values than the file does.
+  std::int64_t max_parameters = 0;
 
   static NetworkOptions mlp(std::int64_t observation_size, std::int64_t num_actions,
                             std::vector<std::int64_t> hidden = {64, 64}) {

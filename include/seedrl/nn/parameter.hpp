@@ -74,7 +74,11 @@ class ParameterStore {
     p.fan_in = fan_in;
     p.fan_out = fan_out;
     p.offset = total_;
-    total_ += (shape.numel() + kAlignElements - 1) / kAlignElements * kAlignElements;
+    const std::int64_t padded = (shape.numel() + kAlignElements - 1) / kAlignElements *
+                                kAlignElements;  // shape.numel() < 2^63: Shape checks it
+    SEEDRL_REQUIRE(padded >= 0 && !__builtin_add_overflow(total_, padded, &total_),
+                   "ParameterStore::add('", p.name, "'): ", shape,
+                   " takes the store's size past 2^63 values");
     return p;
   }
 
