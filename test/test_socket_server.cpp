@@ -305,6 +305,28 @@ TEST_CASE("SocketServer: silent connections time out, before and after the hands
   }
 }
 
+TEST_CASE("SocketServer: a first frame with a payload of a few bytes is refused, not fatal") {
+  // (Found by fuzz_session: the receive buffer, not yet allocated, said it held 4 bytes.)
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, server_options());
+  server.start();
+  for (const std::uint32_t payload : {1u, 3u, 4u}) {
+    CAPTURE(payload);
+    std::string frame;
+    const std::uint32_t length = 8 + payload;
+    frame.append(reinterpret_cast<const char*>(&length), 4);
+    frame += std::string("\x04\x01\x00\x00\x01\x00\x00\x00", 8);  // version 4, HELLO, seq 1
+    frame.append(payload, 'S');
+    RawConnection raw(server.address());
+    REQUIRE(raw.send(frame));
+    const auto error = raw.read_error();
+    REQUIRE(error.has_value());
+    CHECK(error->code == ErrorCode::malformed);
+  }
+  RemoteClient client(client_options(server.address()));
+  CHECK(client.connect(connect_request(11, 1)).is_ok());
+}
+
 TEST_CASE("SocketServer: connections beyond max_connections are told to retry later") {
   FakeEndpoint endpoint;
   SocketServerOptions options = server_options();

@@ -33,6 +33,9 @@ namespace seedrl {
 namespace transport_detail {
 class SocketSession;
 
+/// How the log starts a line about a handler that threw (a bug; the server goes on).
+inline constexpr const char* kHandlerFault = "internal error in a connection's handler: ";
+
 /// The steady clock in nanoseconds: the sweep and the sessions' deadlines compare these.
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

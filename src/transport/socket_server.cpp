@@ -35,6 +35,7 @@ namespace seedrl {
 namespace asio = boost::asio;
 using boost::system::error_code;
 using protocol::ErrorCode;
+using transport_detail::kHandlerFault;
 using transport_detail::now_ns;
 using transport_detail::SocketSession;
 
@@ -342,7 +343,16 @@ void SocketServer::start() {
   for (int i = 0; i < s.options.io_threads; ++i) {
     s.threads.emplace_back([&s] {
       set_thread_name("seedrl-io");
-      s.io.run();
+      // A handler that throws is a bug, not a reason to end the learner: say it and serve on
+      // (its session is closed at its deadline by the sweep).
+      for (;;) {
+        try {
+          s.io.run();
+          return;
+        } catch (const std::exception& e) {
+          s.log(str_cat(kHandlerFault, e.what()));
+        }
+      }
     });
   }
   s.log(str_cat("listening on ", s.address.to_string(), " (", s.options.mode(), ")"));

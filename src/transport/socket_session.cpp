@@ -182,7 +182,7 @@ void SocketSession::on_header(const error_code& ec, std::size_t n) {
   }
   const std::size_t payload = frame_.payload_bytes();
   if (payload == 0) return on_payload({}, 0);
-  if (buffer_.bytes() < payload)
+  if (!buffer_.defined() || buffer_.bytes() < payload)
     buffer_ = Tensor::empty({static_cast<std::int64_t>(payload)}, DType::u8);
   start_frame_read();
   stream_.async_read(

@@ -80,7 +80,10 @@ class Tensor {
   std::int64_t numel() const { return shape_.numel(); }
   DType dtype() const { return dtype_; }
   Device device() const { return storage_ ? storage_->device() : Device::cpu; }
-  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * size_of(dtype_); }
+  /// Bytes of its elements; 0 for an undefined tensor (whose rank-0 shape counts one element).
+  std::size_t bytes() const {
+    return defined() ? static_cast<std::size_t>(numel()) * size_of(dtype_) : 0;
+  }
 
   /// Address of the first element (any device).
   void* raw_data() const {
