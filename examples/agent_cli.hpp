@@ -80,6 +80,10 @@ struct RunCli {
                    "checkpoints kept in --logdir (a resume falls back to an older one that "
                    "verifies)")
         ->check(CLI::Range(1, 1000));
+    app.add_option("--max-checkpoint-failures", session.max_checkpoint_failures,
+                   "end the run once this many checkpoints in a row could not be written (a "
+                   "full disk: each failure is said, and the next period tries again)")
+        ->check(CLI::Range(1, 1 << 30));
     app.add_option("--max-skipped-steps", session.max_skipped_steps,
                    "end the run once this many learner steps in a row were not finite (0: never)")
         ->check(CLI::NonNegativeNumber);

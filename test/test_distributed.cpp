@@ -1,10 +1,19 @@
 // distributed_learner and distributed_actor as separate processes on loopback: learning happens
-// over the sockets, a killed actor is replaced without disturbing the run, and a learner stopped
-// with SIGTERM resumes from its checkpoint while the actors wait and find it again.
+// over the sockets, a killed actor is replaced without disturbing the run, a learner stopped
+// with SIGTERM resumes from its checkpoint while the actors wait and find it again, and a learner
+// deployed as docs/distributed.md says keeps its secret and its log under a flood.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -254,4 +263,194 @@ TEST_CASE("distributed: the learner restarts from its checkpoint and the waiting
     CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
     CHECK(actor->err().find("connections 2") != std::string::npos);
   }
+}
+
+namespace {
+
+// Every file under `dir` that holds `secret`, and every file or directory there whose mode lets
+// anyone but its owner in.
+std::vector<std::string> files_holding(const std::string& dir, const std::string& secret) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() &&
+        seedrl::testing::read_text(entry.path().string()).find(secret) != std::string::npos)
+      found.push_back(entry.path().string());
+  return found;
+}
+std::vector<std::string> open_to_others(const std::string& dir) {
+  std::vector<std::string> found;
+  auto check = [&](const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && (info.st_mode & 077) != 0) found.push_back(path);
+  };
+  check(dir);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    check(entry.path().string());
+  return found;
+}
+
+void write_private(const std::string& path, const std::string& text, mode_t mode) {
+  std::ofstream(path) << text << "\n";
+  ::chmod(path.c_str(), mode);
+}
+
+// The port of an address "127.0.0.1:PORT".
+int port_of(const std::string& address) {
+  return std::stoi(address.substr(address.rfind(':') + 1));
+}
+
+int open_connection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("distributed: the token reaches no file of the logdir and no log line") {
+  TempDir dir("secret");
+  const std::string secret = "sq8k4Ph1-not-for-logs";
+  const std::string token_file = dir / "token";
+  // A token file others may read is refused, naming it and the fix.
+  write_private(token_file, secret, 0644);
+  auto refused =
+      start_learner(dir, "refused", {"--listen", "127.0.0.1:0", "--token-file", token_file});
+  CHECK(refused->wait(30s) != 0);
+  CHECK(refused->err().find("may be read or written by other users (mode 0644)") !=
+        std::string::npos);
+  CHECK(refused->err().find("chmod 600 " + token_file) != std::string::npos);
+  ::chmod(token_file.c_str(), 0600);
+
+  // The learner takes it from the file, the actor from the environment; a second learner gives it
+  // on the command line (it warns) and shows it as ***.
+  const std::string logdir = dir / "run";
+  auto learner = start_learner(dir, "learner",
+                               {"--listen", "127.0.0.1:0", "--frames", "40000", "--logdir", logdir,
+                                "--token-file", token_file, "--checkpoint-seconds", "1"});
+  const std::string address = listening_address(*learner);
+  REQUIRE_MESSAGE(!address.empty(), learner->err());
+  std::vector<std::string> actor_args{"/usr/bin/env",
+                                      "SEEDRL_TOKEN=" + secret,
+                                      kActor,
+                                      "--connect",
+                                      address,
+                                      "--envs",
+                                      "8",
+                                      "--report-seconds",
+                                      "0.2"};
+  auto actor = std::make_unique<ChildProcess>(actor_args, dir / "actor.out", dir / "actor.err");
+  // A second run on the logdir in use is refused by name.
+  auto second = start_learner(dir, "second",
+                              {"--listen", "127.0.0.1:0", "--logdir", logdir, "--token", secret});
+  CHECK(second->wait(30s) != 0);
+  CHECK(second->err().find(logdir + ": the logdir is in use by process") != std::string::npos);
+  REQUIRE_MESSAGE(learner->wait(120s) == 0, learner->err());
+  CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
+  auto third = start_learner(
+      dir, "third",
+      {"--listen", "127.0.0.1:0", "--frames", "50000", "--logdir", logdir, "--token", secret});
+  auto third_actor = std::make_unique<ChildProcess>(
+      std::vector<std::string>{kActor, "--connect", listening_address(*third), "--token", secret},
+      dir / "actor3.out", dir / "actor3.err");
+  REQUIRE_MESSAGE(third->wait(120s) == 0, third->err());
+  CHECK(third_actor->wait(20s) == 0);
+  CHECK(third->err().find("warning: --token puts the secret in the process list") !=
+        std::string::npos);
+  CHECK(third->err().find("--token ***") != std::string::npos);  // the "run:" line
+  CHECK(seedrl::testing::read_text(logdir + "/run_info.json").find("--token ***") !=
+        std::string::npos);
+  for (const auto* process : {learner.get(), second.get(), third.get()}) {
+    CHECK(process->err().find(secret) == std::string::npos);
+    CHECK(process->out().find(secret) == std::string::npos);
+  }
+  CHECK(files_holding(logdir, secret).empty());
+  const std::vector<std::string> open = open_to_others(logdir);
+  CHECK_MESSAGE(open.empty(), open.front());
+}
+
+TEST_CASE("distributed: a learner on an address other machines reach needs a token or mTLS") {
+  TempDir dir("exposed");
+  auto exposed = start_learner(dir, "exposed", {"--listen", "0.0.0.0:0", "--frames", "1000"});
+  CHECK(exposed->wait(30s) != 0);
+  CHECK(exposed->err().find("will not listen on 0.0.0.0:0") != std::string::npos);
+  CHECK(exposed->err().find("--insecure-no-auth") != std::string::npos);
+  auto allowed = start_learner(dir, "allowed",
+                               {"--listen", "0.0.0.0:0", "--frames", "1000", "--insecure-no-auth"});
+  CHECK_FALSE(listening_address(*allowed).empty());
+  allowed->send(SIGTERM);
+  CHECK(allowed->wait(30s) == 0);
+}
+
+TEST_CASE(
+    "distributed: 1100 idle connections from one address: the actors train, the run "
+    "checkpoints and ends, the log stays within its rate") {
+  rlimit limit{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &limit) == 0);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 1400) {
+    MESSAGE("the open-file hard limit of ", limit.rlim_max, " is below 1,400: nothing to test");
+    return;
+  }
+  limit.rlim_cur = limit.rlim_max;
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+  TempDir dir("flood");
+  const std::string logdir = dir / "run";
+  auto learner = start_learner(dir, "learner",
+                               {"--listen", "127.0.0.1:0", "--frames", "300000", "--logdir", logdir,
+                                "--checkpoint-seconds", "2", "--token", "flood-token"});
+  const std::string address = listening_address(*learner);
+  REQUIRE_MESSAGE(!address.empty(), learner->err());
+  std::vector<std::unique_ptr<ChildProcess>> actors;
+  for (int i = 0; i < 2; ++i)
+    actors.push_back(start_actor(dir, "actor" + std::to_string(i), address, i + 1, "cartpole",
+                                 {"--token", "flood-token"}));
+  REQUIRE(wait_until([&] { return count(learner->err(), ": connected, run") >= 2; }, 20s));
+  // 1,100 connections that never send a byte, each one the learner closes opened again, until the
+  // learner ends.
+  const int port = port_of(address);
+  std::vector<pollfd> flood;
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t opened = 0;
+  while (learner->running()) {
+    while (flood.size() < 1100) {
+      const int fd = open_connection(port);
+      if (fd < 0) break;
+      flood.push_back({fd, POLLIN, 0});
+      ++opened;
+    }
+    ::poll(flood.data(), flood.size(), 100);
+    for (std::size_t i = 0; i < flood.size();) {
+      char byte;
+      if ((flood[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0 &&
+          ::recv(flood[i].fd, &byte, 1, MSG_DONTWAIT) <= 0) {
+        ::close(flood[i].fd);
+        flood[i] = flood.back();
+        flood.pop_back();
+        continue;
+      }
+      flood[i].revents = 0;
+      ++i;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const pollfd& p : flood) ::close(p.fd);
+  const std::string err = learner->err();
+  MESSAGE("flood of ", opened, " connections over ", seconds, " s");
+  CHECK_MESSAGE(learner->wait(10s) == 0, err);
+  CHECK(opened >= 1100);
+  const json::Value result = result_of(*learner);
+  CHECK(number(result, "frames") >= 300000);
+  CHECK(std::filesystem::exists(logdir + "/checkpoint.safetensors"));
+  for (auto& actor : actors) CHECK_MESSAGE(actor->wait(20s) == 0, actor->err());
+  // At most 10 refusals said a second and a line summing up the rest; before, every reopened
+  // connection wrote a line.
+  const std::size_t lines = count(err, "refused");
+  CAPTURE(lines);
+  CHECK(lines <= static_cast<std::size_t>(11 * (seconds + 2)));
+  CHECK(count(err, " more connections were refused in a second") >= 1);
 }
