@@ -76,9 +76,12 @@ TEST_CASE("StepSpec: a declaration is refused by name where it breaks a rule") {
         "step field 'm' is declared twice");
   CHECK(problem({{"m", {{1, 1, 1, 1, 1}, DType::u8}}}) == "step field 'm' has rank 5; at most 4");
   CHECK(problem({{"m", {{0}, DType::u8}}}).find("every dimension at least 1") != std::string::npos);
-  // A size that would overflow if multiplied blindly is refused, not wrapped.
-  CHECK(problem({{"m", {{1 << 20, 1 << 20, 1 << 20, 1 << 20}, DType::f32}}})
+  // A size whose bytes would overflow if multiplied blindly is refused, not wrapped; a shape
+  // whose elements overflow 64 bits cannot be made at all.
+  CHECK(problem({{"m", {{1 << 20, 1 << 20, 1 << 20}, DType::f32}}})
             .find("more than 1048576 bytes per step") != std::string::npos);
+  CHECK_THROWS_WITH_AS(Shape({1 << 20, 1 << 20, 1 << 20, 1 << 20}),
+                       doctest::Contains("overflow 64 bits"), Error);
   CHECK(problem({{"m", {{262144}, DType::f32}}}).empty());  // exactly 1 MiB
   std::vector<StepFieldSpec> nine;
   for (int i = 0; i < 9; ++i) nine.push_back({str_cat("f", i), {{}, DType::f32}});

@@ -58,11 +58,13 @@ RemoteClientOptions tls_client(const SocketAddress& address) {
 // present (an expired certificate, one not valid yet) and for pinning the version. Returns ""
 // when the handshake and a first read went through, else what OpenSSL said.
 std::string raw_tls_client(const SocketAddress& address, const std::string& certificate,
-                           const std::string& key, int max_version = 0) {
+                           const std::string& key, int max_version = 0,
+                           const char* tls12_ciphers = nullptr) {
   RawConnection tcp(address);
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
   if (max_version) SSL_CTX_set_max_proto_version(ctx, max_version);
+  if (tls12_ciphers) SSL_CTX_set_cipher_list(ctx, tls12_ciphers);
   if (!certificate.empty()) {
     SSL_CTX_use_certificate_file(ctx, certificate.c_str(), SSL_FILETYPE_PEM);
     SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM);
@@ -190,6 +192,32 @@ TEST_CASE("TLS: actors step over TLS 1.3, 1.2 only where the learner allows it; 
   older.start();
   CHECK(raw_tls_client(older.address(), "", "", TLS1_2_VERSION) == "");
   CHECK(log.wait_for({"(TLS 1.2+, no client certificates)"}));
+  // TLS 1.2 with an ephemeral key exchange and an AEAD cipher only: a client that offers only
+  // CBC suites, or suites without forward secrecy, finds none in common.
+  for (const char* weak : {"AES128-SHA:AES256-SHA", "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA",
+                           "AES128-GCM-SHA256:AES256-GCM-SHA384"}) {
+    CAPTURE(weak);
+    CHECK(raw_tls_client(older.address(), "", "", TLS1_2_VERSION, weak) != "");
+  }
+  CHECK(raw_tls_client(older.address(), "", "", TLS1_2_VERSION,
+                       "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256") == "");
+}
+
+TEST_CASE("TLS: an actor whose server name the certificate check cannot take does not connect") {
+  Log log;
+  FakeEndpoint endpoint;
+  SocketServer server(endpoint, tls_server(&log));
+  server.start();
+  // An IPv6 address with a zone: an address to Asio, not to OpenSSL's name check. Without the
+  // check any certificate of the CA would do, so the actor refuses to connect at all.
+  RemoteClientOptions zoned = tls_client(server.address());
+  zoned.tls.server_name = "fe80::1%lo";
+  RemoteClient client(zoned);
+  const Status refused = client.connect(connect_request(11, 1));
+  CAPTURE(refused);
+  CHECK(refused.is_invalid_argument());
+  CHECK(refused.message().find("cannot require the name 'fe80::1%lo'") != std::string::npos);
+  CHECK(endpoint.connects() == 0);
 }
 
 TEST_CASE("TLS: a plain actor is told to use TLS; certificates that do not verify stop actors") {

@@ -144,8 +144,12 @@ struct RemoteClient::Impl {
   Status start_tls(Clock::time_point deadline) {
     const std::string name =
         options.tls.server_name.empty() ? address.host : options.tls.server_name;
-    tls = std::make_unique<transport_detail::TlsChannel>(*tls_context, owned_fd(), name,
-                                                         address.to_string());
+    try {
+      tls = std::make_unique<transport_detail::TlsChannel>(*tls_context, owned_fd(), name,
+                                                           address.to_string());
+    } catch (const Error& e) {  // a name the certificate check cannot take: for good
+      return Status::invalid_argument(e.what());
+    }
     return tls->handshake(waiter(deadline, "the TLS handshake"));
   }
 

@@ -197,8 +197,12 @@ void SocketSession::on_payload(const error_code& ec, std::size_t n) {
     lost(ec, protocol::kHeaderBytes + n, frame_.frame_bytes());
     return;
   }
-  const std::span<const std::uint8_t> payload(static_cast<const std::uint8_t*>(buffer_.raw_data()),
-                                              frame_.payload_bytes());
+  // An empty payload (a GOODBYE, or a HELLO that is too short) may come before any buffer is.
+  const std::span<const std::uint8_t> payload =
+      frame_.payload_bytes() == 0
+          ? std::span<const std::uint8_t>()
+          : std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(buffer_.raw_data()),
+                                          frame_.payload_bytes());
   try {
     switch (frame_.type) {
       case FrameType::hello:

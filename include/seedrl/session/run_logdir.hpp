@@ -41,12 +41,19 @@ inline std::string describe_exception(const std::exception_ptr& error) {
 
 class RunLogdir {
  public:
+  /// No logdir (yet): nothing is written.
+  RunLogdir() = default;
+  /// open(logdir, max_failures).
+  RunLogdir(std::string logdir, int max_failures) { open(std::move(logdir), max_failures); }
+
   /// `logdir` empty: no files. Otherwise creates it (0700) and takes its lock; throws
   /// seedrl::Error naming the run that holds it. `max_failures` >= 1.
-  RunLogdir(std::string logdir, int max_failures) : logdir_(std::move(logdir)) {
+  void open(std::string logdir, int max_failures) {
     SEEDRL_REQUIRE(max_failures >= 1, "RunLogdir: max_failures must be >= 1, got ", max_failures);
+    SEEDRL_REQUIRE(!lock_, "RunLogdir: ", logdir_, " is already open");
     max_failures_ = max_failures;
-    if (!logdir_.empty()) lock_.emplace(logdir_);
+    if (!logdir.empty()) lock_.emplace(logdir);
+    logdir_ = std::move(logdir);
   }
 
   bool active() const { return lock_.has_value(); }

@@ -87,7 +87,6 @@ class TrainingSession {
   /// With options.group, every member constructs its session at the same point (collective).
   TrainingSession(const A& agent, const StepSpec& spec, const TrainingSessionOptions& options)
       : options_((options.validate(), for_member(options))),
-        logdir_(is_root() ? options_.logdir : std::string(), options_.max_checkpoint_failures),
         unrolls_(options.unroll_queue_capacity > 0
                      ? options.unroll_queue_capacity
                      : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
@@ -108,6 +107,7 @@ class TrainingSession {
       return;
     }
     if (options_.logdir.empty()) return;
+    logdir_.open(options_.logdir, options_.max_checkpoint_failures);
     if (!resume()) return;
     resumed_ = true;
     frames_at_start_ = resume_.counters->frames;
@@ -310,6 +310,7 @@ class TrainingSession {
     double state[2] = {0.0, 0.0};  // resumed, failed
     if (root && !path.empty()) {
       try {
+        logdir_.open(options_.logdir, options_.max_checkpoint_failures);
         if (resume()) state[0] = 1.0;
       } catch (...) {
         error = std::current_exception();
@@ -319,8 +320,8 @@ class TrainingSession {
     group.sum(state);  // every member learns whether rank 0 resumed, or failed to
     if (error) std::rethrow_exception(error);
     SEEDRL_REQUIRE(state[1] == 0.0,
-                   "the learner group's rank 0 could not resume from its checkpoint (its error "
-                   "says why)");
+                   "the learner group's rank 0 could not take its logdir or resume from its "
+                   "checkpoint (its error says why)");
     resumed_ = state[0] > 0.0;
     frames_at_start_ = group.broadcast_count(resume_.counters ? resume_.counters->frames : 0);
     if (resumed_) {
@@ -464,7 +465,7 @@ class TrainingSession {
   static constexpr std::chrono::seconds kFinalCheckpointRetry{2};
 
   TrainingSessionOptions options_;
-  RunLogdir logdir_;  // empty unless this session writes the run's files (rank 0)
+  RunLogdir logdir_;  // opened when this session writes the run's files (alone, or rank 0)
   UnrollQueue unrolls_;
   Learner<A, B> learner_;
   InferenceServer<A, B> server_;
