@@ -26,6 +26,7 @@
 #include "seedrl/io/logdir_lock.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/run_logdir.hpp"
+#include "support/sac_fixtures.hpp"
 #include "support/temp_dir.hpp"
 #include "support/write_faults.hpp"
 
@@ -38,30 +39,9 @@ using test::TempDir;
 
 namespace {
 
-// A one-step bandit with a box action: SAC learns it in a few thousand steps.
-struct Bandit {
-  TensorSpec observation_spec() const { return {{1}, DType::f32}; }
-  ActionSpec action_spec() const { return ActionSpec::box(1, -1.0f, 1.0f); }
-  void reset(const Tensor& obs) { obs.data<float>()[0] = 1.0f; }
-  StepResult step(std::span<const float> action, const Tensor& obs) {
-    obs.data<float>()[0] = 1.0f;
-    const float d = action[0] - 0.6f;
-    return {.reward = -d * d, .terminated = true, .truncated = false};
-  }
-};
-
-// SAC on the bandit, its replay checkpointed, a checkpoint every 0.2 s.
+// SAC on the bandit (support/sac_fixtures.hpp), its replay checkpointed.
 SacAgent bandit_agent() {
-  SacAgentOptions o;
-  o.sizes(1, 1);
-  o.network.mlp_hidden = {16};
-  o.network.seed = 2;
-  o.critic_hidden = {16};
-  o.batch_size = 32;
-  o.learning_starts = 200;
-  o.replay_capacity = 5'000;
-  o.replay_ratio = 32.0;
-  o.initial_alpha = 0.1f;
+  SacAgentOptions o = test::sac::bandit_options();
   o.checkpoint_replay = true;
   return SacAgent(o);
 }
@@ -83,7 +63,7 @@ LocalTrainerOptions bandit_run(std::int64_t frames, const std::string& logdir,
 
 TrainingResult train(const LocalTrainerOptions& run) {
   return train_locally<SacAgent, Backend>(
-      bandit_agent(), [](std::int32_t, std::int32_t) { return Bandit(); }, run);
+      bandit_agent(), [](std::int32_t, std::int32_t) { return test::sac::Bandit(); }, run);
 }
 
 std::string joined(const std::vector<std::string>& lines) {

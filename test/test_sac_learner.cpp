@@ -389,35 +389,8 @@ TEST_CASE("SAC learner: with a prioritized replay the sampled windows get their 
   CHECK(changed <= 8);
 }
 
-namespace {
-
-// A one-step bandit on the box [-1, 1]: reward -(a - 0.6)^2, every episode one step.
-struct Bandit {
-  TensorSpec observation_spec() const { return {{1}, DType::f32}; }
-  ActionSpec action_spec() const { return ActionSpec::box(1, -1.0f, 1.0f); }
-  void reset(const Tensor& obs) { obs.data<float>()[0] = 1.0f; }
-  StepResult step(std::span<const float> action, const Tensor& obs) {
-    obs.data<float>()[0] = 1.0f;
-    const float d = action[0] - 0.6f;
-    return {.reward = -d * d, .terminated = true, .truncated = false};
-  }
-};
-
-}  // namespace
-
 TEST_CASE("SAC through the runtime: central inference, the replay table, a bandit solved") {
-  SacAgentOptions o;
-  o.sizes(1, 1);
-  o.network.mlp_hidden = {16};
-  o.network.seed = 2;
-  o.critic_hidden = {16};
-  o.batch_size = 32;
-  o.learning_starts = 200;
-  o.replay_capacity = 5'000;
-  o.replay_ratio = 32.0;
-  o.learning_rate = {3e-3, 0, 0.0};
-  o.critic_learning_rate = {3e-3, 0, 0.0};
-  o.initial_alpha = 0.1f;
+  SacAgentOptions o = bandit_options();
   LocalTrainerOptions run;
   run.total_frames = 4'000;
   run.num_actors = 1;

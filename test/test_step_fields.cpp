@@ -132,21 +132,50 @@ class FieldLearner final : public LearnerCore<Backend> {
 
 }  // namespace
 
-TEST_CASE("Step fields: an environment's field crosses a socket into a learner's batch") {
-  VTraceAgentOptions o = tiny_agent().options();  // Adam
-  o.learning_rate.initial = 0.01;
-  const VTraceAgent agent(o);
+namespace {
+
+// CountingFieldEnv's steps served to FieldLearner: inference (unrolls of 4, batches of up to 4)
+// behind a socket server whose log the test can read.
+struct FieldRun {
+  static VTraceAgent agent_of() {
+    VTraceAgentOptions o = tiny_agent().options();  // Adam
+    o.learning_rate.initial = 0.01;
+    return VTraceAgent(o);
+  }
+  static InferenceServerOptions inference_options() {
+    InferenceServerOptions o;
+    o.unroll_length = 4;
+    o.max_batch = 4;
+    return o;
+  }
+  SocketServerOptions logged() {
+    SocketServerOptions o = server_options();
+    o.log = log.sink();
+    return o;
+  }
+
+  const VTraceAgent agent = agent_of();
   const StepSpec spec = step_spec(CountingFieldEnv{});
-  InferenceServerOptions inference_options;
-  inference_options.unroll_length = 4;
-  inference_options.max_batch = 4;
-  UnrollQueue queue(16);
-  FieldLearner learner(agent, make_unroll_spec(agent, spec, inference_options), queue);
-  InferenceServer<VTraceAgent, Backend> inference(agent, learner.parameters(), queue, spec,
-                                                  inference_options);
-  inference.start();
-  SocketServer sockets(inference, server_options());
-  sockets.start();
+  UnrollQueue queue{16};
+  FieldLearner learner{agent, make_unroll_spec(agent, spec, inference_options()), queue};
+  InferenceServer<VTraceAgent, Backend> inference{agent, learner.parameters(), queue, spec,
+                                                  inference_options()};
+  ServerLog log;
+  SocketServer sockets{inference, logged()};
+
+  FieldRun() {
+    inference.start();
+    sockets.start();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Step fields: an environment's field crosses a socket into a learner's batch") {
+  FieldRun run;
+  auto& learner = run.learner;
+  auto& inference = run.inference;
+  auto& sockets = run.sockets;
 
   std::vector<CountingFieldEnv> envs(4);
   for (std::size_t e = 0; e < envs.size(); ++e) envs[e].index = static_cast<float>(e);
@@ -177,22 +206,11 @@ TEST_CASE("Step fields: an environment's field crosses a socket into a learner's
 }
 
 TEST_CASE("Step fields: a field that is not finite is refused for its actor; the others go on") {
-  VTraceAgentOptions o = tiny_agent().options();
-  const VTraceAgent agent(o);
-  const StepSpec spec = step_spec(CountingFieldEnv{});
-  InferenceServerOptions inference_options;
-  inference_options.unroll_length = 4;
-  inference_options.max_batch = 4;
-  UnrollQueue queue(16);
-  FieldLearner learner(agent, make_unroll_spec(agent, spec, inference_options), queue);
-  InferenceServer<VTraceAgent, Backend> inference(agent, learner.parameters(), queue, spec,
-                                                  inference_options);
-  inference.start();
-  ServerLog log;
-  SocketServerOptions socket_options = server_options();
-  socket_options.log = log.sink();
-  SocketServer sockets(inference, socket_options);
-  sockets.start();
+  FieldRun run;
+  auto& learner = run.learner;
+  auto& inference = run.inference;
+  auto& sockets = run.sockets;
+  auto& log = run.log;
   // The poisoned environment's target goes bad at its third step.
   struct NanTarget : CountingFieldEnv {
     StepResult step(std::int32_t action, const StepRow& row) {

@@ -1,8 +1,10 @@
 // A small SAC agent and random windows of steps for the SAC learner's tests (test_sac_learner,
-// test_mpi).
+// test_mpi), and a bandit SAC solves through the whole runtime in a few seconds
+// (test_sac_learner, test_run_logdir).
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "seedrl/agents/sac.hpp"
@@ -66,6 +68,35 @@ inline std::vector<std::unique_ptr<Unroll>> random_windows(const UnrollSpec& spe
                                   : std::uint8_t{0};
   }
   return out;
+}
+
+/// A one-step bandit on the box [-1, 1]: reward -(a - 0.6)^2, every episode one step.
+struct Bandit {
+  TensorSpec observation_spec() const { return {{1}, DType::f32}; }
+  ActionSpec action_spec() const { return ActionSpec::box(1, -1.0f, 1.0f); }
+  void reset(const Tensor& obs) { obs.data<float>()[0] = 1.0f; }
+  StepResult step(std::span<const float> action, const Tensor& obs) {
+    obs.data<float>()[0] = 1.0f;
+    const float d = action[0] - 0.6f;
+    return {.reward = -d * d, .terminated = true, .truncated = false};
+  }
+};
+
+/// SAC for the bandit: networks of 16 units, batch 32, one update per transition after 200.
+inline SacAgentOptions bandit_options() {
+  SacAgentOptions o;
+  o.sizes(1, 1);
+  o.network.mlp_hidden = {16};
+  o.network.seed = 2;
+  o.critic_hidden = {16};
+  o.batch_size = 32;
+  o.learning_starts = 200;
+  o.replay_capacity = 5'000;
+  o.replay_ratio = 32.0;
+  o.learning_rate = {3e-3, 0, 0.0};
+  o.critic_learning_rate = {3e-3, 0, 0.0};
+  o.initial_alpha = 0.1f;
+  return o;
 }
 
 }  // namespace seedrl::test::sac
