@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -219,6 +220,13 @@ TEST_CASE("admission: a Unix socket's peers are rate-limited by user id") {
 }
 
 TEST_CASE("admission: accept backs off while the process is out of file descriptors") {
+  // UndefinedBehaviorSanitizer checks a virtual call's object by writing its memory to a pipe():
+  // with no descriptor left that fails, and it reports every shared_ptr call in the I/O threads as
+  // a call on an object of the wrong type. The release and ThreadSanitizer runs keep this test.
+  if (std::string_view(SEEDRL_TEST_SANITIZERS).find("undefined") != std::string_view::npos) {
+    MESSAGE("UndefinedBehaviorSanitizer needs file descriptors of its own; not run in this build");
+    return;
+  }
   ServerLog log;
   FakeEndpoint endpoint;
   SocketServer server(endpoint, logged(log));
