@@ -1,6 +1,8 @@
 // The built-in agents' inference servers and training sessions on the CPU backend are compiled
-// once, in the library (src/session/builtin_agents.cpp): programs that train them on the CPU do
-// not instantiate them again. Included at the end of session/training_session.hpp.
+// once, in the library (src/session/builtin_agents.cpp), and on the CUDA backend in seedrl::cuda
+// (src/session/cuda_sessions.cpp, declared here for the programs that link it, which CMake gives
+// SEEDRL_CUDA_SESSIONS): programs that train them do not instantiate them again. Included at the
+// end of session/training_session.hpp.
 #pragma once
 
 #include "seedrl/agents/ppo.hpp"
@@ -10,6 +12,9 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/session/training_session.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 
 namespace seedrl {
 
@@ -21,5 +26,15 @@ extern template class InferenceServer<PpoAgent, cpu::Backend>;
 extern template class TrainingSession<PpoAgent, cpu::Backend>;
 extern template class InferenceServer<SacAgent, cpu::Backend>;
 extern template class TrainingSession<SacAgent, cpu::Backend>;
+#ifdef SEEDRL_CUDA_SESSIONS
+extern template class InferenceServer<VTraceAgent, cuda::Backend>;
+extern template class TrainingSession<VTraceAgent, cuda::Backend>;
+extern template class InferenceServer<R2D2Agent, cuda::Backend>;
+extern template class TrainingSession<R2D2Agent, cuda::Backend>;
+extern template class InferenceServer<PpoAgent, cuda::Backend>;
+extern template class TrainingSession<PpoAgent, cuda::Backend>;
+extern template class InferenceServer<SacAgent, cuda::Backend>;
+extern template class TrainingSession<SacAgent, cuda::Backend>;
+#endif
 
 }  // namespace seedrl
