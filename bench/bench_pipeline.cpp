@@ -24,7 +24,6 @@
 // vtrace-nature steps a synthetic environment of Atari's shape (4 x 84 x 84 u8 frames, 18
 // actions, an episode every 2,000 steps), whose own cost is a 28 KB frame shift per step.
 #include <dirent.h>
-#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -397,15 +396,12 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"The whole training pipeline against its compute limit, in the same run"};
-  app.fallthrough();
+  examples::CommandLine app(
+      "The whole training pipeline against its compute limit, in the same run");
   Settings settings;
-  app.add_option("--seconds", settings.seconds, "pipeline window to measure")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", settings.warmup, "seconds before the window")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--cores", settings.cores, "cores the limit divides the work over")
-      ->check(CLI::Range(1, 4096));
+  app.option("--seconds", settings.seconds, "pipeline window to measure").positive();
+  app.option("--warmup", settings.warmup, "seconds before the window").non_negative();
+  app.option("--cores", settings.cores, "cores the limit divides the work over").range(1, 4096);
 
   examples::VTraceCli minatar_vtrace, nature_vtrace;
   examples::R2D2Cli minatar_r2d2;
@@ -418,21 +414,24 @@ int main(int argc, char** argv) {
   examples::minatar_vtrace_defaults(nature_vtrace, nature_run);
   nature_run.envs_per_actor = 8;
 
-  auto* a = app.add_subcommand("vtrace-minatar", "V-trace, MinAtar Breakout (minatar_vtrace)");
+  examples::CommandLine* a =
+      &app.subcommand("vtrace-minatar", "V-trace, MinAtar Breakout (minatar_vtrace)");
   minatar_vtrace.add_options(*a, minatar_vtrace_run);
   examples::add_actor_options(*a, minatar_vtrace_run, 1024);
-  auto* b = app.add_subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
+  examples::CommandLine* b =
+      &app.subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
   minatar_r2d2.add_options(*b, r2d2_run);
   examples::add_actor_options(*b, r2d2_run, 1024);
-  auto* c = app.add_subcommand("vtrace-nature", "V-trace, Nature CNN, synthetic Atari frames");
+  examples::CommandLine* c =
+      &app.subcommand("vtrace-nature", "V-trace, Nature CNN, synthetic Atari frames");
   nature_vtrace.add_options(*c, nature_run);
   examples::add_actor_options(*c, nature_run, 1024);
-  auto* d = app.add_subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
+  examples::CommandLine* d = &app.subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
   pendulum_ppo.add_options(*d, ppo_run);
   examples::add_actor_options(*d, ppo_run, 256);
-  app.require_subcommand(0, 1);
-  CLI11_PARSE(app, argc, argv);
-  const bool all = app.get_subcommands().empty();
+  app.require_subcommands(0, 1);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
+  const bool all = !a->given() && !b->given() && !c->given() && !d->given();
 
   try {
     // A MinAtar Breakout configuration with the MinAtar network and `cli`'s agent.

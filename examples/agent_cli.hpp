@@ -1,9 +1,8 @@
 // The example programs' command-line options: what every run takes (RunCli: the frame budget, the
 // seed, the session's options, the options every agent shares) and each agent's own, with its
-// defaults (VTraceCli, PpoCli, R2D2Cli). cli.hpp builds on them.
+// defaults (VTraceCli, PpoCli, R2D2Cli). cli.hpp builds on them. The options are declared in
+// agent_cli.cpp, compiled once in the examples' helper library.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -36,86 +35,17 @@ struct RunCli {
   double lr_floor = 0.0;  ///< where a decaying rate ends, a fraction of learning_rate
   int batch_timeout_us = 1000;
   std::string backend = "cpu";
-  CLI::Option* learner_workers_option = nullptr;
+  Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
-  void add_run_options(CLI::App& app, TrainingSessionOptions& session) {
-    // run_info.json and the "run:" line record the command, so that a run directory says how it
-    // was made.
-    app.final_callback([&app, &session] {
-      session.run_info.push_back({"command", given_command(app)});
-    });
-    app.add_option("--frames", frames, "environment frames to train for")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--seed", seed, "seed of parameters, environments and sampling");
-    app.add_option("--unroll", session.server.unroll_length, "transitions per unroll (T)")
-        ->check(CLI::Range(1, 10000));
-    app.add_option("--batch", batch, "unrolls per learner step (B)")->check(CLI::Range(1, 4096));
-    app.add_option("--logdir", session.logdir,
-                   "directory for metrics, TensorBoard events and checkpoints");
-    app.add_option("--export-onnx", session.export_onnx,
-                   "at the end, write the trained network here as an ONNX model");
-    app.add_option("--backend", backend,
-                   "where the networks compute: cpu, or cuda (the GPU; where the examples were "
-                   "built with seedrl::cuda)")
-        ->check(CLI::IsMember({"cpu", "cuda"}));
-    app.add_option("--threads", session.learner_threads, "learner compute threads")
-        ->check(CLI::Range(1, 256));
-    app.add_option("--inference-threads", session.server.threads, "inference compute threads")
-        ->check(CLI::Range(1, 256));
-    app.add_flag("!--no-cuda-graphs", session.server.graphs,
-                 "with --backend cuda, run every inference forward directly rather than replaying "
-                 "it from a CUDA graph");
-    learner_workers_option =
-        app.add_option("--learner-workers", session.learner_workers,
-                       "learner threads that each take whole micro-batches of a step")
-            ->check(CLI::Range(1, 256));
-    app.add_option("--micro-batches", session.micro_batches,
-                   "micro-batches per learner step (0: 2 per learner worker, 1 for one worker)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--checkpoint-seconds", session.checkpoint_seconds,
-                   "checkpoint period (0: at the end only)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--keep-checkpoints", session.keep_checkpoints,
-                   "checkpoints kept in --logdir (a resume falls back to an older one that "
-                   "verifies)")
-        ->check(CLI::Range(1, 1000));
-    app.add_option("--max-checkpoint-failures", session.max_checkpoint_failures,
-                   "end the run once this many checkpoints in a row could not be written (a "
-                   "full disk: each failure is said, and the next period tries again)")
-        ->check(CLI::Range(1, 1 << 30));
-    app.add_option("--max-skipped-steps", session.max_skipped_steps,
-                   "end the run once this many learner steps in a row were not finite (0: never)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--report-seconds", session.report_seconds, "progress and metrics period")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--batch-timeout-us", batch_timeout_us,
-                   "serve a partial inference batch after this long")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--lstm", lstm, "LSTM core size (0: none)")->check(CLI::NonNegativeNumber);
-    app.add_option("--learning-rate", learning_rate, "initial learning rate")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--lr-decay", decay,
-                   "decay the learning rate linearly over --frames, to --lr-floor of itself");
-    app.add_option("--lr-floor", lr_floor,
-                   "where a decaying learning rate ends, as a fraction of --learning-rate (0: "
-                   "at 0)")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--adam-epsilon", adam_epsilon, "Adam epsilon")->check(CLI::PositiveNumber);
-    app.add_option("--discount", discount, "discount factor gamma")->check(CLI::Range(0.0, 1.0));
-    app.add_option("--max-grad-norm", max_grad_norm, "global gradient-norm clip (0: none)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--max-abs-reward", max_abs_reward, "reward clipping for the loss (0: none)")
-        ->check(CLI::NonNegativeNumber);
-  }
+  void add_run_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
   /// group when MPI launched the program); the examples show the run's progress on the console.
   void finish(TrainingSessionOptions& session) const {
     // One device computes a batch as a whole: on the GPU an example's default of several learner
     // workers becomes one (asked for on the command line, the learner refuses it by name).
-    if (backend == "cuda" && session.learner_workers > 1 &&
-        (learner_workers_option == nullptr || learner_workers_option->count() == 0)) {
+    if (backend == "cuda" && session.learner_workers > 1 && learner_workers_option.count() == 0) {
       session.learner_workers = 1;
       session.micro_batches = 0;
     }
@@ -160,28 +90,7 @@ struct VTraceCli : RunCli {
   bool normalize = false;  ///< observation and reward normalisation (set for box actions)
 
   /// --env, the run's options and the V-trace agent's.
-  void add_options(CLI::App& app, TrainingSessionOptions& session) {
-    app.option_defaults()->always_capture_default();  // --help shows each default
-    add_environment_option(app, env_name, environments);
-    add_run_options(app, session);
-    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
-    app.add_option("--optimizer", optimizer, "adam or rmsprop")
-        ->check(CLI::IsMember({"adam", "rmsprop"}));
-    app.add_option("--rmsprop-epsilon", rmsprop_epsilon, "RMSProp epsilon (inside the square root)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--baseline-cost", baseline_cost, "weight of the value loss")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--entropy-ceiling", entropy_ceiling,
-                   "the entropy bonus counts a state's entropy up to this fraction of its maximum "
-                   "(1: all of it; discrete actions only)")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--lambda", lambda, "V-trace lambda")->check(CLI::Range(0.0, 1.0));
-    app.add_option("--clip-rho", clip_rho, "V-trace rho-bar")->check(CLI::PositiveNumber);
-    app.add_option("--clip-pg-rho", clip_pg_rho, "V-trace policy-gradient rho-bar")
-        ->check(CLI::PositiveNumber);
-  }
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with an MLP for observations of `observation_size`
   /// floats.
@@ -211,19 +120,7 @@ struct VTraceCli : RunCli {
   /// Pendulum (box actions) with V-trace: the settings of `pendulum_ppo --agent vtrace` (Adam
   /// 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no entropy bonus, gradient norm 0.5,
   /// observations and rewards normalised) for every option the command line did not set.
-  void use_pendulum_defaults(const CLI::App& app, TrainingSessionOptions& session) {
-    auto unset = [&](const char* flag) { return app.count(flag) == 0; };
-    if (unset("--optimizer")) optimizer = "adam";
-    if (unset("--learning-rate")) learning_rate = 1e-3;
-    if (unset("--adam-epsilon")) adam_epsilon = 1e-5;
-    if (unset("--discount")) discount = 0.9f;
-    if (unset("--unroll")) session.server.unroll_length = 16;
-    if (unset("--batch")) batch = 8;
-    if (unset("--entropy-cost")) entropy_cost = 0.0f;
-    if (unset("--max-grad-norm")) max_grad_norm = 0.5;
-    if (unset("--lambda")) lambda = 0.95f;
-    normalize = true;
-  }
+  void use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent for an in-process run.
   VTraceAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
@@ -254,42 +151,7 @@ struct PpoCli : RunCli {
   }
 
   /// The run's options and PPO's (the caller adds --env).
-  void add_options(CLI::App& app, TrainingSessionOptions& session) {
-    app.option_defaults()->always_capture_default();
-    add_run_options(app, session);
-    app.add_option("--hidden", hidden, "MLP torso sizes")->check(CLI::PositiveNumber);
-    app.add_option("--activation", activation, "MLP hidden-layer activation")
-        ->check(CLI::IsMember({"relu", "tanh"}));
-    app.add_option("--value-torso", value_torso,
-                   "the value head gets an MLP of its own (false: it shares the policy's)");
-    app.add_option("--lambda", lambda, "GAE lambda (PPO) or V-trace lambda")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--epochs", epochs, "PPO: passes over each batch")->check(CLI::Range(1, 1000));
-    app.add_option("--minibatch", minibatch, "transitions per update")
-        ->check(CLI::Range(1, 1 << 20));
-    app.add_option("--clip", clip, "PPO ratio clip epsilon")->check(CLI::Range(0.001, 0.999));
-    app.add_option("--clip-value", clip_value, "clip the value update around the old values");
-    app.add_option("--value-cost", value_cost, "weight of the value loss")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--entropy-cost", entropy_cost, "weight of the entropy bonus")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--initial-log-std", initial_log_std,
-                   "box actions: initial log standard deviation of the policy");
-    app.add_option("--max-policy-lag", max_policy_lag,
-                   "drop unrolls acted by parameters this many updates old (0: keep all)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--proximal-policy", proximal_policy,
-                   "PPO: clip the ratio around the learner's policy at the start of each batch, "
-                   "weighting by the behaviour policy (decoupled PPO); false: around the "
-                   "behaviour policy");
-    app.add_option("--max-behaviour-weight", max_behaviour_weight,
-                   "PPO with --proximal-policy: cap of the weights pi_prox / mu")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--normalize-observations", normalize_observations,
-                   "running mean/variance normalisation of the observations");
-    app.add_option("--scale-rewards", scale_rewards,
-                   "scale rewards by the running std of the discounted return");
-  }
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// The box examples' run (pendulum_ppo, mujoco_ppo): 2 actor threads of 8 environments,
   /// unrolls of 128 (16 of them make a batch of 2048 transitions), a checkpoint every 5 minutes.
@@ -335,11 +197,7 @@ struct PpoCli : RunCli {
 
   /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
   /// PPO: unroll 16 and batch 8 (with `learning_rate`) unless the command line set them.
-  void use_vtrace_defaults(const CLI::App& app, LocalTrainerOptions& run, double rate) {
-    if (app.count("--unroll") == 0) run.server.unroll_length = 16;
-    if (app.count("--batch") == 0) batch = 8;
-    if (app.count("--learning-rate") == 0) learning_rate = rate;
-  }
+  void use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run, double rate);
 
   /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
   /// (decayed over the run's learner steps), gradient clip, normalisation, value and entropy
@@ -378,40 +236,7 @@ struct R2D2Cli : RunCli {
   }
 
   /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
-  void add_options(CLI::App& app, TrainingSessionOptions& session) {
-    app.option_defaults()->always_capture_default();  // --help shows each default
-    add_run_options(app, session);
-    app.add_option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
-        ->check(CLI::Range(0, 10000));
-    app.add_option("--n-step", n_step, "n of the n-step double-Q targets")
-        ->check(CLI::Range(1, 1000));
-    app.add_option("--target-period", target_period, "learner steps between target copies")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--replay-capacity", replay_capacity, "sequences the replay holds")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--min-replay", min_replay, "sequences in the replay before learning starts")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--replay-ratio", replay_ratio, "sequences sampled per sequence inserted")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--priority-exponent", priority_exponent, "replay priority exponent alpha")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--importance-exponent", importance_exponent,
-                   "importance-sampling exponent beta")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--epsilon-base", epsilon_base, "exploration rate of actor 0")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--epsilon-alpha", epsilon_alpha, "exponent spread of the per-actor rates")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--evaluation-epsilon", evaluation_epsilon, "exploration of evaluation actors")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--value-rescaling", value_rescaling, "train on h(target) (R2D2)");
-    app.add_option("--concurrent-insertion", concurrent_insertion,
-                   "compute new sequences' priorities on a thread of their own");
-    app.add_option("--actor-priorities", actor_priorities,
-                   "new sequences' priorities from the Q-values inference acted on");
-    app.add_flag("--checkpoint-replay", checkpoint_replay,
-                 "save the replay contents with every checkpoint (can be large)");
-  }
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
   /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.

@@ -13,8 +13,6 @@
 // legal player 2.22 on average, the best 3.10. --no-mask plays the same game without declaring
 // the mask, so the agent has to learn what is illegal (and its illegal picks are counted).
 // With --export-onnx the model takes the mask as a second input (docs/deployment.md).
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <string>

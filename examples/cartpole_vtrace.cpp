@@ -13,8 +13,6 @@
 // Under an MPI launcher (mpirun -np 2 cartpole_vtrace ...) the ranks train as one learner group,
 // each with its own actors, and rank 0 prints the group's JSON line with "ranks":2
 // (docs/scaling.md).
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -25,7 +23,8 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process"};
+  seedrl::examples::CommandLine app(
+      "SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process");
   examples::VTraceCli cli;
   LocalTrainerOptions run;
   run.num_actors = 4;
@@ -34,9 +33,9 @@ int main(int argc, char** argv) {
   run.server.unroll_length = 20;
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
-  app.add_option("--eval-actors", run.evaluation_actors, "extra greedy actors that do not train")
-      ->check(CLI::Range(0, 64));
-  CLI11_PARSE(app, argc, argv);
+  app.option("--eval-actors", run.evaluation_actors, "extra greedy actors that do not train")
+      .range(0, 64);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
     const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {

@@ -10,8 +10,6 @@
 // reports and writes the files, and the JSON line (rank 0's) says "ranks": N.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -37,13 +35,13 @@
 namespace seedrl::examples {
 
 /// --actors and --envs-per-actor of the in-process programs.
-inline void add_actor_options(CLI::App& app, LocalTrainerOptions& run, int max_envs_per_actor) {
-  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
-  app.add_option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
-      ->check(CLI::Range(1, max_envs_per_actor));
-  app.add_option("--evaluation-actors", run.evaluation_actors,
-                 "extra actors that act greedily (R2D2: epsilon 0.001) and store nothing")
-      ->check(CLI::Range(0, 256));
+inline void add_actor_options(CommandLine& app, LocalTrainerOptions& run, int max_envs_per_actor) {
+  app.option("--actors", run.num_actors, "actor threads").range(1, 256);
+  app.option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
+      .range(1, max_envs_per_actor);
+  app.option("--evaluation-actors", run.evaluation_actors,
+             "extra actors that act greedily (R2D2: epsilon 0.001) and store nothing")
+      .range(0, 256);
 }
 
 /// Trains `agent` in one process on environments from `make_env(seed)` (or `make_env(seed,
@@ -183,8 +181,8 @@ inline LocalTrainerOptions pendulum_ppo_defaults(PpoCli& cli) {
   return PpoCli::default_run();
 }
 
-inline void add_game_option(CLI::App& app, std::string& game) {
-  app.add_option("--game", game, "MinAtar game")->check(CLI::IsMember(minatar_games()));
+inline void add_game_option(CommandLine& app, std::string& game) {
+  app.option("--game", game, "MinAtar game").one_of(minatar_games());
 }
 
 /// A figure for a JSON line: the number, or null where nothing was measured.

@@ -1,59 +1,107 @@
-// The command a program ran with, rebuilt from what CLI11 parsed (for run_info.json: a run
-// directory says how it was made). agent_cli.hpp builds on it.
+// The example programs' command line: options bound to variables, checked, parsed, and the command
+// that ran rebuilt for run_info.json. It is CLI11 underneath, compiled once in the examples'
+// helper library (command_line.cpp): CLI11 is header-only, and a program that includes it compiles
+// its parser, its help formatter and its validators again, 10 to 15 seconds of every program's
+// build. A program that needs more of CLI11 (subcommands of its own) takes app() and includes
+// <CLI/CLI.hpp> itself. agent_cli.hpp builds on it.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
-#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace seedrl::examples {
 
-/// The command that ran, rebuilt from what `app` parsed: the program's file name, then every
-/// option given, in the order the program declares them, with its values (a value with a space or
-/// a shell character in single quotes; a flag bare, or "--flag=false" where it was given so).
-/// Defaults are not repeated: the build's own defaults hold. The values of `secrets` (options that
-/// carry a secret, such as --token) are written as "***": a run's files and log never hold them.
-inline std::string given_command(const CLI::App& app,
-                                 std::initializer_list<std::string_view> secrets = {"--token"}) {
-  auto quoted = [](const std::string& value) {
-    if (!value.empty() && value.find_first_of(" \t\n'\"\\$`&|;<>()*?!#~") == std::string::npos)
-      return value;
-    std::string out = "'";
-    for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-  };
-  std::string command = app.get_name();
-  if (const auto slash = command.rfind('/'); slash != std::string::npos)
-    command.erase(0, slash + 1);
-  for (const CLI::Option* option : app.get_options()) {
-    if (option->count() == 0 || option->get_name().rfind('-', 0) != 0) continue;
-    const std::string name = option->get_name();
-    if (option->get_expected_max() != 0) {
-      command += " " + name;
-      const bool secret = std::find(secrets.begin(), secrets.end(), name) != secrets.end();
-      for (const std::string& value : option->results())
-        command += " " + (secret ? std::string("***") : quoted(value));
-      continue;
-    }
-    // A flag's results are what it set, negation applied ("!--no-x" given: "false"): the bare
-    // flag where that is what it sets, else the flag with the input that sets it.
-    const std::string bare = name.substr(name.find_first_not_of('-'));
-    for (const std::string& value : option->results()) {
-      if (option->get_flag_value(bare, "") == value) {
-        command += " " + name;
-        continue;
-      }
-      for (const char* input : {"true", "false"})
-        if (option->get_flag_value(bare, input) == value) {
-          command += " " + name + "=" + input;
-          break;
-        }
-    }
-  }
-  return command;
-}
+/// One option of a CommandLine, for saying what its values must be.
+class Option {
+ public:
+  Option() = default;                                      ///< no option: count() is 0
+  Option& range(double low, double high);                  ///< low <= value <= high
+  Option& positive();                                      ///< value > 0
+  Option& non_negative();                                  ///< value >= 0
+  Option& one_of(const std::vector<std::string>& values);  ///< one of these words
+  Option& required();                                      ///< the command line must give it
+  Option& values(int count);                               ///< exactly this many values
+  /// How often the command line gave it (0: the default holds).
+  std::size_t count() const;
+
+ private:
+  friend class CommandLine;
+  explicit Option(CLI::Option* option) : option_(option) {}
+  CLI::Option* option_ = nullptr;
+};
+
+/// A program's (or a subcommand's) options. --help shows each option with its default.
+class CommandLine {
+ public:
+  explicit CommandLine(const std::string& description);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  /// An option bound to `value`, which holds its default until the command line sets it.
+  Option option(const std::string& name, std::int32_t& value, const std::string& help);
+  Option option(const std::string& name, std::int64_t& value, const std::string& help);
+  Option option(const std::string& name, std::uint64_t& value, const std::string& help);
+  Option option(const std::string& name, float& value, const std::string& help);
+  Option option(const std::string& name, double& value, const std::string& help);
+  Option option(const std::string& name, bool& value, const std::string& help);  ///< true/false
+  Option option(const std::string& name, std::string& value, const std::string& help);
+  Option option(const std::string& name, std::vector<std::int32_t>& value, const std::string& help);
+  Option option(const std::string& name, std::vector<std::int64_t>& value, const std::string& help);
+  Option option(const std::string& name, std::vector<double>& value, const std::string& help);
+  Option option(const std::string& name, std::vector<std::string>& value, const std::string& help);
+  /// An option that may stay unset (std::nullopt).
+  Option option(const std::string& name, std::optional<double>& value, const std::string& help);
+  /// A flag without a value: `name` sets `value` true; "!--no-x" sets it false.
+  Option flag(const std::string& name, bool& value, const std::string& help);
+  /// The option called `name` leaves this command line (a program that sets it itself).
+  void remove(const std::string& name);
+
+  /// How often the command line gave the option `name` (0: its default holds).
+  std::size_t count(const std::string& name) const;
+  /// Runs `callback` once the command line is parsed and checked.
+  void on_parsed(std::function<void()> callback);
+
+  /// A subcommand with options of its own (`program ppo --epochs 4`); it lives as long as this.
+  CommandLine& subcommand(const std::string& name, const std::string& description);
+  /// From `min` to `max` subcommands must be given; options of this command line may follow
+  /// them.
+  void require_subcommands(std::size_t min, std::size_t max);
+  /// Whether the command line named this subcommand.
+  bool given() const;
+
+  /// Parses the program's arguments. An exit status when the program should end now: --help
+  /// (status 0, the help printed) or a bad command line (the error said on stderr).
+  std::optional<int> parse(int argc, const char* const* argv);
+
+  /// The command that ran, rebuilt from what was parsed: the program's file name, then every
+  /// option given, in the order the program declares them, with its values (a value with a space
+  /// or a shell character in single quotes; a flag bare, or "--flag=false" where it was given
+  /// so). Defaults are not repeated: the build's own defaults hold. The values of `secrets`
+  /// (options that carry a secret, such as --token) are written as "***": a run's files and log
+  /// never hold them.
+  std::string given_command(std::initializer_list<std::string_view> secrets = {"--token"}) const;
+
+  /// CLI11 itself, for what this class does not offer (include <CLI/CLI.hpp>).
+  CLI::App& app() { return *app_; }
+
+ private:
+  explicit CommandLine(CLI::App* subcommand);
+  std::unique_ptr<CLI::App> owned_;  // the program's; a subcommand's belongs to its parent
+  CLI::App* app_;
+  std::vector<std::unique_ptr<CommandLine>> subcommands_;
+};
 
 }  // namespace seedrl::examples

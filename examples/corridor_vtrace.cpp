@@ -5,26 +5,25 @@
 //
 // Under mpirun -np N it trains as a learner group of N ranks (program.hpp), like the other
 // training examples.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
+#include "command_line.hpp"
 #include "corridor_env.hpp"
 #include "program.hpp"
 #include "seedrl/seedrl.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"V-trace on the corridor tutorial environment"};
+  seedrl::examples::CommandLine app("V-trace on the corridor tutorial environment");
   std::int64_t frames = 100'000;
   std::int32_t length = 8;
   std::uint64_t seed = 1;
-  app.add_option("--frames", frames, "environment frames to train for")->check(CLI::PositiveNumber);
-  app.add_option("--length", length, "corridor length")->check(CLI::Range(2, 1000));
-  app.add_option("--seed", seed, "seed");
+  app.option("--frames", frames, "environment frames to train for").positive();
+  app.option("--length", length, "corridor length").range(2, 1000);
+  app.option("--seed", seed, "seed");
   std::string export_onnx;
-  app.add_option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
-  CLI11_PARSE(app, argc, argv);
+  app.option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
     // 1. The agent: which network, and how to train it.

@@ -19,8 +19,6 @@
 // Exit status: 0 when the learner says training is over or on SIGINT/SIGTERM; 2 when the
 // learner refuses the actor for good (wrong token, other environment, other protocol version);
 // 1 on any other error.
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -42,7 +40,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL actors for a distributed_learner"};
+  seedrl::examples::CommandLine app("SEED RL actors for a distributed_learner");
   std::string env_name = "cartpole";
   RemoteClientOptions client;
   std::int32_t envs = 8, threads = 1;
@@ -50,34 +48,31 @@ int main(int argc, char** argv) {
   bool evaluation = false;
   double report_seconds = 10.0, max_backoff_s = 5.0;
   examples::add_environment_option(app, env_name, {"cartpole", "catch", "pendulum"});
-  app.add_option("--connect", client.address,
-                 "learner address (host:port, [v6]:port or unix:/path)");
+  app.option("--connect", client.address, "learner address (host:port, [v6]:port or unix:/path)");
   std::string token_file;
-  app.add_option("--token", client.token,
-                 "the learner's shared secret (visible to other users: prefer --token-file or "
-                 "SEEDRL_TOKEN)");
-  app.add_option("--token-file", token_file,
-                 "file holding the learner's shared secret (first line; must not be readable by "
-                 "others)");
+  app.option("--token", client.token,
+             "the learner's shared secret (visible to other users: prefer --token-file or "
+             "SEEDRL_TOKEN)");
+  app.option("--token-file", token_file,
+             "file holding the learner's shared secret (first line; must not be readable by "
+             "others)");
   std::string tls_version = "1.3";
-  app.add_option("--tls-ca", client.tls.ca, "PEM CA to verify the learner's certificate (TLS)");
-  app.add_option("--tls-server-name", client.tls.server_name,
-                 "name the learner's certificate must hold (default: the --connect host)");
-  app.add_option("--tls-client-cert", client.tls.certificate,
-                 "PEM certificate of this actor (mutual TLS)");
-  app.add_option("--tls-client-key", client.tls.private_key,
-                 "PEM private key of --tls-client-cert");
-  app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
-      ->check(CLI::IsMember({"1.2", "1.3"}));
-  app.add_option("--envs", envs, "environments per actor thread")->check(CLI::Range(1, 65535));
-  app.add_option("--actors", threads, "actor threads, one connection each")
-      ->check(CLI::Range(1, 1024));
-  app.add_option("--seed", seed, "environment seed (0: a random one)");
-  app.add_flag("--eval", evaluation, "act greedily and send no training data");
-  app.add_option("--report-seconds", report_seconds, "progress period")->check(CLI::PositiveNumber);
-  app.add_option("--max-backoff", max_backoff_s, "longest wait between reconnection attempts (s)")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.option("--tls-ca", client.tls.ca, "PEM CA to verify the learner's certificate (TLS)");
+  app.option("--tls-server-name", client.tls.server_name,
+             "name the learner's certificate must hold (default: the --connect host)");
+  app.option("--tls-client-cert", client.tls.certificate,
+             "PEM certificate of this actor (mutual TLS)");
+  app.option("--tls-client-key", client.tls.private_key, "PEM private key of --tls-client-cert");
+  app.option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
+      .one_of({"1.2", "1.3"});
+  app.option("--envs", envs, "environments per actor thread").range(1, 65535);
+  app.option("--actors", threads, "actor threads, one connection each").range(1, 1024);
+  app.option("--seed", seed, "environment seed (0: a random one)");
+  app.flag("--eval", evaluation, "act greedily and send no training data");
+  app.option("--report-seconds", report_seconds, "progress period").positive();
+  app.option("--max-backoff", max_backoff_s, "longest wait between reconnection attempts (s)")
+      .positive();
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
     if (!client.token.empty())

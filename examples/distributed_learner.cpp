@@ -29,8 +29,6 @@
 // Under an MPI launcher (mpirun -np N distributed_learner ...) the N learners train as one
 // learner group (docs/scaling.md), and rank R listens on each address with R added to its port
 // (a Unix socket path gets the suffix ".R"): start each rank's actors against its own addresses.
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -73,7 +71,8 @@ int main(int argc, char** argv) {
   using namespace seedrl;
   using Backend = cpu::Backend;
 
-  CLI::App app{"SEED RL V-trace learner serving actors over TCP or Unix-domain sockets"};
+  seedrl::examples::CommandLine app(
+      "SEED RL V-trace learner serving actors over TCP or Unix-domain sockets");
   examples::VTraceCli cli;
   TrainingSessionOptions run;
   run.checkpoint_seconds = 300;
@@ -86,50 +85,49 @@ int main(int argc, char** argv) {
   bool log_connections = true;
   cli.environments.push_back("pendulum");  // box actions over protocol version 2
   cli.add_options(app, run);
-  app.add_option("--listen", listen,
-                 "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
-                 "default 127.0.0.1:8686");
+  app.option("--listen", listen,
+             "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
+             "default 127.0.0.1:8686");
   std::string token_file;
-  app.add_option("--token", token,
-                 "shared secret actors must present (visible to other users: prefer "
-                 "--token-file or SEEDRL_TOKEN)");
-  app.add_option("--token-file", token_file,
-                 "file holding the shared secret (first line; must not be readable by others)");
-  app.add_flag("--insecure-no-auth", socket.allow_unauthenticated,
-               "listen on a non-loopback TCP address without a token or mutual TLS");
+  app.option("--token", token,
+             "shared secret actors must present (visible to other users: prefer "
+             "--token-file or SEEDRL_TOKEN)");
+  app.option("--token-file", token_file,
+             "file holding the shared secret (first line; must not be readable by others)");
+  app.flag("--insecure-no-auth", socket.allow_unauthenticated,
+           "listen on a non-loopback TCP address without a token or mutual TLS");
   std::string tls_version = "1.3";
-  app.add_option("--tls-cert", socket.tls.certificate,
-                 "PEM certificate: TCP addresses speak TLS with it");
-  app.add_option("--tls-key", socket.tls.private_key, "PEM private key of --tls-cert");
-  app.add_option("--tls-ca", socket.tls.client_ca, "PEM CA of actors' certificates (mutual TLS)");
-  app.add_flag("--require-client-cert", socket.tls.require_client_certificate,
-               "refuse actors without a certificate from --tls-ca");
-  app.add_option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
-      ->check(CLI::IsMember({"1.2", "1.3"}));
-  app.add_option("--max-pending-handshakes,--tls-max-pending", socket.max_pending_handshakes,
-                 "connections awaiting their handshake at most; more are closed at accept (0: no "
-                 "cap; default 64)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--handshakes-per-second,--tls-handshakes-per-second",
-                 socket.handshakes_per_second,
-                 "new connections a second per peer address after a burst of --handshake-burst; "
-                 "more are closed at accept (0: no limit; default 20)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--handshake-burst,--tls-handshake-burst", socket.handshake_burst,
-                 "new connections per peer address at once (default 64)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--max-slots", run.server.max_slots, "environments that can be connected at once")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--max-connections", socket.max_connections, "actor connections at once")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--idle-timeout", idle_timeout_s, "close actors silent for this many seconds")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--io-threads", socket.io_threads, "network threads")->check(CLI::Range(1, 64));
-  app.add_option("--log-connections", log_connections,
-                 "print a line when an actor connects, leaves or is refused");
-  CLI11_PARSE(app, argc, argv);
+  app.option("--tls-cert", socket.tls.certificate,
+             "PEM certificate: TCP addresses speak TLS with it");
+  app.option("--tls-key", socket.tls.private_key, "PEM private key of --tls-cert");
+  app.option("--tls-ca", socket.tls.client_ca, "PEM CA of actors' certificates (mutual TLS)");
+  app.flag("--require-client-cert", socket.tls.require_client_certificate,
+           "refuse actors without a certificate from --tls-ca");
+  app.option("--tls-version", tls_version, "lowest TLS version: 1.3, or 1.2")
+      .one_of({"1.2", "1.3"});
+  app.option("--max-pending-handshakes,--tls-max-pending", socket.max_pending_handshakes,
+             "connections awaiting their handshake at most; more are closed at accept (0: no "
+             "cap; default 64)")
+      .non_negative();
+  app.option("--handshakes-per-second,--tls-handshakes-per-second", socket.handshakes_per_second,
+             "new connections a second per peer address after a burst of --handshake-burst; "
+             "more are closed at accept (0: no limit; default 20)")
+      .non_negative();
+  app.option("--handshake-burst,--tls-handshake-burst", socket.handshake_burst,
+             "new connections per peer address at once (default 64)")
+      .positive();
+  app.option("--max-batch", run.server.max_batch, "largest inference batch, in environments")
+      .range(1, 1 << 16);
+  app.option("--max-slots", run.server.max_slots, "environments that can be connected at once")
+      .range(1, 1 << 20);
+  app.option("--max-connections", socket.max_connections, "actor connections at once")
+      .range(1, 1 << 20);
+  app.option("--idle-timeout", idle_timeout_s, "close actors silent for this many seconds")
+      .positive();
+  app.option("--io-threads", socket.io_threads, "network threads").range(1, 64);
+  app.option("--log-connections", log_connections,
+             "print a line when an actor connects, leaves or is refused");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   if (cli.env_name == "pendulum") cli.use_pendulum_defaults(app, run);
 
   try {

@@ -2,12 +2,11 @@
 // examples' shared pieces (cli.hpp includes it); copy it along with the program you start from.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
@@ -54,12 +53,12 @@ inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, st
 }
 
 /// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
-inline void add_environment_option(CLI::App& app, std::string& name,
+inline void add_environment_option(CommandLine& app, std::string& name,
                                    const std::vector<std::string>& names = {"cartpole", "catch"}) {
   std::string list;
   for (std::size_t i = 0; i < names.size(); ++i)
     list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  app.add_option("--env", name, "environment: " + list)->check(CLI::IsMember(names));
+  app.option("--env", name, "environment: " + list).one_of(names);
 }
 
 /// with_environment(), and Pendulum (box actions) for the programs that serve either kind.

@@ -4,11 +4,10 @@
 // Copy it along with cli.hpp.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,24 +33,23 @@ struct GameExample {
   /// `train(agent_name, cli, run, mask, hidden)` with that agent's Cli.
   template <class Train>
   int main(int argc, char** argv, Train&& train) {
-    CLI::App app{description};
-    app.require_subcommand(1);
-    app.fallthrough();  // --no-mask after the agent's name too
+    CommandLine app(description);
+    app.require_subcommands(1, 1);  // --no-mask after the agent's name too
     bool no_mask = false;
-    app.add_flag("--no-mask", no_mask, "do not declare the legal-action mask (the same game)");
+    app.flag("--no-mask", no_mask, "do not declare the legal-action mask (the same game)");
     LocalTrainerOptions vtrace_run = run, ppo_run = run;
-    CLI::App* agents[] = {app.add_subcommand("vtrace", "V-trace (IMPALA)"),
-                          app.add_subcommand("ppo", "PPO"),
-                          app.add_subcommand("r2d2", r2d2_description)};
+    CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
+                             &app.subcommand("ppo", "PPO"),
+                             &app.subcommand("r2d2", r2d2_description)};
     vtrace.add_options(*agents[0], vtrace_run);
     ppo.add_options(*agents[1], ppo_run);
     r2d2.add_options(*agents[2], r2d2_run);
     add_actor_options(*agents[0], vtrace_run, 64);
     add_actor_options(*agents[1], ppo_run, 64);
     add_actor_options(*agents[2], r2d2_run, 64);
-    CLI11_PARSE(app, argc, argv);
-    if (agents[0]->parsed()) return train("vtrace", vtrace, vtrace_run, !no_mask, vtrace.hidden);
-    if (agents[1]->parsed()) return train("ppo", ppo, ppo_run, !no_mask, ppo.hidden);
+    if (const std::optional<int> exit = app.parse(argc, argv)) return *exit;
+    if (agents[0]->given()) return train("vtrace", vtrace, vtrace_run, !no_mask, vtrace.hidden);
+    if (agents[1]->given()) return train("ppo", ppo, ppo_run, !no_mask, ppo.hidden);
     return train("r2d2", r2d2, r2d2_run, !no_mask, r2d2_hidden);
   }
 };

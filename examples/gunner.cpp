@@ -14,8 +14,6 @@
 // target scores 13.8 on average, a random legal one 0.2. --no-mask plays the same game without
 // declaring the mask. With --export-onnx the model has one logits output per branch and takes
 // the mask as an input (docs/deployment.md).
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <span>

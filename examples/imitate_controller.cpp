@@ -8,13 +8,12 @@
 //   imitate_controller [--steps 2000] [--batch 256] [--seed 1] [--threads 2]
 //
 // Prints progress, then one JSON object on the last line.
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "command_line.hpp"
 #include "seedrl/seedrl.hpp"
 
 using namespace seedrl;
@@ -39,18 +38,18 @@ void sample_states(Tensor& states, Rng& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train a seedrl network to imitate a CartPole controller"};
+  seedrl::examples::CommandLine app("Train a seedrl network to imitate a CartPole controller");
   int steps = 2000;
   std::int64_t batch = 256;
   std::uint64_t seed = 1;
   int threads = 2;
-  app.add_option("--steps", steps, "optimizer steps")->check(CLI::PositiveNumber);
-  app.add_option("--batch", batch, "states per step")->check(CLI::PositiveNumber);
-  app.add_option("--seed", seed, "seed for parameters and data");
-  app.add_option("--threads", threads, "CPU threads")->check(CLI::PositiveNumber);
+  app.option("--steps", steps, "optimizer steps").positive();
+  app.option("--batch", batch, "states per step").positive();
+  app.option("--seed", seed, "seed for parameters and data");
+  app.option("--threads", threads, "CPU threads").positive();
   std::string export_onnx;
-  app.add_option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
-  CLI11_PARSE(app, argc, argv);
+  app.option("--export-onnx", export_onnx, "write the trained network here as an ONNX model");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   cpu::set_num_threads(threads);
 
   auto config = nn::NetworkOptions::mlp(/*observation_size=*/4, /*num_actions=*/2, {64, 64});

@@ -9,8 +9,6 @@
 //
 // Progress on stderr; the last line of stdout is the JSON object of the other examples (frames,
 // seconds, fps, episodes, mean_return, ...).
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "cli.hpp"
@@ -20,7 +18,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"PPO on a MinAtar game, in one process"};
+  seedrl::examples::CommandLine app("PPO on a MinAtar game, in one process");
   examples::PpoCli cli;
   LocalTrainerOptions run;
   examples::minatar_ppo_defaults(cli, run);
@@ -28,7 +26,7 @@ int main(int argc, char** argv) {
   cli.add_options(app, run);
   examples::add_game_option(app, game);
   examples::add_actor_options(app, run, 1024);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   return examples::train_on_minatar("minatar_ppo", game, cli, run);
 }

@@ -8,8 +8,6 @@
 // Progress on stderr; the last line of stdout is the JSON object of the other examples (frames,
 // seconds, fps, episodes, mean_return, ...). Sticky actions (0.1) and difficulty ramping are on,
 // as in MinAtar's published baselines.
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "cli.hpp"
@@ -19,16 +17,16 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL V-trace on a MinAtar game, in one process"};
+  seedrl::examples::CommandLine app("SEED RL V-trace on a MinAtar game, in one process");
   examples::VTraceCli cli;
   LocalTrainerOptions run;
   examples::minatar_vtrace_defaults(cli, run);
   std::string game = "breakout";
   cli.add_options(app, run);
-  app.remove_option(app.get_option("--env"));
+  app.remove("--env");
   examples::add_game_option(app, game);
   examples::add_actor_options(app, run, 1024);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   return examples::train_on_minatar("minatar_vtrace", game, cli, run);
 }

@@ -12,8 +12,6 @@
 // line of stdout is one JSON object with the run's figures. With --logdir, metrics, TensorBoard
 // events and checkpoints are written there, and a run pointed at a directory with a checkpoint
 // resumes from it. Ctrl-C stops cleanly (with a final checkpoint).
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -24,18 +22,19 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process"};
+  seedrl::examples::CommandLine app(
+      "SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process");
   examples::PpoCli cli;
   cli.env_name = "halfcheetah";
   cli.frames = 1'000'000;
   std::string agent = "ppo";
   LocalTrainerOptions run = examples::PpoCli::default_run();
-  app.add_option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant")
-      ->check(CLI::IsMember({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"}));
-  app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));
+  app.option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant")
+      .one_of({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"});
+  app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   if (agent == "vtrace") cli.use_vtrace_defaults(app, run, 3e-4);
 
   MujocoTask task;

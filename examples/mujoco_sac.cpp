@@ -11,8 +11,6 @@
 // training episodes. Progress goes to stderr; the last line of stdout is one JSON object with the
 // run's figures. With --logdir, metrics, TensorBoard events and checkpoints are written there, and
 // a run pointed at a directory with a checkpoint resumes from it. Ctrl-C stops cleanly.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -21,15 +19,15 @@
 
 int main(int argc, char** argv) {
   using namespace seedrl;
-  CLI::App app{"SEED RL SAC on MuJoCo locomotion, in one process"};
+  seedrl::examples::CommandLine app("SEED RL SAC on MuJoCo locomotion, in one process");
   examples::SacCli cli;
   std::string env_name = "halfcheetah";
   LocalTrainerOptions run = examples::SacCli::default_run();
-  app.add_option("--env", env_name, "halfcheetah, hopper, walker2d or ant")
-      ->check(CLI::IsMember({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"}));
+  app.option("--env", env_name, "halfcheetah, hopper, walker2d or ant")
+      .one_of({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"});
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 64);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   MujocoTask task;
   try {
     task = parse_mujoco_task(env_name);

@@ -10,8 +10,6 @@
 // training episodes). With --logdir, metrics, TensorBoard events and checkpoints are written
 // there, and a run pointed at a directory with a checkpoint resumes from it. Ctrl-C stops cleanly
 // (with a final checkpoint).
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "cli.hpp"
@@ -21,14 +19,14 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  CLI::App app{"SEED RL PPO (or V-trace) on Pendulum-v1, in one process"};
+  seedrl::examples::CommandLine app("SEED RL PPO (or V-trace) on Pendulum-v1, in one process");
   examples::PpoCli cli;
   LocalTrainerOptions run = examples::pendulum_ppo_defaults(cli);
   std::string agent = "ppo";
-  app.add_option("--agent", agent, "ppo or vtrace")->check(CLI::IsMember({"ppo", "vtrace"}));
+  app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   if (agent == "vtrace") cli.use_vtrace_defaults(app, run, 1e-3);
   return examples::train_box_agent("pendulum_ppo", "pendulum", agent, cli, run,
                                    [](std::uint64_t seed) { return Pendulum(seed); });

@@ -6,21 +6,19 @@
 //
 // --frames counts agent steps. Progress goes to stderr; the last line of stdout is one JSON
 // object with the run's figures (the mean return of the last 100 training episodes).
-#include <CLI/CLI.hpp>
-
 #include "sac_cli.hpp"
 #include "seedrl/env/pendulum.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;
-  CLI::App app{"SEED RL SAC on Pendulum-v1, in one process"};
+  seedrl::examples::CommandLine app("SEED RL SAC on Pendulum-v1, in one process");
   examples::SacCli cli;
   cli.frames = 20'000;
   cli.learning_starts = 1'000;
   LocalTrainerOptions run = examples::SacCli::default_run();
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 64);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   return examples::train_sac("pendulum_sac", "pendulum", cli, run,
                              [](std::uint64_t seed) { return Pendulum(seed); });
 }

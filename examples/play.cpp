@@ -26,8 +26,6 @@
 // against a random player, another checkpoint or a person at the terminal, alternating sides,
 // and end with a table of wins, draws and losses from each side and a JSON line. --threads: the
 // compute threads of each forward (PolicyOptions::threads; 0: OpenMP's default, every core).
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -197,7 +195,8 @@ std::unique_ptr<Policy<>> load_policy(std::string& checkpoint, const PolicyOptio
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"A trained agent plays evaluation episodes from its checkpoint"};
+  seedrl::examples::CommandLine app(
+      "A trained agent plays evaluation episodes from its checkpoint");
   std::string checkpoint, env_name, acting;
   std::int64_t episodes = 100;
   std::int32_t envs = 8;
@@ -209,36 +208,34 @@ int main(int argc, char** argv) {
   for (const std::string& game : examples::minatar_games()) names.push_back(game);
   for (const std::string& env : box_environments()) names.push_back(env);
   for (const char* game : {"tictactoe", "connect4", "standoff"}) names.emplace_back(game);
-  app.add_option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
-      ->required();
-  app.add_option("--env", env_name, "the environment it was trained on")
-      ->check(CLI::IsMember(names));
-  app.add_option("--episodes", episodes, "episodes to play")->check(CLI::Range(1, 10'000'000));
-  app.add_option("--envs", envs, "environments playing at once")->check(CLI::Range(1, 4096));
-  app.add_option("--seed", seed, "seed of the environments and of the policy's sampling");
-  app.add_option("--threads", threads, "compute threads of each forward (0: every core)")
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--acting", acting, "override how the agent acts (default: as its evaluation)")
-      ->check(CLI::IsMember({"greedy", "sample", "epsilon_greedy"}));
-  app.add_option("--epsilon", epsilon, "with --acting epsilon_greedy")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--gif", recording.path, "record the first episode as an animated GIF here");
-  app.add_option("--gif-frames", recording.max_frames, "at most this many frames in the GIF")
-      ->check(CLI::Range(1, 100'000));
-  app.add_option("--gif-fps", recording.fps, "frames per second of the GIF")
-      ->check(CLI::Range(1, 100));
+  app.option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")
+      .required();
+  app.option("--env", env_name, "the environment it was trained on").one_of(names);
+  app.option("--episodes", episodes, "episodes to play").range(1, 10'000'000);
+  app.option("--envs", envs, "environments playing at once").range(1, 4096);
+  app.option("--seed", seed, "seed of the environments and of the policy's sampling");
+  app.option("--threads", threads, "compute threads of each forward (0: every core)")
+      .range(0, 1024);
+  app.option("--acting", acting, "override how the agent acts (default: as its evaluation)")
+      .one_of({"greedy", "sample", "epsilon_greedy"});
+  app.option("--epsilon", epsilon, "with --acting epsilon_greedy").range(0.0, 1.0);
+  app.option("--gif", recording.path, "record the first episode as an animated GIF here");
+  app.option("--gif-frames", recording.max_frames, "at most this many frames in the GIF")
+      .range(1, 100'000);
+  app.option("--gif-fps", recording.fps, "frames per second of the GIF").range(1, 100);
   std::string export_onnx;
-  app.add_option("--export-onnx", export_onnx, "write the checkpoint's network as an ONNX model");
+  app.option("--export-onnx", export_onnx, "write the checkpoint's network as an ONNX model");
   examples::GameSeriesOptions series;
   bool human = false;
-  app.add_option("--opponent", series.opponent,
-                 "games of two players: 'random' or another checkpoint (file or logdir)");
-  app.add_flag("--human", human, "games of two players: play against the agent at the terminal");
-  app.add_flag("--human-first", series.human_first,
-               "the opponent (you, with --human) moves first in game 1 (then sides alternate)");
-  app.add_option("--opening-moves", series.opening_moves,
-                 "games of two players: the first K moves of every game at random")
-      ->check(CLI::Range(0, 1000));
-  CLI11_PARSE(app, argc, argv);
+  app.option("--opponent", series.opponent,
+             "games of two players: 'random' or another checkpoint (file or logdir)");
+  app.flag("--human", human, "games of two players: play against the agent at the terminal");
+  app.flag("--human-first", series.human_first,
+           "the opponent (you, with --human) moves first in game 1 (then sides alternate)");
+  app.option("--opening-moves", series.opening_moves,
+             "games of two players: the first K moves of every game at random")
+      .range(0, 1000);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   const bool two_players = examples::is_two_player_game(env_name);
   if (!two_players &&
       (human || app.count("--opponent") || series.human_first || series.opening_moves > 0)) {

@@ -2,8 +2,6 @@
 // CleanRL's sac_continuous_action settings by default. Builds on agent_cli.hpp and cli.hpp.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,60 +36,54 @@ struct SacCli : RunCli {
     frames = 1'000'000;
   }
 
-  void add_options(CLI::App& app, TrainingSessionOptions& session) {
-    app.option_defaults()->always_capture_default();
+  void add_options(CommandLine& app, TrainingSessionOptions& session) {
     add_run_options(app, session);
-    app.add_option("--hidden", hidden, "the actor's MLP sizes")->check(CLI::PositiveNumber);
-    app.add_option("--critic-hidden", critic_hidden, "each critic's MLP sizes")
-        ->check(CLI::PositiveNumber);
-    app.add_flag("--critic-layer-norm", critic_layer_norm,
-                 "normalise each critic hidden layer before its ReLU (learned scale and shift)");
-    app.add_option("--critic-learning-rate", critic_learning_rate, "the critics' Adam rate")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--temperature-learning-rate", temperature_learning_rate,
-                   "the temperature's Adam rate")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--tau", tau, "Polyak factor of the target critics")
-        ->check(CLI::Range(1e-6, 1.0));
-    app.add_option("--alpha", alpha, "the temperature: its start, or its value when fixed")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--learn-temperature", learn_temperature,
-                   "learn the temperature towards --target-entropy (false: fixed --alpha)");
-    app.add_option("--target-entropy", target_entropy,
-                   "the entropy the learned temperature aims for (unset: -dims, the action's "
-                   "dimensions; lower: a narrower policy)");
-    app.add_option("--final-target-entropy", final_target_entropy,
-                   "anneal the target entropy linearly to this over --target-entropy-anneal "
-                   "(unset: constant)");
-    app.add_option("--target-entropy-anneal", target_entropy_anneal,
-                   "where the anneal begins and ends, as fractions of the run's learner steps")
-        ->expected(2)
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--learning-starts", learning_starts,
-                   "transitions of uniformly random actions before the first update")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--replay-capacity", replay_capacity, "transitions the replay keeps")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--replay-ratio", replay_ratio,
-                   "samples per inserted transition (batch 256, one update per step: 256)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--prioritized", prioritized, "prioritized replay (false: uniform)");
-    app.add_flag("--checkpoint-replay", checkpoint_replay,
-                 "save the replay beside every checkpoint (a resumed run continues with it)");
-    app.add_option("--n-step", n_step, "n-step returns")->check(CLI::Range(1, 100));
-    app.add_option("--actor-update-period", actor_update_period,
-                   "the actor and the temperature step every this many critic updates")
-        ->check(CLI::Range(1, 1000));
-    app.add_option("--resets", resets,
-                   "times the actor and the critics start afresh, keeping the replay and the "
-                   "temperature (0: never)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--reset-period", reset_period,
-                   "learner updates between resets (every update counts, catch-up ones too)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--reset-updates", reset_updates,
-                   "updates after each reset that train on the replay without new transitions")
-        ->check(CLI::NonNegativeNumber);
+    app.option("--hidden", hidden, "the actor's MLP sizes").positive();
+    app.option("--critic-hidden", critic_hidden, "each critic's MLP sizes").positive();
+    app.flag("--critic-layer-norm", critic_layer_norm,
+             "normalise each critic hidden layer before its ReLU (learned scale and shift)");
+    app.option("--critic-learning-rate", critic_learning_rate, "the critics' Adam rate").positive();
+    app.option("--temperature-learning-rate", temperature_learning_rate,
+               "the temperature's Adam rate")
+        .positive();
+    app.option("--tau", tau, "Polyak factor of the target critics").range(1e-6, 1.0);
+    app.option("--alpha", alpha, "the temperature: its start, or its value when fixed").positive();
+    app.option("--learn-temperature", learn_temperature,
+               "learn the temperature towards --target-entropy (false: fixed --alpha)");
+    app.option("--target-entropy", target_entropy,
+               "the entropy the learned temperature aims for (unset: -dims, the action's "
+               "dimensions; lower: a narrower policy)");
+    app.option("--final-target-entropy", final_target_entropy,
+               "anneal the target entropy linearly to this over --target-entropy-anneal "
+               "(unset: constant)");
+    app.option("--target-entropy-anneal", target_entropy_anneal,
+               "where the anneal begins and ends, as fractions of the run's learner steps")
+        .values(2)
+        .range(0.0, 1.0);
+    app.option("--learning-starts", learning_starts,
+               "transitions of uniformly random actions before the first update")
+        .positive();
+    app.option("--replay-capacity", replay_capacity, "transitions the replay keeps").positive();
+    app.option("--replay-ratio", replay_ratio,
+               "samples per inserted transition (batch 256, one update per step: 256)")
+        .positive();
+    app.option("--prioritized", prioritized, "prioritized replay (false: uniform)");
+    app.flag("--checkpoint-replay", checkpoint_replay,
+             "save the replay beside every checkpoint (a resumed run continues with it)");
+    app.option("--n-step", n_step, "n-step returns").range(1, 100);
+    app.option("--actor-update-period", actor_update_period,
+               "the actor and the temperature step every this many critic updates")
+        .range(1, 1000);
+    app.option("--resets", resets,
+               "times the actor and the critics start afresh, keeping the replay and the "
+               "temperature (0: never)")
+        .non_negative();
+    app.option("--reset-period", reset_period,
+               "learner updates between resets (every update counts, catch-up ones too)")
+        .non_negative();
+    app.option("--reset-updates", reset_updates,
+               "updates after each reset that train on the replay without new transitions")
+        .non_negative();
   }
 
   /// The run: 1 actor of 1 environment (CleanRL's), unrolls of 1 step (windows of n_step + 1).

@@ -20,8 +20,6 @@
 // end the final policy plays 1,000 games greedily against a random player, half as each side; the
 // last line of stdout is one JSON object with the rating, the tallies of the league and those
 // games, and the opponent networks' loads and builds at the inference server.
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -151,7 +149,8 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff"};
+  seedrl::examples::CommandLine app(
+      "Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff");
   examples::VTraceCli cli;
   cli.environments = {"tictactoe", "connect4", "standoff"};
   cli.env_name = "tictactoe";
@@ -171,43 +170,42 @@ int main(int argc, char** argv) {
   run.server.unroll_length = 16;
   run.league.snapshot_every = 200;
   cli.add_options(app, run);
-  app.add_option("--actors", run.num_actors, "actor threads")->check(CLI::Range(1, 256));
-  app.add_option("--games-per-actor", run.games_per_actor, "games each actor plays at once")
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--snapshot-every", run.league.snapshot_every,
-                 "learner steps between snapshots of the learner in the league")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--window", run.league.window, "snapshots the league keeps")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--play-latest", run.league.play_latest,
-                 "probability of a game against the latest self")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--play-fixed", run.league.play_fixed,
-                 "probability of a game against a fixed player (the random one, the search "
-                 "players), the rest going to the snapshots; unset: drawn with the snapshots, "
-                 "uniformly among them all")
-      ->check(CLI::Range(0.0, 1.0));
+  app.option("--actors", run.num_actors, "actor threads").range(1, 256);
+  app.option("--games-per-actor", run.games_per_actor, "games each actor plays at once")
+      .range(1, 4096);
+  app.option("--snapshot-every", run.league.snapshot_every,
+             "learner steps between snapshots of the learner in the league")
+      .positive();
+  app.option("--window", run.league.window, "snapshots the league keeps").range(1, 1000);
+  app.option("--play-latest", run.league.play_latest,
+             "probability of a game against the latest self")
+      .range(0.0, 1.0);
+  app.option("--play-fixed", run.league.play_fixed,
+             "probability of a game against a fixed player (the random one, the search "
+             "players), the rest going to the snapshots; unset: drawn with the snapshots, "
+             "uniformly among them all")
+      .range(0.0, 1.0);
   bool no_random = false;
-  app.add_flag("--no-random-opponent", no_random,
-               "leave the random player out of the league (snapshots and the latest self only)");
+  app.flag("--no-random-opponent", no_random,
+           "leave the random player out of the league (snapshots and the latest self only)");
   Setup setup;
-  app.add_option("--search-opponents", setup.search_depths,
-                 "fixed opponents in the league that search this many moves ahead (board games; "
-                 "one per depth, named search<DEPTH>)")
-      ->check(CLI::Range(1, 8));
-  app.add_option("--opening-moves", setup.opening_moves,
-                 "board games: every training game starts after 0 to K uniformly random legal "
-                 "moves (the final games against the random player have none); unset: 4 on the "
-                 "board games, 0 on the duel")
-      ->check(CLI::Range(0, 40));
-  app.add_option("--torso", setup.torso,
-                 "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
-                 "(--conv-channels) on the board's planes, then the --hidden layers")
-      ->check(CLI::IsMember({"mlp", "board"}));
-  app.add_option("--conv-channels", setup.conv_channels,
-                 "the board torso's convolutions, their output channels")
-      ->check(CLI::Range(1, 1024));
-  CLI11_PARSE(app, argc, argv);
+  app.option("--search-opponents", setup.search_depths,
+             "fixed opponents in the league that search this many moves ahead (board games; "
+             "one per depth, named search<DEPTH>)")
+      .range(1, 8);
+  app.option("--opening-moves", setup.opening_moves,
+             "board games: every training game starts after 0 to K uniformly random legal "
+             "moves (the final games against the random player have none); unset: 4 on the "
+             "board games, 0 on the duel")
+      .range(0, 40);
+  app.option("--torso", setup.torso,
+             "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
+             "(--conv-channels) on the board's planes, then the --hidden layers")
+      .one_of({"mlp", "board"});
+  app.option("--conv-channels", setup.conv_channels,
+             "the board torso's convolutions, their output channels")
+      .range(1, 1024);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   setup.random = !no_random;
   // With openings of up to 4 random moves every tic-tac-toe seed stopped losing to a random player
   // (without, 1 seed in 3 did; docs/results.md, "Random openings").

@@ -4,6 +4,7 @@
 // learner steps (examples/sac_cli.hpp).
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,29 +17,29 @@ namespace {
 struct Parsed {
   std::string env = "cartpole", logdir;
   int frames = 10;
-  std::vector<int> hidden{64, 64};
+  std::vector<std::int64_t> hidden{64, 64};
   bool replay = false, graphs = true;
   std::string command;
 };
 
 // The options as a program declares them; `args` parsed as argv (the program's path first).
-void declare(CLI::App& app, Parsed& p) {
-  app.add_option("--env", p.env, "environment");
-  app.add_option("--frames", p.frames, "budget");
-  app.add_option("--hidden", p.hidden, "sizes");
-  app.add_option("--logdir", p.logdir, "where");
-  app.add_flag("--checkpoint-replay", p.replay, "a flag");
-  app.add_flag("!--no-cuda-graphs", p.graphs, "a negated flag");
-  app.final_callback([&app, &p] { p.command = seedrl::examples::given_command(app); });
+void declare(seedrl::examples::CommandLine& app, Parsed& p) {
+  app.option("--env", p.env, "environment");
+  app.option("--frames", p.frames, "budget");
+  app.option("--hidden", p.hidden, "sizes");
+  app.option("--logdir", p.logdir, "where");
+  app.flag("--checkpoint-replay", p.replay, "a flag");
+  app.flag("!--no-cuda-graphs", p.graphs, "a negated flag");
+  app.on_parsed([&app, &p] { p.command = app.given_command(); });
 }
 
 Parsed parse(std::vector<std::string> args) {
   Parsed p;
-  CLI::App app{"test"};
+  seedrl::examples::CommandLine app("test");
   declare(app, p);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
+  REQUIRE_FALSE(app.parse(static_cast<int>(argv.size()), argv.data()).has_value());
   return p;
 }
 
@@ -111,11 +112,11 @@ namespace {
 seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
   seedrl::examples::SacCli cli;
   seedrl::LocalTrainerOptions run = seedrl::examples::SacCli::default_run();
-  CLI::App app{"test"};
+  seedrl::examples::CommandLine app("test");
   cli.add_options(app, run);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
+  REQUIRE_FALSE(app.parse(static_cast<int>(argv.size()), argv.data()).has_value());
   const seedrl::Pendulum env(1);
   return cli.make_agent(env.observation_spec(), env.action_spec(), run).options();
 }
