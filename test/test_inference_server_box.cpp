@@ -173,7 +173,7 @@ TEST_CASE("InferenceServer: box and discrete requests that do not fit are refuse
 TEST_CASE("InferenceServer: normalises observations and scales rewards as its normaliser does") {
   BoxServer f(/*normalize=*/true);
   ExperienceNormalizer expected(f.agent.options().normalization, 2, f.agent.options().discount, 16);
-  Connection c, e;
+  Connection c;
   REQUIRE(f.server.connect(box_request(1, 2), &c).is_ok());
   Tensor obs = Tensor::zeros({2, 2});
   std::vector<float> rewards(2, 0.0f), actions(4);
