@@ -4,7 +4,8 @@
 # the label and timeout given, as doctest's doctest_discover_tests does: after each build the
 # executable lists its cases (test/support/test_main.cpp's "ctest" reporter writes them as a
 # CTest script) and CTest includes that list. Unlike Debian's doctest 2.4.9 module, any case name
-# works (it split names at ';' and '['), and an entry whose filter matches no case fails. A case
+# works (it split names at ';' and '['), and an entry whose filter matches no case fails. A case's
+# doctest test suite is a second label ("learning": test/support/test_main.cpp). A case
 # that prints "SEEDRL_SKIPPED: <why>" (a test needing something absent) is reported as skipped.
 function(seedrl_discover_tests target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "LABEL;TIMEOUT" "")
@@ -17,6 +18,7 @@ function(seedrl_discover_tests target)
     VERBATIM)
   file(GENERATE OUTPUT "${include_file}" CONTENT
 "set(SEEDRL_TEST_EXECUTABLE \"$<TARGET_FILE:${target}>\")
+set(SEEDRL_TEST_LABEL ${arg_LABEL})
 set(SEEDRL_TEST_PROPERTIES TIMEOUT ${arg_TIMEOUT} LABELS ${arg_LABEL} WORKING_DIRECTORY \"${CMAKE_CURRENT_BINARY_DIR}\"
   FAIL_REGULAR_EXPRESSION \"test cases: +0 [|]\" SKIP_REGULAR_EXPRESSION \"SEEDRL_SKIPPED:\")
 if(EXISTS \"${list_file}\")

@@ -2,7 +2,8 @@
 // (agent_cli.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli), the examples' defaults, in-process
 // training and the final JSON line; with environments.hpp (the built-in environments
 // by name) and program.hpp (signals, the learner group under mpirun, errors). Copy them along
-// with the program you start from.
+// with the program you start from, and the two files a program compiles with them
+// (command_line.cpp, agent_cli.cpp: examples/helpers.cmake).
 //
 // Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
 // group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank

@@ -62,7 +62,8 @@ void check_learns(const A& agent, const LocalTrainerOptions& run, const std::str
 
 }  // namespace
 
-TEST_CASE("Branched learning: V-trace learns Gunner, without an illegal action given the mask") {
+TEST_CASE("Branched learning: V-trace learns Gunner, without an illegal action given the mask" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 300'000;
   VTraceAgentOptions o = test::example_vtrace_options(test::gunner_network(), frames);
   o.learning_rate = {1e-3, 0, 0.0};
@@ -72,7 +73,8 @@ TEST_CASE("Branched learning: V-trace learns Gunner, without an illegal action g
   CHECK(learn(agent, false, test::gunner_run(frames), "unmasked_vtrace").training_illegal > 100);
 }
 
-TEST_CASE("Branched learning: PPO learns Gunner, without an illegal action given the mask") {
+TEST_CASE("Branched learning: PPO learns Gunner, without an illegal action given the mask" *
+          doctest::test_suite("learning")) {
   PpoAgentOptions o;
   o.network = test::gunner_network();
   o.network.seed = 1;
@@ -82,7 +84,8 @@ TEST_CASE("Branched learning: PPO learns Gunner, without an illegal action given
   check_learns(PpoAgent(o), test::gunner_run(200'000), "ppo", 5.0);
 }
 
-TEST_CASE("Branched learning: R2D2's branching dueling Q-network learns Gunner") {
+TEST_CASE("Branched learning: R2D2's branching dueling Q-network learns Gunner" *
+          doctest::test_suite("learning")) {
   R2D2AgentOptions o;
   o.network = test::gunner_network();
   o.network.seed = 1;

@@ -41,7 +41,7 @@ LocalTrainerOptions run_options(std::int64_t frames, std::string logdir = {}) {
 
 }  // namespace
 
-TEST_CASE("train_locally: CartPole's mean return clearly rises") {
+TEST_CASE("train_locally: CartPole's mean return clearly rises" * doctest::test_suite("learning")) {
   const std::int64_t frames = 250000;
   const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(4, 2), frames);
   const TrainingResult result = train_locally<VTraceAgent, Backend>(
@@ -57,7 +57,7 @@ TEST_CASE("train_locally: CartPole's mean return clearly rises") {
   CHECK(result.mean_return > 150.0);  // a random policy averages about 22
 }
 
-TEST_CASE("train_locally: Catch is solved") {
+TEST_CASE("train_locally: Catch is solved" * doctest::test_suite("learning")) {
   const std::int64_t frames = 250000;
   const VTraceAgent agent = agent_for(nn::NetworkOptions::mlp(50, 3), frames);
   const TrainingResult result =
@@ -77,7 +77,8 @@ TEST_CASE("train_locally: Catch is solved by two learner workers in micro-batche
   CHECK(result.mean_return > 0.9);
 }
 
-TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels") {
+TEST_CASE("train_locally: V-trace learns MinAtar Breakout from its pixels" *
+          doctest::test_suite("learning")) {
   const TrainingResult result = test::vtrace_learns_breakout<Backend>();
   MESSAGE("Breakout mean return after ", result.frames, " frames: ", result.mean_return);
   CHECK(result.mean_return > test::kVTraceBreakoutReturn);

@@ -93,7 +93,8 @@ TEST_CASE("Masked learning: V-trace and PPO losses use the masked policy of the 
   }
 }
 
-TEST_CASE("Masked learning: V-trace learns CardPick without an illegal pick") {
+TEST_CASE("Masked learning: V-trace learns CardPick without an illegal pick" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 150'000;
   VTraceAgentOptions o = test::example_vtrace_options(test::card_network(), frames);
   o.learning_rate = {1e-3, frames / (8 * 8), 0.0};  // to 0 over the run's updates
@@ -101,7 +102,8 @@ TEST_CASE("Masked learning: V-trace learns CardPick without an illegal pick") {
   check_learns(agent, test::card_pick_run(frames), "vtrace");
 }
 
-TEST_CASE("Masked learning: PPO learns CardPick without an illegal pick") {
+TEST_CASE("Masked learning: PPO learns CardPick without an illegal pick" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 150'000;
   PpoAgentOptions o;
   o.network = test::card_network();
@@ -111,7 +113,8 @@ TEST_CASE("Masked learning: PPO learns CardPick without an illegal pick") {
   check_learns(agent, test::card_pick_run(frames), "ppo");
 }
 
-TEST_CASE("Masked learning: R2D2 learns CardPick without an illegal pick") {
+TEST_CASE("Masked learning: R2D2 learns CardPick without an illegal pick" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 150'000;
   R2D2AgentOptions o;
   o.network = test::card_network();

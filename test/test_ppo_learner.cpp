@@ -290,7 +290,7 @@ PpoAgent pendulum_agent(std::int64_t frames) {
 
 }  // namespace
 
-TEST_CASE("train_locally: PPO learns Pendulum's swing-up") {
+TEST_CASE("train_locally: PPO learns Pendulum's swing-up" * doctest::test_suite("learning")) {
   const std::int64_t frames = 100'000;
   const TrainingResult result = train_locally<PpoAgent, Backend>(
       pendulum_agent(frames),

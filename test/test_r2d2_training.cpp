@@ -47,7 +47,8 @@ TEST_CASE("R2D2 learns Catch; greedy evaluation actors store nothing") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
+TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 200000;
   LocalTrainerOptions run = test::r2d2_test_run(frames, 10, 2);
   run.learner_workers = 2;  // micro-batches of 8 sequences
@@ -64,7 +65,7 @@ TEST_CASE("R2D2 learns Catch with actor priorities on two learner workers") {
   CHECK(result.frames >= frames);
 }
 
-TEST_CASE("R2D2 learns MinAtar Breakout from its pixels") {
+TEST_CASE("R2D2 learns MinAtar Breakout from its pixels" * doctest::test_suite("learning")) {
   const TrainingResult result = test::r2d2_learns_breakout<Backend>();
   MESSAGE("Breakout after ", result.frames, " frames: ", result.mean_return, ", learner steps ",
           result.learner_steps);

@@ -21,7 +21,8 @@ namespace test_self_play_learning {
 using namespace seedrl;
 using Backend = cpu::Backend;
 
-TEST_CASE("train_self_play: tic-tac-toe against its league beats a random player") {
+TEST_CASE("train_self_play: tic-tac-toe against its league beats a random player" *
+          doctest::test_suite("learning")) {
   VTraceAgentOptions o;
   o.network = nn::NetworkOptions::mlp(18, 9, {64, 64});
   o.network.observation_shape = {2, 3, 3};

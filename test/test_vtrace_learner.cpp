@@ -254,7 +254,8 @@ TEST_CASE("Learner<VTraceAgent>: box actions train a Gaussian policy from the re
             .maxCoeff() > 0.0f);
 }
 
-TEST_CASE("train_locally: V-trace learns Pendulum with a Gaussian policy") {
+TEST_CASE("train_locally: V-trace learns Pendulum with a Gaussian policy" *
+          doctest::test_suite("learning")) {
   const std::int64_t frames = 300'000;
   VTraceAgentOptions o;  // examples/pendulum_ppo --agent vtrace
   o.network = nn::NetworkOptions::mlp(3, 0).gaussian(1);

@@ -24,6 +24,11 @@ class CTestReporter final : public doctest::IReporter {
            << bracket("--test-case=" + filter(name)) << ")\n"
            << "set_tests_properties(" << bracket(name)
            << " PROPERTIES ${SEEDRL_TEST_PROPERTIES})\n";
+      // A case's doctest test suite is a CTest label too: "learning" marks the long learning
+      // tests, which the sanitizer stages leave to the release run (scripts/run-tests.sh).
+      if (const char* suite = query.data[i]->m_test_suite; suite != nullptr && *suite != '\0')
+        out_ << "set_tests_properties(" << bracket(name)
+             << " PROPERTIES LABELS \"${SEEDRL_TEST_LABEL};" << suite << "\")\n";
     }
   }
   void test_run_start() override {}
