@@ -4,13 +4,6 @@
 
 namespace seedrl {
 
-template class InferenceServer<VTraceAgent, cpu::Backend>;
-template class TrainingSession<VTraceAgent, cpu::Backend>;
-template class InferenceServer<R2D2Agent, cpu::Backend>;
-template class TrainingSession<R2D2Agent, cpu::Backend>;
-template class InferenceServer<PpoAgent, cpu::Backend>;
-template class TrainingSession<PpoAgent, cpu::Backend>;
-template class InferenceServer<SacAgent, cpu::Backend>;
-template class TrainingSession<SacAgent, cpu::Backend>;
+SEEDRL_BUILTIN_SESSIONS(, cpu::Backend);
 
 }  // namespace seedrl

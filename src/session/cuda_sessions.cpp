@@ -5,13 +5,6 @@
 
 namespace seedrl {
 
-template class InferenceServer<VTraceAgent, cuda::Backend>;
-template class TrainingSession<VTraceAgent, cuda::Backend>;
-template class InferenceServer<R2D2Agent, cuda::Backend>;
-template class TrainingSession<R2D2Agent, cuda::Backend>;
-template class InferenceServer<PpoAgent, cuda::Backend>;
-template class TrainingSession<PpoAgent, cuda::Backend>;
-template class InferenceServer<SacAgent, cuda::Backend>;
-template class TrainingSession<SacAgent, cuda::Backend>;
+SEEDRL_BUILTIN_SESSIONS(, cuda::Backend);
 
 }  // namespace seedrl

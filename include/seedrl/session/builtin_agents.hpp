@@ -16,25 +16,24 @@
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
 
+// The built-in agents' inference servers and training sessions on `BACKEND`: declared with
+// SEEDRL_BUILTIN_SESSIONS(extern, Backend), defined (once, in a library) with
+// SEEDRL_BUILTIN_SESSIONS(, Backend).
+#define SEEDRL_BUILTIN_SESSIONS(EXTERN, BACKEND)               \
+  EXTERN template class InferenceServer<VTraceAgent, BACKEND>; \
+  EXTERN template class TrainingSession<VTraceAgent, BACKEND>; \
+  EXTERN template class InferenceServer<R2D2Agent, BACKEND>;   \
+  EXTERN template class TrainingSession<R2D2Agent, BACKEND>;   \
+  EXTERN template class InferenceServer<PpoAgent, BACKEND>;    \
+  EXTERN template class TrainingSession<PpoAgent, BACKEND>;    \
+  EXTERN template class InferenceServer<SacAgent, BACKEND>;    \
+  EXTERN template class TrainingSession<SacAgent, BACKEND>
+
 namespace seedrl {
 
-extern template class InferenceServer<VTraceAgent, cpu::Backend>;
-extern template class TrainingSession<VTraceAgent, cpu::Backend>;
-extern template class InferenceServer<R2D2Agent, cpu::Backend>;
-extern template class TrainingSession<R2D2Agent, cpu::Backend>;
-extern template class InferenceServer<PpoAgent, cpu::Backend>;
-extern template class TrainingSession<PpoAgent, cpu::Backend>;
-extern template class InferenceServer<SacAgent, cpu::Backend>;
-extern template class TrainingSession<SacAgent, cpu::Backend>;
+SEEDRL_BUILTIN_SESSIONS(extern, cpu::Backend);
 #ifdef SEEDRL_CUDA_SESSIONS
-extern template class InferenceServer<VTraceAgent, cuda::Backend>;
-extern template class TrainingSession<VTraceAgent, cuda::Backend>;
-extern template class InferenceServer<R2D2Agent, cuda::Backend>;
-extern template class TrainingSession<R2D2Agent, cuda::Backend>;
-extern template class InferenceServer<PpoAgent, cuda::Backend>;
-extern template class TrainingSession<PpoAgent, cuda::Backend>;
-extern template class InferenceServer<SacAgent, cuda::Backend>;
-extern template class TrainingSession<SacAgent, cuda::Backend>;
+SEEDRL_BUILTIN_SESSIONS(extern, cuda::Backend);
 #endif
 
 }  // namespace seedrl
