@@ -447,16 +447,16 @@ int main(int argc, char** argv) {
         return 0;
       });
     };
-    if (all || a->parsed()) measure_minatar("vtrace-minatar", minatar_vtrace, minatar_vtrace_run);
-    if (all || b->parsed()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
-    if (all || c->parsed()) {
+    if (all || a->given()) measure_minatar("vtrace-minatar", minatar_vtrace, minatar_vtrace_run);
+    if (all || b->given()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
+    if (all || c->given()) {
       nature_vtrace.finish(nature_run);
       const auto agent = nature_vtrace.make_agent(nn::NetworkOptions::nature(18), nature_run);
       measure(
           "vtrace-nature", agent, nature_run,
           [](std::uint64_t seed) { return SyntheticAtari(seed); }, settings);
     }
-    if (all || d->parsed()) {
+    if (all || d->given()) {
       pendulum_ppo.finish(ppo_run);
       const Pendulum probe(0);
       const auto agent = pendulum_ppo.make_agent(
