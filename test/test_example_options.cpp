@@ -116,7 +116,9 @@ seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
   cli.add_options(app, run);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  REQUIRE_FALSE(app.parse(static_cast<int>(argv.size()), argv.data()).has_value());
+  // A command line CLI11 refuses (it says why on stderr) is an error here, as for the programs.
+  if (app.parse(static_cast<int>(argv.size()), argv.data()))
+    throw seedrl::Error("the command line was refused");
   const seedrl::Pendulum env(1);
   return cli.make_agent(env.observation_spec(), env.action_spec(), run).options();
 }
