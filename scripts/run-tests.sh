@@ -3,8 +3,9 @@
 # of only what it runs (bench/test_command_time.sh times them; docs/performance.md has the
 # figures):
 #   release  GCC, warnings are errors, every optional part; every test under CTest.
-#   asan     GCC with AddressSanitizer + UndefinedBehaviorSanitizer; every test but the long
-#            learning ones.
+#   asan     clang with AddressSanitizer + UndefinedBehaviorSanitizer; every test but the long
+#            learning ones. clang, not GCC: it builds this tree in 30% less time, and its tests
+#            run faster (GCC's own warnings are the release build's).
 #   tsan     clang with ThreadSanitizer and clang's thread-safety analysis, which checks seedrl's
 #            locks against their annotations (SEEDRL_GUARDED_BY and friends,
 #            core/thread_annotations.hpp; test/thread_safety_check.cpp instantiates the runtime
@@ -55,7 +56,7 @@ stage "AddressSanitizer + UndefinedBehaviorSanitizer build"
 # -O1 -g1: what the sanitizers recommend (line numbers in reports), and much faster to build.
 # The sanitizers slow the tests 5 to 10 times, so their builds give each test case longer than
 # the release build's 300 s.
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSEEDRL_WERROR=ON \
+CXX=clang++ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSEEDRL_WERROR=ON \
   -DSEEDRL_SANITIZE=address,undefined -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF -DSEEDRL_WITH_CUDA=OFF \
   -DSEEDRL_WITH_MPI=OFF -DSEEDRL_TEST_TIMEOUT=900
 cmake --build build/asan -j "$jobs"

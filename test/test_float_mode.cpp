@@ -83,7 +83,7 @@ TEST_CASE("float mode: per thread, inherited by threads started afterwards") {
 TEST_CASE("float mode: cpu::set_num_threads gives the OpenMP team the caller's mode") {
   if (!seedrl::kCanFlushDenormals) return;
   RestoreIeee restore;
-  constexpr int kThreads = 3;
+  static constexpr int kThreads = 3;
   auto team_modes = [] {
     std::vector<int> modes(kThreads, -1);
 #pragma omp parallel num_threads(kThreads)

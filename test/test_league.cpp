@@ -110,7 +110,7 @@ TEST_CASE("League: with play_fixed, the fixed opponents' share is set apart from
     for (int i = 0; i < n; ++i) f[league.draw(rng).tally()] += 1.0 / n;
     return f;
   };
-  auto near = [n](double got, double p) {
+  auto near = [&](double got, double p) {
     return std::abs(got - p) < 4 * std::sqrt(p * (1 - p) / n);
   };
   // No snapshots yet: their share (0.4) goes to the latest self; each fixed player 0.1.

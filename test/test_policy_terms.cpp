@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <ranges>
+#include <span>
 #include <vector>
 
 #include "seedrl/algo/actor_critic_loss.hpp"
@@ -267,7 +267,7 @@ TEST_CASE("legal_actions: the masks of a batch's steps; a row that allows nothin
   const std::vector<std::uint8_t> expected = {1, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0};
   CHECK(legal_actions(batch) == expected);
   spec.fields.clear();
-  batch.stack(unrolls | std::views::take(1), spec);
+  batch.stack(std::span(unrolls).first(1), spec);
   CHECK(legal_actions(batch).empty());
 }
 

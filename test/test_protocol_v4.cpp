@@ -119,7 +119,8 @@ TEST_CASE("protocol: action branches in HELLO and WELCOME, and K actions per env
       {Bytes{}.u32(2).u32(3).u32(0).s, "action branch 1 has 0 actions"},
       {Bytes{}.u32(2).u32(0x7fffffffu).u32(1).s, "2^31 - 1 in all at most"},
   };
-  for (const auto& [branches, message] : bad) {
+  for (const auto& [branches, expected] : bad) {
+    const char* message = expected;  // clang 14 captures no structured binding (CAPTURE's lambda)
     CAPTURE(message);
     Hello h;
     const Verdict v = decode_hello(bytes_of(hello_with(branches)), &h);
