@@ -12,7 +12,8 @@
 # then one with the whole command ("stage":"total") and its exit status, the CPU model and the
 # core count. Nothing but the clone is written; the command's own output goes to
 # test_command.log beside it (kept when the command fails, and said).
-# NINJA_LOGS=DIR: each build tree's .ninja_log is copied there (<commit>-<tree>.ninja_log).
+# NINJA_LOGS=DIR: each build tree's .ninja_log is copied there (<commit>-<tree>.ninja_log), and
+# CTest's time of every test (<commit>-<tree>.test_times: CTestCostData.txt, name, runs, seconds).
 # Each run takes from half an hour to more than an hour on 2 cores: compare figures from the same
 # machine only.
 set -euo pipefail
@@ -64,6 +65,9 @@ run_one() {  # run_one REF
     mkdir -p "$NINJA_LOGS"
     for log in "$clone"/src/build/*/.ninja_log; do
       [ -e "$log" ] && cp "$log" "$NINJA_LOGS/$commit-$(basename "$(dirname "$log")").ninja_log"
+    done
+    for costs in "$clone"/src/build/*/Testing/Temporary/CTestCostData.txt; do
+      [ -e "$costs" ] && cp "$costs" "$NINJA_LOGS/$commit-$(basename "$(dirname "$(dirname "$(dirname "$costs")")")").test_times"
     done
   fi
   if [ "$rc" -eq 0 ]; then

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "seedrl/acting/actor.hpp"
+#include "seedrl/acting/builtin_actors.hpp"
 #include "seedrl/acting/inference_client.hpp"
 #include "seedrl/env/environment.hpp"
 #include "seedrl/session/actor_threads.hpp"
