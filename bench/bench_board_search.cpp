@@ -8,12 +8,12 @@
 //
 // One JSON line per depth; a checksum of the chosen moves lets two builds be compared for the
 // same play (the moves depend only on the positions and the seeded tie-breaks).
-#include <CLI/CLI.hpp>
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
@@ -22,16 +22,15 @@
 using namespace seedrl;
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_board_search: the search player's moves per second on Connect Four"};
+  seedrl::examples::CommandLine app(
+      "seedrl bench_board_search: the search player's moves per second on Connect Four");
   std::vector<int> depths{1, 2, 4, 6};
   int positions = 64;
   double seconds = 1.0;
-  app.add_option("--depths", depths, "search depths to time")->check(CLI::Range(1, 8));
-  app.add_option("--positions", positions, "random positions searched per round")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--seconds", seconds, "minimum measuring time per depth")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.option("--depths", depths, "search depths to time").range(1, 8);
+  app.option("--positions", positions, "random positions searched per round").range(1, 100000);
+  app.option("--seconds", seconds, "minimum measuring time per depth").positive();
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   // The positions: random legal moves from the empty board, none of them over.
   Rng rng(11);

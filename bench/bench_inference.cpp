@@ -20,7 +20,6 @@
 // Environments are synthetic (observations copied from a fixed pool of random frames, episodes of
 // 1000 steps), so the figure is the cost of acting, not of an emulator. One JSON line per
 // (mode, model, actors); the last line is a JSON summary with the speed-ups.
-#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -28,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/inference/inference_server.hpp"
@@ -323,7 +323,8 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
       }
       if (!f.graph_error.empty()) line.add("graph_error", f.graph_error);
       line.print();
-      summary += (summary.size() > 1 ? "," : "") + line.str();
+      if (summary.size() > 1) summary += ',';
+      summary += line.str();
     }
     for (int actors : actor_counts) {
       // Each line as soon as its figure exists.
@@ -363,41 +364,41 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_inference: central batched inference vs per-actor inference"};
+  seedrl::examples::CommandLine app(
+      "seedrl bench_inference: central batched inference vs per-actor inference");
   Settings s;
   s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<int> actor_counts{1, 8, 32};
   std::vector<std::string> models{"minatar", "nature"};
   std::int64_t batched = 0;
-  app.add_option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--actors", actor_counts, "actor counts to measure (none: --actors 0)")
-      ->delimiter(',')
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--models", models, "minatar and/or nature")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"minatar", "nature"}));
-  app.add_option("--seconds", s.seconds, "measuring time per figure")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", s.warmup,
-                 "seed: seconds of acting before the clock starts (batch sizes are met, and on the "
-                 "GPU their convolution algorithms measured, then)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("!--no-graphs", s.graphs, "the server's forwards without CUDA graphs");
-  app.add_flag("!--no-impala", s.impala, "central inference only");
-  app.add_option("--impala-sync", s.impala_sync,
-                 "IMPALA actors copy the learner's parameters every N steps (0: never)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", s.threads, "compute threads of the central inference thread")
-      ->check(CLI::PositiveNumber);
+  app.option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
+      .one_of({"cpu", "cuda"});
+  app.option("--actors", actor_counts, "actor counts to measure (none: --actors 0)")
+      .delimiter(',')
+      .range(0, 1024);
+  app.option("--models", models, "minatar and/or nature")
+      .delimiter(',')
+      .one_of({"minatar", "nature"});
+  app.option("--seconds", s.seconds, "measuring time per figure").positive();
+  app.option("--warmup", s.warmup,
+             "seed: seconds of acting before the clock starts (batch sizes are met, and on the "
+             "GPU their convolution algorithms measured, then)")
+      .non_negative();
+  app.flag("!--no-graphs", s.graphs, "the server's forwards without CUDA graphs");
+  app.flag("!--no-impala", s.impala, "central inference only");
+  app.option("--impala-sync", s.impala_sync,
+             "IMPALA actors copy the learner's parameters every N steps (0: never)")
+      .non_negative();
+  app.option("--threads", s.threads, "compute threads of the central inference thread").positive();
   int conv_measure_after = -1;
-  app.add_option("--conv-measure-after", conv_measure_after,
-                 "cuda: measure a convolution shape's cuDNN algorithms at its Nth use (0: never; "
-                 "default: the library's)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--batched", batched,
-                 "also measure the server's inference step alone at this batch (0: skip)")
-      ->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.option("--conv-measure-after", conv_measure_after,
+             "cuda: measure a convolution shape's cuDNN algorithms at its Nth use (0: never; "
+             "default: the library's)")
+      .non_negative();
+  app.option("--batched", batched,
+             "also measure the server's inference step alone at this batch (0: skip)")
+      .non_negative();
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   std::erase(actor_counts, 0);
 
   auto pool = std::make_shared<std::vector<std::uint8_t>>(1 << 22);

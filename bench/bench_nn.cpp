@@ -14,12 +14,12 @@
 // backward, clipping and the update; bench/pytorch_vtrace_step.py times the same step in
 // PyTorch.
 #include <oneapi/dnnl/dnnl.h>
-#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/seedrl.hpp"
@@ -188,12 +188,14 @@ std::string run_models(const Settings& s) {
     if (spec.name == "minatar")
       line.add("minatar_channels", static_cast<long long>(s.minatar_channels));
     line.print();
-    summary += (summary.size() > 1 ? "," : "") + line.str();
+    if (summary.size() > 1) summary += ',';
+    summary += line.str();
   }
   if (s.vtrace_step) {
     const bench::Json line = time_vtrace_step<B>(s, rng);
     line.print();
-    summary += (summary.size() > 1 ? "," : "") + line.str();
+    if (summary.size() > 1) summary += ',';
+    summary += line.str();
   }
   return summary + "]";
 }
@@ -201,27 +203,24 @@ std::string run_models(const Settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_nn: model forward/training throughput on a backend"};
+  seedrl::examples::CommandLine app(
+      "seedrl bench_nn: model forward/training throughput on a backend");
   Settings s;
   s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  app.add_option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--model", s.model, "mlp, minatar, nature or all")
-      ->check(CLI::IsMember({"mlp", "minatar", "nature", "all"}));
-  app.add_option("--batch", s.batch, "frames per step (an unroll of 20 x 32 = 640)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--threads", s.threads, "CPU threads for oneDNN and seedrl kernels")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seconds", s.seconds, "minimum measuring time per figure")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--lstm", s.lstm, "add an LSTM core of this size (0: none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--minatar-channels", s.minatar_channels,
-                 "MinAtar observation channels (Seaquest: 10)")
-      ->check(CLI::Range(1, 64));
-  app.add_flag("--vtrace-step", s.vtrace_step,
-               "also time the V-trace learner step on the Nature CNN (T = 20, B = 32)");
-  CLI11_PARSE(app, argc, argv);
+  app.option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")
+      .one_of({"cpu", "cuda"});
+  app.option("--model", s.model, "mlp, minatar, nature or all")
+      .one_of({"mlp", "minatar", "nature", "all"});
+  app.option("--batch", s.batch, "frames per step (an unroll of 20 x 32 = 640)").positive();
+  app.option("--threads", s.threads, "CPU threads for oneDNN and seedrl kernels").positive();
+  app.option("--seconds", s.seconds, "minimum measuring time per figure").positive();
+  app.option("--lstm", s.lstm, "add an LSTM core of this size (0: none)").non_negative();
+  app.option("--minatar-channels", s.minatar_channels,
+             "MinAtar observation channels (Seaquest: 10)")
+      .range(1, 64);
+  app.flag("--vtrace-step", s.vtrace_step,
+           "also time the V-trace learner step on the Nature CNN (T = 20, B = 32)");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   cpu::set_num_threads(s.threads);
   std::string models;

@@ -11,7 +11,6 @@
 // PolicyOptions::threads defaults to 1. One JSON line per figure (mean, median and 99th percentile
 // of the call's microseconds, calls per second); the last line is a JSON summary: each model's
 // calls per second at each thread count beside the most busy threads measured.
-#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/nn/description.hpp"
 #include "seedrl/policy/policy.hpp"
@@ -87,23 +87,24 @@ Figure measure(Policy<>& policy, const Tensor& observations, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_policy: Policy::act latency beside idle or busy threads"};
+  seedrl::examples::CommandLine app(
+      "seedrl bench_policy: Policy::act latency beside idle or busy threads");
   std::vector<std::string> models{"minatar", "mlp"};
   std::vector<int> thread_counts{1, 2};
   std::vector<int> busy_counts{0, 1};
   std::int64_t streams = 1;
   double seconds = 2.0;
-  app.add_option("--models", models, "minatar (MinAtar's CNN) and/or mlp (64 -> 256 -> 256)")
-      ->delimiter(',');
-  app.add_option("--threads", thread_counts, "PolicyOptions::threads to measure (0: every core)")
-      ->delimiter(',')
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--busy", busy_counts, "busy threads beside the caller to measure")
-      ->delimiter(',')
-      ->check(CLI::Range(0, 1024));
-  app.add_option("--streams", streams, "observations per act()")->check(CLI::Range(1, 4096));
-  app.add_option("--seconds", seconds, "measuring time per figure")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.option("--models", models, "minatar (MinAtar's CNN) and/or mlp (64 -> 256 -> 256)")
+      .delimiter(',');
+  app.option("--threads", thread_counts, "PolicyOptions::threads to measure (0: every core)")
+      .delimiter(',')
+      .range(0, 1024);
+  app.option("--busy", busy_counts, "busy threads beside the caller to measure")
+      .delimiter(',')
+      .range(0, 1024);
+  app.option("--streams", streams, "observations per act()").range(1, 4096);
+  app.option("--seconds", seconds, "measuring time per figure").positive();
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() /

@@ -5,13 +5,13 @@
 //   bench_replay [--capacity 1000000] [--batch 64] [--seconds 2]
 //
 // One JSON line per measurement; the last line is a JSON summary.
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
 #include "support/bench_util.hpp"
 
@@ -54,15 +54,15 @@ class LinearScanSampler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl bench_replay: prioritized replay operations per second"};
+  seedrl::examples::CommandLine app(
+      "seedrl bench_replay: prioritized replay operations per second");
   std::size_t capacity = 1000000;
   std::size_t batch = 64;
   double seconds = 2.0;
-  app.add_option("--capacity", capacity, "replay capacity")->check(CLI::PositiveNumber);
-  app.add_option("--batch", batch, "sample and update batch size")->check(CLI::PositiveNumber);
-  app.add_option("--seconds", seconds, "minimum measuring time per figure")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.option("--capacity", capacity, "replay capacity").positive();
+  app.option("--batch", batch, "sample and update batch size").positive();
+  app.option("--seconds", seconds, "minimum measuring time per figure").positive();
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   const ReplayOptions options{0.9, 0.6};
   ReplayBuffer<Item> buffer(capacity, options, 1);

@@ -10,12 +10,12 @@
 //
 // Prints JSON lines: one per implementation, then the comparison (updates/s, ms per update, the
 // update's useful GFLOP and the rate it reaches, threads).
-#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "command_line.hpp"
 #include "seedrl/agents/sac.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/experience/unroll_store.hpp"
@@ -23,16 +23,17 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
   using Backend = cpu::Backend;
-  CLI::App app{"The SAC update (CleanRL's, HalfCheetah's sizes), seedrl against PyTorch"};
+  seedrl::examples::CommandLine app(
+      "The SAC update (CleanRL's, HalfCheetah's sizes), seedrl against PyTorch");
   int threads = 2;
   double seconds = 5.0;
   bool pytorch = false;
   std::string python = "/usr/bin/python3";
-  app.add_option("--threads", threads, "compute threads")->check(CLI::Range(1, 256));
-  app.add_option("--seconds", seconds, "measuring time")->check(CLI::PositiveNumber);
-  app.add_flag("--pytorch", pytorch, "also time bench/pytorch_sac_update.py");
-  app.add_option("--python", python, "the Python with torch");
-  CLI11_PARSE(app, argc, argv);
+  app.option("--threads", threads, "compute threads").range(1, 256);
+  app.option("--seconds", seconds, "measuring time").positive();
+  app.flag("--pytorch", pytorch, "also time bench/pytorch_sac_update.py");
+  app.option("--python", python, "the Python with torch");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   constexpr std::int64_t kObservations = 17, kActions = 6, kBatch = 256, kWindows = 20'000;
   cpu::set_num_threads(threads);

@@ -20,7 +20,6 @@
 // One JSON line per (transport, clients, obs_bytes): steps_per_s, p50_us, p99_us (latency of
 // one step as the actor sees it), mean inference batch. The last line is a JSON summary with the
 // ratios the docs quote (tcp/grpc at 16 clients and 28224 bytes, inproc/tcp at 16 bytes, tls/tcp).
-#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 #include <algorithm>
@@ -32,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/acting/inference_client.hpp"
 #include "seedrl/seedrl.hpp"
@@ -249,7 +249,8 @@ Measurement run_transport(const std::string& transport, int clients, std::int64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"seedrl transport benchmark: lock-step actor steps per second and latency"};
+  seedrl::examples::CommandLine app(
+      "seedrl transport benchmark: lock-step actor steps per second and latency");
   std::vector<std::string> transports{"inproc", "unix", "tcp", "tls"};
 #ifdef SEEDRL_BENCH_GRPC
   transports.push_back("grpc");
@@ -258,22 +259,21 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> obs_bytes{16, 28224};
   double seconds = 3.0, warmup = 0.5;
   int io_threads = 1;
-  app.add_option("--transports", transports, "inproc, unix, tcp, tls, grpc")->delimiter(',');
+  app.option("--transports", transports, "inproc, unix, tcp, tls, grpc").delimiter(',');
   int flood_threads = 0;
-  app.add_option("--flood-threads", flood_threads,
-                 "threads of strangers connecting over and over (tcp, unix, tls)")
-      ->check(CLI::Range(0, 256));
-  app.add_option("--clients", clients, "actor threads (one environment each)")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--obs-bytes", obs_bytes, "observation size (28224 = 4x84x84 u8)")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--seconds", seconds, "measured seconds per configuration")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "seconds before measuring")->check(CLI::NonNegativeNumber);
-  app.add_option("--io-threads", io_threads, "SocketServer I/O threads")->check(CLI::Range(1, 64));
-  CLI11_PARSE(app, argc, argv);
+  app.option("--flood-threads", flood_threads,
+             "threads of strangers connecting over and over (tcp, unix, tls)")
+      .range(0, 256);
+  app.option("--clients", clients, "actor threads (one environment each)")
+      .delimiter(',')
+      .range(1, 4096);
+  app.option("--obs-bytes", obs_bytes, "observation size (28224 = 4x84x84 u8)")
+      .delimiter(',')
+      .range(1, 1 << 24);
+  app.option("--seconds", seconds, "measured seconds per configuration").positive();
+  app.option("--warmup", warmup, "seconds before measuring").non_negative();
+  app.option("--io-threads", io_threads, "SocketServer I/O threads").range(1, 64);
+  if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
     std::map<std::string, double> rate;  // "transport/clients/bytes" -> steps/s

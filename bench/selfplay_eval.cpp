@@ -24,7 +24,6 @@
 // have, or faced none and every move let it in (zugzwang); "other" is a loss after a move none of
 // these. Over all its moves: how often a win was there and taken, how often one column blocked the
 // opponent's win and was played, and how often the move let the opponent in needlessly.
-#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -35,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "command_line.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/standoff.hpp"
 #include "seedrl/session/match.hpp"
@@ -153,30 +153,30 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"A self-play checkpoint against reference players (random, perfect, alpha-beta)"};
+  seedrl::examples::CommandLine app(
+      "A self-play checkpoint against reference players (random, perfect, alpha-beta)");
   std::string checkpoint, env = "tictactoe", opponent = "random";
   int depth = 2, games = 1000;
   std::uint64_t seed = 1;
-  app.add_option("--checkpoint", checkpoint, "the run's checkpoint.safetensors")->required();
-  app.add_option("--env", env, "tictactoe, connect4 or standoff")
-      ->check(CLI::IsMember({"tictactoe", "connect4", "standoff"}));
-  app.add_option("--opponent", opponent,
-                 "random, perfect (tic-tac-toe), alphabeta (Connect Four, --depth plies) or "
-                 "careful (Standoff)")
-      ->check(CLI::IsMember({"random", "perfect", "alphabeta", "careful"}));
-  app.add_option("--depth", depth, "the alpha-beta player's search depth")
-      ->check(CLI::Range(1, 12));
-  app.add_option("--games", games, "games, half from each side")->check(CLI::Range(2, 1000000));
-  app.add_option("--seed", seed, "the random player's seed");
+  app.option("--checkpoint", checkpoint, "the run's checkpoint.safetensors").required();
+  app.option("--env", env, "tictactoe, connect4 or standoff")
+      .one_of({"tictactoe", "connect4", "standoff"});
+  app.option("--opponent", opponent,
+             "random, perfect (tic-tac-toe), alphabeta (Connect Four, --depth plies) or "
+             "careful (Standoff)")
+      .one_of({"random", "perfect", "alphabeta", "careful"});
+  app.option("--depth", depth, "the alpha-beta player's search depth").range(1, 12);
+  app.option("--games", games, "games, half from each side").range(2, 1000000);
+  app.option("--seed", seed, "the random player's seed");
   int opening_moves = 0;
-  app.add_option("--opening-moves", opening_moves,
-                 "the first K moves of every game at random (both sides), for varied games")
-      ->check(CLI::Range(0, 40));
+  app.option("--opening-moves", opening_moves,
+             "the first K moves of every game at random (both sides), for varied games")
+      .range(0, 40);
   bool tactics = false;
-  app.add_flag("--tactics", tactics,
-               "Connect Four: read the agent's moves against the board (wins taken, blocks made) "
-               "and say where its losses came from");
-  CLI11_PARSE(app, argc, argv);
+  app.flag("--tactics", tactics,
+           "Connect Four: read the agent's moves against the board (wins taken, blocks made) "
+           "and say where its losses came from");
+  if (const auto exit = app.parse(argc, argv)) return *exit;
   try {
     const char* plays = opponent == "perfect"     ? "tictactoe"
                         : opponent == "alphabeta" ? "connect4"

@@ -33,6 +33,10 @@ Option& Option::values(int count) {
   option_->expected(count);
   return *this;
 }
+Option& Option::delimiter(char separator) {
+  option_->delimiter(separator);
+  return *this;
+}
 std::size_t Option::count() const {
   return option_ == nullptr ? 0 : option_->count();
 }

@@ -33,6 +33,7 @@ class Option {
   Option& one_of(const std::vector<std::string>& values);  ///< one of these words
   Option& required();                                      ///< the command line must give it
   Option& values(int count);                               ///< exactly this many values
+  Option& delimiter(char separator);  ///< a list option's values also split at `separator`
   /// How often the command line gave it (0: the default holds).
   std::size_t count() const;
 
