@@ -338,12 +338,17 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
     const bool q = config.q_head;
     const std::string scores_name = q ? io::OnnxNames::q : io::OnnxNames::logits;
     std::vector<std::string> inputs{io::OnnxNames::observations, io::OnnxNames::action_mask};
-    std::vector<Tensor> feed{obs, mask};
+    // push_back, not an initializer list: GCC 12 at -O3 misreads the copy out of one as out of
+    // bounds (-Warray-bounds).
+    std::vector<Tensor> feed;
+    feed.push_back(obs);
+    feed.push_back(mask);
     nn::LstmState state;
     if (config.lstm_size > 0) {
       state = {random_state(batch, 8, rng), random_state(batch, 8, rng)};
       inputs.insert(inputs.end(), {io::OnnxNames::lstm_h, io::OnnxNames::lstm_c});
-      feed.insert(feed.end(), {state.h.clone(), state.c.clone()});
+      feed.push_back(state.h.clone());
+      feed.push_back(state.c.clone());
     }
     std::vector<std::string> outputs{scores_name};
     if (branches.count() > 1)

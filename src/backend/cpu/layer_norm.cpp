@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "seedrl/core/scratch_buffer.hpp"
+
 #include "../layer_definitions.hpp"
 #include "element_loops.hpp"
 
