@@ -31,7 +31,6 @@
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/random_openings.hpp"
 #include "seedrl/env/standoff.hpp"
-#include "seedrl/seedrl.hpp"
 #include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"

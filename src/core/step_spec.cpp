@@ -1,4 +1,5 @@
-// StepSpec::parse_fields: the step fields a checkpoint records (metadata "step_fields").
+// StepSpec's checks and its texts, and parse_fields: the step fields a checkpoint records
+// (metadata "step_fields").
 #include "seedrl/core/step_spec.hpp"
 
 #include <charconv>
@@ -57,6 +58,86 @@ std::vector<StepFieldSpec> StepSpec::parse_fields(std::string_view text, std::st
     fail_with(e.what());
   }
   return fields;
+}
+
+void StepSpec::validate(std::string_view who) const {
+  action.validate(who);
+  validate_fields(fields, who);
+  (void)action_mask_index(who);
+}
+
+int StepSpec::action_mask_index(std::string_view who) const {
+  const int k = field_index(kActionMaskField);
+  if (k < 0) return k;
+  const TensorSpec& mask = fields[static_cast<std::size_t>(k)].spec;
+  SEEDRL_REQUIRE(
+      !action.is_box() && mask.dtype == DType::u8 && mask.shape == Shape{action.num_actions}, who,
+      ": the step field '", kActionMaskField, "' is ", mask.to_string(),
+      "; a legal-action mask is u8[", action.num_actions, "] for ", action.to_string());
+  return k;
+}
+
+void StepSpec::validate_fields(const std::vector<StepFieldSpec>& fields, std::string_view who) {
+  if (std::string problem = fields_problem(fields); !problem.empty()) fail(who, ": ", problem);
+}
+
+std::string StepSpec::fields_problem(const std::vector<StepFieldSpec>& fields) {
+  if (fields.size() > kMaxFields)
+    return str_cat(fields.size(), " step fields are declared; at most ", kMaxFields,
+                   " are allowed");
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const StepFieldSpec& f = fields[i];
+    if (!valid_name(f.name))
+      return str_cat("step field ", i, " is named '", f.name, "'; a name is 1 to ",
+                     StepFieldSpec::kMaxNameBytes,
+                     " characters of a-z, 0-9 and _, starting with a letter");
+    if (reserved(f.name))
+      return str_cat("step field '", f.name,
+                     "' has the name of a part every step has (observation, reward, flags, "
+                     "terminated, truncated, action)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (fields[j].name == f.name) return str_cat("step field '", f.name, "' is declared twice");
+    const Shape& shape = f.spec.shape;
+    if (shape.rank() > StepFieldSpec::kMaxRank)
+      return str_cat("step field '", f.name, "' has rank ", shape.rank(), "; at most ",
+                     StepFieldSpec::kMaxRank);
+    // Multiplied with a check before every step, so that no dimension can overflow the size.
+    std::size_t bytes = size_of(f.spec.dtype);
+    if (bytes == 0) return str_cat("step field '", f.name, "' has an unknown dtype");
+    for (std::int64_t d : shape.dims()) {
+      if (d < 1)
+        return str_cat("step field '", f.name, "' has shape ", shape,
+                       " (every dimension at least 1)");
+      if (static_cast<std::uint64_t>(d) > StepFieldSpec::kMaxBytes / bytes)
+        return str_cat("step field '", f.name, "' of shape ", shape, " has more than ",
+                       StepFieldSpec::kMaxBytes, " bytes per step");
+      bytes *= static_cast<std::size_t>(d);
+    }
+  }
+  return {};
+}
+
+std::string StepSpec::to_string() const {
+  std::string text = str_cat("observation ", observation.to_string(), ", ", action.to_string());
+  if (!fields.empty()) text += str_cat(", fields: ", fields_to_string(fields));
+  return text;
+}
+
+std::string StepSpec::fields_to_string(const std::vector<StepFieldSpec>& fields) {
+  if (fields.empty()) return "no fields";
+  std::string text;
+  for (const StepFieldSpec& f : fields) text += (text.empty() ? "" : ", ") + f.to_string();
+  return text;
+}
+
+std::string StepSpec::fields_to_text(const std::vector<StepFieldSpec>& fields) {
+  std::string text;
+  for (const StepFieldSpec& f : fields) {
+    if (!text.empty()) text += ";";
+    text += str_cat(f.name, " ", name(f.spec.dtype));
+    for (std::int64_t d : f.spec.shape.dims()) text += str_cat(" ", d);
+  }
+  return text;
 }
 
 }  // namespace seedrl

@@ -60,18 +60,7 @@ class BoardGame {
   bool acts(int player) const { return !over_ && player == to_move_; }
 
   /// `player`'s view: its stones in plane 0, the opponent's in plane 1, and its mask.
-  void observe(int player, const StepRow& row) const {
-    SEEDRL_REQUIRE(player == 0 || player == 1, rules_.name, ": player ", player,
-                   " out of range [0, 2)");
-    float* planes = row.observation().data<float>();
-    const std::size_t n = cells_.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      planes[i] = cells_[i] == player + 1 ? 1.0f : 0.0f;
-      planes[n + i] = cells_[i] == 2 - player ? 1.0f : 0.0f;
-    }
-    std::uint8_t* mask = row.field(kActionMaskField).data<std::uint8_t>();
-    for (std::int32_t a = 0; a < actions(); ++a) mask[a] = acts(player) && legal(a) ? 1 : 0;
-  }
+  void observe(int player, const StepRow& row) const;
 
   /// Plays actions[to_move()]; the other entry is ignored.
   PlayersStepResult step(std::span<const std::int32_t> actions_of) {
