@@ -338,17 +338,14 @@ TEST_CASE("ONNX export: a legal-action mask input masks logits and Q as Policy a
     const bool q = config.q_head;
     const std::string scores_name = q ? io::OnnxNames::q : io::OnnxNames::logits;
     std::vector<std::string> inputs{io::OnnxNames::observations, io::OnnxNames::action_mask};
-    // push_back, not an initializer list: GCC 12 at -O3 misreads the copy out of one as out of
-    // bounds (-Warray-bounds).
-    std::vector<Tensor> feed;
+    std::vector<Tensor> feed;  // not {obs, mask}: GCC 12 -O3 misreads it (-Warray-bounds)
     feed.push_back(obs);
     feed.push_back(mask);
     nn::LstmState state;
     if (config.lstm_size > 0) {
       state = {random_state(batch, 8, rng), random_state(batch, 8, rng)};
       inputs.insert(inputs.end(), {io::OnnxNames::lstm_h, io::OnnxNames::lstm_c});
-      feed.push_back(state.h.clone());
-      feed.push_back(state.c.clone());
+      for (const Tensor* t : {&state.h, &state.c}) feed.push_back(t->clone());
     }
     std::vector<std::string> outputs{scores_name};
     if (branches.count() > 1)
