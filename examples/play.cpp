@@ -33,7 +33,9 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -59,24 +61,74 @@ struct PlayResult {
   double seconds = 0.0;
 };
 
-/// Plays `episodes` episodes on `envs` environments from `make_env(seed)` at once.
+/// One environment of any type behind virtual calls, so that play's loop is compiled once rather
+/// than once per environment (twelve of them with MuJoCo).
+class PlayEnv {
+ public:
+  virtual ~PlayEnv() = default;
+  virtual TensorSpec observation_spec() const = 0;
+  virtual ActionSpec action_spec() const = 0;
+  virtual bool box() const = 0;
+  virtual void reset(const Tensor& observation) = 0;
+  virtual StepResult step(std::int32_t action, const Tensor& observation) = 0;
+  virtual StepResult step(std::span<const float> action, const Tensor& observation) = 0;
+};
+
+template <class Env>
+class PlayEnvOf final : public PlayEnv {
+ public:
+  explicit PlayEnvOf(Env env) : env_(std::move(env)) {}
+  TensorSpec observation_spec() const override { return env_.observation_spec(); }
+  ActionSpec action_spec() const override { return env_.action_spec(); }
+  bool box() const override { return BoxEnvironment<Env>; }
+  void reset(const Tensor& observation) override { env_.reset(observation); }
+  StepResult step(std::int32_t action, const Tensor& observation) override {
+    if constexpr (BoxEnvironment<Env>) {
+      (void)action, (void)observation;
+      fail("play: a discrete action for an environment of box actions");
+    } else {
+      return env_.step(action, observation);
+    }
+  }
+  StepResult step(std::span<const float> action, const Tensor& observation) override {
+    if constexpr (BoxEnvironment<Env>) {
+      return env_.step(action, observation);
+    } else {
+      (void)action, (void)observation;
+      fail("play: box actions for an environment of discrete actions");
+    }
+  }
+
+ private:
+  Env env_;
+};
+
+/// `envs` environments from `make_env(seed)`, seeded as the training runs seed theirs.
 template <class MakeEnv>
-PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::int32_t envs,
-                std::uint64_t seed, Recording& recording) {
+std::vector<std::unique_ptr<PlayEnv>> make_play_envs(MakeEnv make_env, std::int32_t envs,
+                                                     std::uint64_t seed) {
   using Env = decltype(make_env(std::uint64_t{0}));
-  std::vector<Env> games;
+  std::vector<std::unique_ptr<PlayEnv>> games;
   games.reserve(static_cast<std::size_t>(envs));
   for (std::int32_t e = 0; e < envs; ++e)
-    games.push_back(make_env(examples::environment_seed(seed, 0, e)));
-  const TensorSpec spec = games[0].observation_spec();
+    games.push_back(
+        std::make_unique<PlayEnvOf<Env>>(make_env(examples::environment_seed(seed, 0, e))));
+  return games;
+}
+
+/// Plays `episodes` episodes on `games` at once.
+PlayResult play(Policy<>& policy, std::vector<std::unique_ptr<PlayEnv>> games,
+                std::int64_t episodes, Recording& recording) {
+  const auto envs = static_cast<std::int32_t>(games.size());
+  const TensorSpec spec = games[0]->observation_spec();
   SEEDRL_REQUIRE(spec.shape == policy.network_config().observation_shape,
                  "play: ", policy.checkpoint(), " holds a network for observations ",
                  policy.network_config().observation_shape, ", the environment gives ", spec.shape,
                  " (another environment or game?)");
-  SEEDRL_REQUIRE(games[0].action_spec() == policy.action_spec(), "play: ", policy.checkpoint(),
+  SEEDRL_REQUIRE(games[0]->action_spec() == policy.action_spec(), "play: ", policy.checkpoint(),
                  " acts on ", policy.action_spec().to_string(), ", the environment on ",
-                 games[0].action_spec().to_string());
-  constexpr bool box = BoxEnvironment<Env>;
+                 games[0]->action_spec().to_string());
+  const bool box = games[0]->box();
   const std::int32_t dims = policy.action_spec().dims();
 
   const Tensor observations = Tensor::zeros(spec.shape.prepend({envs}), spec.dtype);
@@ -84,7 +136,7 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
   std::vector<bool> active(static_cast<std::size_t>(envs), false);
   std::int64_t started = 0;
   for (std::int32_t e = 0; e < envs && started < episodes; ++e, ++started) {
-    games[static_cast<std::size_t>(e)].reset(observations[e]);
+    games[static_cast<std::size_t>(e)]->reset(observations[e]);
     active[static_cast<std::size_t>(e)] = true;
   }
 
@@ -100,7 +152,7 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
   };
   double next_report = 2.0;
   while (static_cast<std::int64_t>(result.returns.size()) < episodes) {
-    if constexpr (box) {
+    if (box) {
       policy.act(observations, std::span<float>(box_actions));
     } else {
       policy.act(observations, std::span<std::int32_t>(actions));
@@ -109,13 +161,13 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
       const auto i = static_cast<std::size_t>(e);
       if (!active[i]) continue;
       StepResult step;
-      if constexpr (box) {
-        step = games[i].step(
+      if (box) {
+        step = games[i]->step(
             std::span<const float>(box_actions)
                 .subspan(i * static_cast<std::size_t>(dims), static_cast<std::size_t>(dims)),
             observations[e]);
       } else {
-        step = games[i].step(actions[i], observations[e]);
+        step = games[i]->step(actions[i], observations[e]);
       }
       running[i] += step.reward;
       ++result.frames;
@@ -127,7 +179,7 @@ PlayResult play(Policy<>& policy, MakeEnv make_env, std::int64_t episodes, std::
       policy.reset(e);
       active[i] = started < episodes;
       if (active[i]) {
-        games[i].reset(observations[e]);
+        games[i]->reset(observations[e]);
         ++started;
       }
     }
@@ -297,9 +349,11 @@ int main(int argc, char** argv) {
       }
       return examples::play_named_game_series(env_name, policy, opponent.get(), series, recording);
     }
-    const PlayResult r = with_builtin_environment(env_name, [&](auto make_env) {
-      return play(policy, make_env, episodes, envs, seed, recording);
-    });
+    const PlayResult r =
+        play(policy,
+             with_builtin_environment(
+                 env_name, [&](auto make_env) { return make_play_envs(make_env, envs, seed); }),
+             episodes, recording);
     if (!recording.path.empty()) {
       io::write_gif(recording.path, recording.animation);
       std::fprintf(stderr, "play: %zu frames of the first episode in %s\n",
