@@ -38,9 +38,11 @@
 #include <utility>
 #include <vector>
 
-#include "cli.hpp"
+#include "command_line.hpp"
+#include "environments.hpp"
 #include "play_games.hpp"
 #include "play_recording.hpp"
+#include "program.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
 #ifdef SEEDRL_PLAY_MUJOCO
