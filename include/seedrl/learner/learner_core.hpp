@@ -58,6 +58,9 @@
 #include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/pass_result.hpp"
 #include "seedrl/learner/training_group.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/learner/transitions.hpp"
 #include "seedrl/learner/worker_team.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
@@ -451,5 +454,9 @@ class LearnerCore {
 
 // Compiled once, in the library (src/learner/learner_core.cpp).
 extern template class LearnerCore<cpu::Backend>;
+// On the CUDA backend, in seedrl::cuda (src/session/cuda_templates.cpp).
+#ifdef SEEDRL_CUDA_SESSIONS
+extern template class LearnerCore<cuda::Backend>;
+#endif
 
 }  // namespace seedrl

@@ -26,6 +26,9 @@
 #include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -263,5 +266,9 @@ class Network {
 // Compiled once, in the library (src/nn/cpu_instantiations.cpp): a program using the CPU backend
 // does not instantiate it again (and compiles faster).
 extern template class Network<cpu::Backend>;
+// On the CUDA backend, in seedrl::cuda (src/session/cuda_templates.cpp).
+#ifdef SEEDRL_CUDA_SESSIONS
+extern template class Network<cuda::Backend>;
+#endif
 
 }  // namespace seedrl::nn

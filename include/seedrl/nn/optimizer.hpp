@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "seedrl/backend/cpu/backend.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/core/error.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/parameter.hpp"
@@ -233,5 +236,13 @@ extern template class RmsProp<cpu::Backend>;
 extern template class Sgd<cpu::Backend>;
 extern template std::unique_ptr<Optimizer> make_optimizer<cpu::Backend>(ParameterStore&,
                                                                         const OptimizerOptions&);
+// On the CUDA backend, in seedrl::cuda (src/session/cuda_templates.cpp).
+#ifdef SEEDRL_CUDA_SESSIONS
+extern template class Adam<cuda::Backend>;
+extern template class RmsProp<cuda::Backend>;
+extern template class Sgd<cuda::Backend>;
+extern template std::unique_ptr<Optimizer> make_optimizer<cuda::Backend>(ParameterStore&,
+                                                                         const OptimizerOptions&);
+#endif
 
 }  // namespace seedrl::nn

@@ -42,6 +42,9 @@
 #include "seedrl/agent/acting.hpp"
 #include "seedrl/algo/sac_loss.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
+#include "seedrl/backend/cuda/backend.hpp"
+#endif
 #include "seedrl/core/random.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/env/environment.hpp"
@@ -362,5 +365,9 @@ void Policy<B>::reset() {
 }
 
 extern template class Policy<cpu::Backend>;
+// On the CUDA backend, in seedrl::cuda (src/session/cuda_templates.cpp).
+#ifdef SEEDRL_CUDA_SESSIONS
+extern template class Policy<cuda::Backend>;
+#endif
 
 }  // namespace seedrl

@@ -1,8 +1,8 @@
 // The built-in agents' inference servers and training sessions on the CPU backend are compiled
-// once, in the library (src/session/builtin_agents.cpp), and on the CUDA backend in seedrl::cuda
-// (src/session/cuda_sessions.cpp, declared here for the programs that link it, which CMake gives
-// SEEDRL_CUDA_SESSIONS): programs that train them do not instantiate them again. Included at the
-// end of session/training_session.hpp.
+// once, in the library (src/session/builtin_agents.cpp), and on the CUDA backend, with their
+// learners, in seedrl::cuda (src/session/cuda_sessions.cpp, declared here for the programs that
+// link it, which CMake gives SEEDRL_CUDA_SESSIONS): programs that train them do not instantiate
+// them again. Included at the end of session/training_session.hpp.
 #pragma once
 
 #include "seedrl/agents/ppo.hpp"
@@ -29,11 +29,21 @@
   EXTERN template class InferenceServer<SacAgent, BACKEND>;    \
   EXTERN template class TrainingSession<SacAgent, BACKEND>
 
+// The built-in agents' learners on the CUDA backend (on the CPU backend their headers declare
+// them, agents/*/learner.hpp): declared with SEEDRL_BUILTIN_CUDA_LEARNERS(extern), defined in
+// seedrl::cuda with SEEDRL_BUILTIN_CUDA_LEARNERS().
+#define SEEDRL_BUILTIN_CUDA_LEARNERS(EXTERN)                 \
+  EXTERN template class Learner<VTraceAgent, cuda::Backend>; \
+  EXTERN template class Learner<R2D2Agent, cuda::Backend>;   \
+  EXTERN template class Learner<PpoAgent, cuda::Backend>;    \
+  EXTERN template class Learner<SacAgent, cuda::Backend>
+
 namespace seedrl {
 
 SEEDRL_BUILTIN_SESSIONS(extern, cpu::Backend);
 #ifdef SEEDRL_CUDA_SESSIONS
 SEEDRL_BUILTIN_SESSIONS(extern, cuda::Backend);
+SEEDRL_BUILTIN_CUDA_LEARNERS(extern);
 #endif
 
 }  // namespace seedrl
