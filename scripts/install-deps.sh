@@ -37,6 +37,7 @@ packages=(
   # package needs Protobuf's, which libgrpc++-dev does not pull in.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
+  python3  # the results registry's check (scripts/results.py, standard library only)
 )
 
 missing=()

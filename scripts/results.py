@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""The results registry: every published learning figure, regenerated from its raw data.
+
+docs/data/registry.json lists the figures. Each entry says how its runs were made (the program,
+the command, the commit, the machine, the seeds and whether they were tuning or reporting seeds),
+where the raw lines are (one file per group and seed, the program's final JSON line), which
+member of that line is the figure, and which documents show it. A document shows a figure as a
+generated block:
+
+    <!-- results:ID -->
+    ... the table this tool writes ...
+    <!-- /results:ID -->
+
+    python3 scripts/results.py render      rewrites every block from the raw files
+    python3 scripts/results.py check       fails when a block differs from what its raw files
+                                           give, names an unknown figure, or a figure has no
+                                           block; or when a checked page (the registry's
+                                           "checked_pages") has a table of figures outside a
+                                           block
+    python3 scripts/results.py show ID     prints one figure's table
+
+Statistics as Agarwal et al. (2021, "rliable") report them: every seed, the mean, and the
+interquartile mean (the mean of the middle half of the seeds, 25% trimmed from each end as
+scipy.stats.trim_mean cuts it) with a 95% percentile bootstrap interval over the seeds (10,000
+resamples from a fixed seed, so the text is the same on every machine). With fewer than 5 seeds no
+interval is given. A target is "met" when the interval's lower bound reaches it, "level" when it
+lies inside the interval, "below" when the interval is under it.
+
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+
+MIN_SEEDS_FOR_INTERVAL = 5
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20211201  # rliable's year and month: any fixed value keeps the text stable
+BLOCK = re.compile(
+    r"<!-- results:(?P<id>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /results:(?P=id) -->", re.S)
+ANY_MARKER = re.compile(r"<!-- /?results:([^ ]*) -->")
+SEED_ROLES = ("tuning", "reporting")
+
+
+class RegistryError(Exception):
+    """A bad registry entry, a missing or unreadable raw file, or a document out of date."""
+
+
+# ---- statistics ----
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+def iqm(values):
+    """The interquartile mean: scipy.stats.trim_mean(values, 0.25)."""
+    ordered = sorted(values)
+    cut = int(0.25 * len(ordered))
+    middle = ordered[cut:len(ordered) - cut]
+    return sum(middle) / len(middle)
+
+
+def bootstrap_interval(values, statistic=iqm, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED,
+                       level=0.95):
+    """The percentile bootstrap interval of `statistic` over `values` (resampled with
+    replacement), from a generator seeded with `seed`."""
+    rng = random.Random(seed)
+    n = len(values)
+    estimates = sorted(statistic(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = (1.0 - level) / 2.0
+    lo = estimates[int(tail * (resamples - 1))]
+    hi = estimates[int((1.0 - tail) * (resamples - 1) + 0.5)]
+    return lo, hi
+
+
+def verdict(target, interval):
+    """'met', 'level' or 'below' for a target against an interval (None: no interval)."""
+    if target is None or interval is None:
+        return None
+    lo, hi = interval
+    if lo >= target:
+        return "met"
+    if hi >= target:
+        return "level"
+    return "below"
+
+
+# ---- the registry ----
+
+def _require(entry, key, kind, where):
+    if key not in entry:
+        raise RegistryError(f"{where}: '{key}' is missing")
+    if not isinstance(entry[key], kind):
+        raise RegistryError(f"{where}: '{key}' must be a {kind.__name__}, got {entry[key]!r}")
+    return entry[key]
+
+
+def validate_figure(figure, index):
+    where = f"registry figure {index}"
+    fid = _require(figure, "id", str, where)
+    where = f"registry figure '{fid}'"
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", fid):
+        raise RegistryError(f"{where}: the id may hold letters, digits, '_', '.' and '-' only")
+    for key in ("title", "program", "command", "commit", "machine", "date", "metric", "metric_name",
+                "group_name"):
+        _require(figure, key, str, where)
+    if "{seed}" not in figure["command"]:
+        raise RegistryError(f"{where}: 'command' must hold {{seed}}")
+    defaults = _require(figure, "at_defaults", bool, where)
+    flags = figure.get("extra_flags", "")
+    if not isinstance(flags, str) or (not defaults and not flags) or (defaults and flags):
+        raise RegistryError(f"{where}: 'extra_flags' lists the flags beyond the program's defaults "
+                            "exactly when 'at_defaults' is false")
+    seeds = _require(figure, "seeds", list, where)
+    if not seeds or not all(isinstance(s, int) for s in seeds) or len(set(seeds)) != len(seeds):
+        raise RegistryError(f"{where}: 'seeds' must be distinct integers, got {seeds!r}")
+    if not isinstance(figure.get("note", ""), str):
+        raise RegistryError(f"{where}: 'note' must be a string")
+    if _require(figure, "seed_role", str, where) not in SEED_ROLES:
+        raise RegistryError(f"{where}: 'seed_role' must be one of {', '.join(SEED_ROLES)}")
+    digits = figure.get("digits", 1)
+    if not isinstance(digits, int) or not 0 <= digits <= 4:
+        raise RegistryError(f"{where}: 'digits' must be an integer in [0, 4]")
+    groups = _require(figure, "groups", list, where)
+    if not groups:
+        raise RegistryError(f"{where}: 'groups' is empty")
+    for g, group in enumerate(groups):
+        gwhere = f"{where}, group {g}"
+        _require(group, "name", str, gwhere)
+        raw = _require(group, "raw", str, gwhere)
+        if "{seed}" not in raw:
+            raise RegistryError(f"{gwhere}: 'raw' must hold {{seed}} (one file per seed)")
+        target = group.get("target")
+        if target is not None and not isinstance(target, (int, float)):
+            raise RegistryError(f"{gwhere}: 'target' must be a number")
+        if target is not None and not isinstance(group.get("target_from"), str):
+            raise RegistryError(f"{gwhere}: a target needs 'target_from' (whose figure it is)")
+    return figure
+
+
+def load_registry(root):
+    path = os.path.join(root, "docs", "data", "registry.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            registry = json.load(f)
+    except OSError as e:
+        raise RegistryError(f"{path}: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise RegistryError(f"{path}: not JSON ({e})") from e
+    figures = _require(registry, "figures", list, path)
+    for i, figure in enumerate(figures):
+        validate_figure(figure, i)
+    ids = [f["id"] for f in figures]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise RegistryError(f"{path}: figure ids used twice: {', '.join(duplicates)}")
+    pages = registry.get("checked_pages", [])
+    if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
+        raise RegistryError(f"{path}: 'checked_pages' must be a list of paths")
+    return registry
+
+
+def read_metric(root, relpath, metric):
+    """The number `metric` of the last JSON object line in the raw file that has it."""
+    path = os.path.join(root, relpath)
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise RegistryError(f"{relpath}: {e.strerror}") from e
+    for line in reversed(lines):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and metric in record:
+            value = record[metric]
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise RegistryError(f"{relpath}: '{metric}' is {value!r}, not a number")
+            return float(value)
+    raise RegistryError(f"{relpath}: no JSON line with '{metric}'")
+
+
+# ---- the tables ----
+
+def seed_list(seeds):
+    """1, 2, 3, 5 -> '1-3, 5'."""
+    out, run = [], []
+    for s in sorted(seeds) + [None]:
+        if run and (s is None or s != run[-1] + 1):
+            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+            run = []
+        if s is not None:
+            run.append(s)
+    return ", ".join(out)
+
+
+def render_figure(root, figure, doc_path):
+    """The markdown block of `figure` as shown in the document at `doc_path` (links relative to
+    it)."""
+    digits = figure.get("digits", 1)
+    seeds = figure["seeds"]
+
+    def number(x):
+        return f"{x:,.{digits}f}"
+
+    def link(relpath):
+        here = os.path.dirname(os.path.join(root, doc_path))
+        return os.path.relpath(os.path.join(root, relpath), here)
+
+    header = [figure["group_name"]] + [f"seed {s}" for s in seeds] + ["mean", "IQM [95% CI]",
+                                                                      "target", "verdict"]
+    rows = []
+    notes = set()
+    for group in figure["groups"]:
+        values, cells = [], []
+        for s in seeds:
+            raw = group["raw"].replace("{seed}", str(s))
+            v = read_metric(root, raw, figure["metric"])
+            values.append(v)
+            cells.append(f"[{number(v)}]({link(raw)})")
+        interval = bootstrap_interval(values) if len(values) >= MIN_SEEDS_FOR_INTERVAL else None
+        center = number(iqm(values))
+        iqm_cell = f"{center} [{number(interval[0])}, {number(interval[1])}]" if interval else \
+            f"{center} (no interval: {len(values)} seeds)"
+        target = group.get("target")
+        target_cell = f"{target:,g} ({group['target_from']})" if target is not None else ""
+        v = verdict(target, interval)
+        if target is not None and v is None:
+            v = "unconfirmed"
+            notes.add("unconfirmed")
+        rows.append([group["name"]] + cells +
+                    [number(mean(values)), iqm_cell, target_cell, v or ""])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    command = figure["command"].replace("{seed}", "S").replace(
+        "{group}", figure["group_name"].upper().replace(" ", "_"))
+    defaults = "at the program's defaults" if figure["at_defaults"] else \
+        f"with flags beyond the defaults: `{figure['extra_flags']}`"
+    role = "reporting seeds (not looked at while the settings were chosen)" \
+        if figure["seed_role"] == "reporting" else "tuning seeds (the settings were chosen on them)"
+    caption = (f"{figure['title']}: `{command}` {defaults}, commit {figure['commit']}, "
+               f"{figure['machine']}, {figure['date']}. Seeds {seed_list(seeds)}: {role}. "
+               f"Each cell: {figure['metric_name']} (`{figure['metric']}` of the run's final JSON "
+               "line), linked to its raw file. IQM: the interquartile mean, with a 95% bootstrap "
+               f"interval over the seeds from {MIN_SEEDS_FOR_INTERVAL} seeds up.")
+    if figure.get("note"):
+        caption += " " + figure["note"]
+    if "unconfirmed" in notes:
+        caption += (f" \"unconfirmed\": fewer than {MIN_SEEDS_FOR_INTERVAL} seeds, so no interval "
+                    "to judge the target by.")
+    caption += " Generated by `scripts/results.py` from `docs/data/registry.json`."
+    return "\n".join(lines) + "\n\n" + caption + "\n"
+
+
+# ---- the documents ----
+
+def documents(root):
+    """README.md and every Markdown file under docs/, as paths relative to root."""
+    paths = ["README.md"]
+    for base, _, files in os.walk(os.path.join(root, "docs")):
+        paths += [os.path.relpath(os.path.join(base, f), root) for f in files if f.endswith(".md")]
+    return sorted(p for p in paths if os.path.exists(os.path.join(root, p)))
+
+
+def rendered(root, registry, doc_path, text):
+    """`text` with every block regenerated, and the ids of the blocks it holds."""
+    figures = {f["id"]: f for f in registry["figures"]}
+    seen = []
+
+    def replace(match):
+        fid = match.group("id")
+        if fid not in figures:
+            raise RegistryError(
+                f"{doc_path}: a block names '{fid}', which the registry does not list")
+        seen.append(fid)
+        body = render_figure(root, figures[fid], doc_path)
+        return f"<!-- results:{fid} -->\n{body}<!-- /results:{fid} -->"
+
+    out = BLOCK.sub(replace, text)
+    opened = [m.group(1) for m in ANY_MARKER.finditer(text)]
+    if len(opened) != 2 * len(seen):
+        raise RegistryError(f"{doc_path}: a results marker without its pair (each block is "
+                            "'<!-- results:ID -->' ... '<!-- /results:ID -->')")
+    return out, seen
+
+
+def figure_tables_outside_blocks(text):
+    """Line numbers of table rows that hold a number and lie outside every generated block."""
+    outside = BLOCK.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return [i + 1 for i, line in enumerate(outside.splitlines())
+            if line.lstrip().startswith("|") and re.search(r"\d", line)
+            and not re.fullmatch(r"\s*\|[\s|:-]*", line)]
+
+
+def check(root):
+    registry = load_registry(root)
+    problems, shown = [], set()
+    for doc in documents(root):
+        with open(os.path.join(root, doc), encoding="utf-8") as f:
+            text = f.read()
+        shown.update(m.group("id") for m in BLOCK.finditer(text))
+        try:
+            new, _ = rendered(root, registry, doc, text)
+        except RegistryError as e:
+            problems.append(str(e))
+            continue
+        if new != text:
+            old_blocks = {m.group("id"): m.group("body") for m in BLOCK.finditer(text)}
+            for m in BLOCK.finditer(new):
+                if old_blocks.get(m.group("id")) != m.group("body"):
+                    problems.append(f"{doc}: the block '{m.group('id')}' differs from what its raw "
+                                    "files give (python3 scripts/results.py render rewrites it)")
+        if doc in registry.get("checked_pages", []):
+            for line in figure_tables_outside_blocks(text):
+                problems.append(f"{doc}:{line}: a table of figures outside a results block (every "
+                                "figure on this page comes from docs/data/registry.json)")
+    for figure in registry["figures"]:
+        if figure["id"] not in shown:
+            problems.append(f"registry figure '{figure['id']}' is shown in no document")
+    return problems
+
+
+def render(root):
+    registry = load_registry(root)
+    changed = []
+    for doc in documents(root):
+        path = os.path.join(root, doc)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        new, _ = rendered(root, registry, doc, text)
+        if new != text:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+            changed.append(doc)
+    return changed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["render", "check", "show"])
+    parser.add_argument("id", nargs="?", help="the figure (show)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--root", default=os.path.join(here, ".."),
+                        help="the repository (default: this script's)")
+    args = parser.parse_args(argv)
+    root = os.path.abspath(args.root)
+    try:
+        if args.command == "render":
+            for doc in render(root):
+                print(f"results: rewrote {doc}")
+            return 0
+        if args.command == "show":
+            figures = {f["id"]: f for f in load_registry(root)["figures"]}
+            if args.id not in figures:
+                known = ", ".join(sorted(figures))
+                print(f"results: no figure '{args.id}' (the registry has: {known})",
+                      file=sys.stderr)
+                return 2
+            print(render_figure(root, figures[args.id], "README.md"), end="")
+            return 0
+        problems = check(root)
+        for p in problems:
+            print(f"results: {p}", file=sys.stderr)
+        if not problems:
+            print("results: every block matches its raw files")
+        return 1 if problems else 0
+    except RegistryError as e:
+        print(f"results: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Tests of scripts/results.py (CTest: results_tool). Standard library only.
+
+The statistics against independent references (the interquartile mean by its definition on
+every ordering, the bootstrap against an exhaustive enumeration of the resamples), and the
+registry's check on a small repository of its own: it passes when the blocks match, and fails,
+naming what is wrong, when a figure in a document is changed, a raw file is missing, a block
+names an unknown figure, a figure has no block, or a checked page has a table outside a block.
+"""
+
+import itertools
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
+
+class Statistics(unittest.TestCase):
+    def test_iqm_is_the_mean_of_the_middle_half(self):
+        # n = 4k: the middle 2k; other n: int(n / 4) cut from each end, as scipy's trim_mean.
+        cases = {(1.0,): 1.0, (1.0, 2.0, 3.0): 2.0, (1.0, 2.0, 3.0, 10.0): 2.5,
+                 (0.0, 1.0, 2.0, 3.0, 100.0): 2.0, (5.0, 1.0, 9.0, 2.0, 7.0, 3.0, 8.0, 4.0): 4.75}
+        rng = random.Random(3)
+        for values, expected in cases.items():
+            orders = itertools.permutations(values) if len(values) <= 5 else \
+                (rng.sample(values, len(values)) for _ in range(200))
+            for order in orders:
+                self.assertAlmostEqual(results.iqm(list(order)), expected)
+
+    def test_bootstrap_matches_the_exhaustive_distribution(self):
+        # Three seeds have 27 equally likely resamples: the interval's ends must be the
+        # quantiles of that exact distribution, within the resampling noise of 10,000 draws.
+        values = [1.0, 4.0, 10.0]
+        exact = sorted(results.iqm(list(r)) for r in itertools.product(values, repeat=3))
+        lo, hi = results.bootstrap_interval(values)
+        self.assertIn(lo, exact)
+        self.assertIn(hi, exact)
+        below_lo = sum(e < lo for e in exact) / len(exact)
+        above_hi = sum(e > hi for e in exact) / len(exact)
+        self.assertLessEqual(below_lo, 0.025 + 1e-9)
+        self.assertLessEqual(above_hi, 0.025 + 1e-9)
+        self.assertEqual(lo, 1.0)
+        self.assertEqual(hi, 10.0)
+
+    def test_bootstrap_is_deterministic_and_brackets_the_estimate(self):
+        values = [32.0, 29.2, 37.4, 30.5, 35.1]
+        a = results.bootstrap_interval(values)
+        self.assertEqual(a, results.bootstrap_interval(values))
+        self.assertLessEqual(a[0], results.iqm(values))
+        self.assertGreaterEqual(a[1], results.iqm(values))
+        self.assertGreaterEqual(a[0], min(values))
+        self.assertLessEqual(a[1], max(values))
+
+    def test_verdicts(self):
+        self.assertEqual(results.verdict(28.0, (29.0, 37.0)), "met")
+        self.assertEqual(results.verdict(28.0, (28.0, 37.0)), "met")
+        self.assertEqual(results.verdict(30.0, (29.0, 37.0)), "level")
+        self.assertEqual(results.verdict(38.0, (29.0, 37.0)), "below")
+        self.assertIsNone(results.verdict(28.0, None))
+        self.assertIsNone(results.verdict(None, (1.0, 2.0)))
+
+    def test_seed_lists(self):
+        self.assertEqual(results.seed_list([1, 2, 3]), "1-3")
+        self.assertEqual(results.seed_list([101, 103, 102, 105]), "101-103, 105")
+        self.assertEqual(results.seed_list([7]), "7")
+
+
+FIGURE = {
+    "id": "toy", "title": "Toy on two games", "program": "toy", "group_name": "game",
+    "command": "toy --game {group} --seed {seed}", "at_defaults": True,
+    "commit": "abc1234", "machine": "a test", "date": "2026-12-02",
+    "seeds": [1, 2, 3, 4, 5], "seed_role": "reporting",
+    "metric": "mean_return", "metric_name": "the mean return", "digits": 2,
+    "groups": [{"name": "a", "raw": "docs/data/toy/a_{seed}.json", "target": 2.0,
+                "target_from": "a paper"},
+               {"name": "b", "raw": "docs/data/toy/b_{seed}.json"}],
+}
+
+
+class Registry(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="seedrl-results-")
+        os.makedirs(os.path.join(self.root, "docs", "data", "toy"))
+        for game, base in (("a", 2.0), ("b", 10.0)):
+            for seed in range(1, 6):
+                self.write(f"docs/data/toy/{game}_{seed}.json",
+                           '{"progress":1}\n' + json.dumps({"mean_return": base + seed / 4}) + "\n")
+        self.registry = {"figures": [dict(FIGURE)], "checked_pages": ["docs/results.md"]}
+        self.save_registry()
+        self.write("README.md", "# toy\n\nNo figures here.\n")
+        self.write("docs/results.md", "# Results\n\n<!-- results:toy -->\n<!-- /results:toy -->\n")
+        self.assertEqual(results.render(self.root), ["docs/results.md"])
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def write(self, relpath, text):
+        with open(os.path.join(self.root, relpath), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def read(self, relpath):
+        with open(os.path.join(self.root, relpath), encoding="utf-8") as f:
+            return f.read()
+
+    def save_registry(self):
+        self.write("docs/data/registry.json", json.dumps(self.registry))
+
+    def test_a_rendered_page_passes(self):
+        self.assertEqual(results.check(self.root), [])
+        page = self.read("docs/results.md")
+        # Seed 1 of game a: 2 + 1/4, linked relative to docs/.
+        self.assertIn("[2.25](data/toy/a_1.json)", page)
+        self.assertIn("| a |", page)
+        self.assertIn("reporting seeds", page)
+        # a: 2.25 .. 3.25, IQM 2.75: its interval is above the target of 2.
+        self.assertIn("| met |", page)
+
+    def test_a_changed_figure_fails(self):
+        page = self.read("docs/results.md")
+        self.write("docs/results.md", page.replace("[2.25]", "[2.35]"))
+        problems = results.check(self.root)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("the block 'toy' differs", problems[0])
+        self.assertEqual(results.render(self.root), ["docs/results.md"])
+        self.assertEqual(results.check(self.root), [])
+
+    def test_changed_raw_data_fails_until_rendered(self):
+        self.write("docs/data/toy/b_3.json", json.dumps({"mean_return": 99.0}) + "\n")
+        self.assertIn("differs", results.check(self.root)[0])
+
+    def test_a_missing_raw_file_is_named(self):
+        os.remove(os.path.join(self.root, "docs/data/toy/b_4.json"))
+        problems = results.check(self.root)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("docs/data/toy/b_4.json", problems[0])
+
+    def test_a_raw_file_without_the_metric_is_named(self):
+        self.write("docs/data/toy/a_2.json", '{"frames": 10}\n')
+        problems = results.check(self.root)
+        self.assertIn("docs/data/toy/a_2.json: no JSON line with 'mean_return'", problems[0])
+
+    def test_an_unknown_block_and_an_unshown_figure_fail(self):
+        self.write("README.md", "<!-- results:nothing -->\n<!-- /results:nothing -->\n")
+        self.write("docs/results.md", "# Results\n")
+        problems = results.check(self.root)
+        self.assertTrue(any("'nothing', which the registry does not list" in p for p in problems))
+        self.assertTrue(any("figure 'toy' is shown in no document" in p for p in problems))
+
+    def test_a_table_outside_a_block_on_a_checked_page_fails(self):
+        page = self.read("docs/results.md")
+        self.write("docs/results.md", page + "\n| game | return |\n|---|---|\n| a | 3.1 |\n")
+        problems = results.check(self.root)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("docs/results.md:", problems[0])
+        self.assertIn("a table of figures outside a results block", problems[0])
+        # Pages that are not checked may keep their tables (the history, the benchmarks).
+        self.write("README.md", "| game | return |\n|---|---|\n| a | 3.1 |\n")
+        self.assertEqual(len(results.check(self.root)), 1)
+
+    def test_bad_entries_are_refused_by_name(self):
+        bad = {
+            "seed_role": ("seed_role", "looked"),
+            "seeds": ("seeds", [1, 1]),
+            "at_defaults": ("extra_flags", None),
+            "raw": ("raw", "docs/data/toy/a.json"),
+            "target_from": ("target", 3.0),
+        }
+        for what, (key, value) in bad.items():
+            figure = json.loads(json.dumps(FIGURE))
+            if key == "extra_flags":
+                figure["at_defaults"] = False
+            elif key == "raw":
+                figure["groups"][0]["raw"] = value
+            elif key == "target":
+                figure["groups"][1]["target"] = value
+            else:
+                figure[key] = value
+            self.registry["figures"] = [figure]
+            self.save_registry()
+            with self.assertRaises(results.RegistryError, msg=what) as raised:
+                results.check(self.root)
+            self.assertIn("registry figure 'toy'", str(raised.exception), what)
+
+    def test_fewer_than_five_seeds_give_no_interval(self):
+        self.registry["figures"][0]["seeds"] = [1, 2, 3]
+        self.save_registry()
+        results.render(self.root)
+        page = self.read("docs/results.md")
+        self.assertIn("(no interval: 3 seeds)", page)
+        self.assertIn("| unconfirmed |", page)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
