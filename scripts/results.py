@@ -16,7 +16,8 @@ generated block:
                                            give, names an unknown figure, or a figure has no
                                            block; or when a checked page (the registry's
                                            "checked_pages") has a table of figures outside a
-                                           block
+                                           block (a table right after a line
+                                           '<!-- no-figures -->' holds none: a layout, options)
     python3 scripts/results.py show ID     prints one figure's table
 
 Statistics as Agarwal et al. (2021, "rliable") report them: every seed, the mean, and the
@@ -43,6 +44,7 @@ BLOCK = re.compile(
     r"<!-- results:(?P<id>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /results:(?P=id) -->", re.S)
 ANY_MARKER = re.compile(r"<!-- /?results:([^ ]*) -->")
 SEED_ROLES = ("tuning", "reporting")
+NO_FIGURES = "<!-- no-figures -->"
 
 
 class RegistryError(Exception):
@@ -157,6 +159,27 @@ def load_registry(root):
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise RegistryError(f"{path}: figure ids used twice: {', '.join(duplicates)}")
+    figures_by_id = {f["id"]: f for f in figures}
+    headlines = registry.get("headlines", [])
+    if not isinstance(headlines, list):
+        raise RegistryError(f"{path}: 'headlines' must be a list")
+    for h, headline in enumerate(headlines):
+        hid = _require(headline, "id", str, f"registry headline {h}")
+        where = f"registry headline '{hid}'"
+        if hid in figures_by_id or [x.get("id") for x in headlines].count(hid) > 1:
+            raise RegistryError(f"{where}: the id is used by another figure or headline")
+        _require(headline, "details", str, where)
+        rows = _require(headline, "rows", list, where)
+        for r, row in enumerate(rows):
+            rwhere = f"{where}, row {r}"
+            for key in ("figure", "group", "task", "agent"):
+                _require(row, key, str, rwhere)
+            figure = figures_by_id.get(row["figure"])
+            if figure is None:
+                raise RegistryError(f"{rwhere}: no figure '{row['figure']}'")
+            if row["group"] not in [g["name"] for g in figure["groups"]]:
+                raise RegistryError(f"{rwhere}: figure '{row['figure']}' has no group "
+                                    f"'{row['group']}'")
     pages = registry.get("checked_pages", [])
     if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
         raise RegistryError(f"{path}: 'checked_pages' must be a list of paths")
@@ -201,42 +224,59 @@ def seed_list(seeds):
     return ", ".join(out)
 
 
+def summarize(root, figure, group):
+    """One group's figures: its raw files and values (in the figure's seed order), mean, IQM,
+    interval (None under MIN_SEEDS_FOR_INTERVAL seeds) and verdict against its target."""
+    raws = [group["raw"].replace("{seed}", str(s)) for s in figure["seeds"]]
+    values = [read_metric(root, raw, figure["metric"]) for raw in raws]
+    interval = bootstrap_interval(values) if len(values) >= MIN_SEEDS_FOR_INTERVAL else None
+    target = group.get("target")
+    v = verdict(target, interval)
+    if target is not None and v is None:
+        v = "unconfirmed"
+    return {"raws": raws, "values": values, "mean": mean(values), "iqm": iqm(values),
+            "interval": interval, "target": target, "verdict": v or ""}
+
+
+def formatter(figure):
+    digits = figure.get("digits", 1)
+    return lambda x: f"{x:,.{digits}f}"
+
+
+def linker(root, doc_path):
+    here = os.path.dirname(os.path.join(root, doc_path))
+    return lambda relpath: os.path.relpath(os.path.join(root, relpath), here)
+
+
+def iqm_cell(summary, number):
+    center = number(summary["iqm"])
+    interval = summary["interval"]
+    if interval is None:
+        return f"{center} (no interval: {len(summary['values'])} seeds)"
+    return f"{center} [{number(interval[0])}, {number(interval[1])}]"
+
+
+def target_cell(group):
+    target = group.get("target")
+    return f"{target:,g} ({group['target_from']})" if target is not None else ""
+
+
 def render_figure(root, figure, doc_path):
     """The markdown block of `figure` as shown in the document at `doc_path` (links relative to
     it)."""
-    digits = figure.get("digits", 1)
+    number, link = formatter(figure), linker(root, doc_path)
     seeds = figure["seeds"]
-
-    def number(x):
-        return f"{x:,.{digits}f}"
-
-    def link(relpath):
-        here = os.path.dirname(os.path.join(root, doc_path))
-        return os.path.relpath(os.path.join(root, relpath), here)
-
     header = [figure["group_name"]] + [f"seed {s}" for s in seeds] + ["mean", "IQM [95% CI]",
                                                                       "target", "verdict"]
     rows = []
     notes = set()
     for group in figure["groups"]:
-        values, cells = [], []
-        for s in seeds:
-            raw = group["raw"].replace("{seed}", str(s))
-            v = read_metric(root, raw, figure["metric"])
-            values.append(v)
-            cells.append(f"[{number(v)}]({link(raw)})")
-        interval = bootstrap_interval(values) if len(values) >= MIN_SEEDS_FOR_INTERVAL else None
-        center = number(iqm(values))
-        iqm_cell = f"{center} [{number(interval[0])}, {number(interval[1])}]" if interval else \
-            f"{center} (no interval: {len(values)} seeds)"
-        target = group.get("target")
-        target_cell = f"{target:,g} ({group['target_from']})" if target is not None else ""
-        v = verdict(target, interval)
-        if target is not None and v is None:
-            v = "unconfirmed"
+        g = summarize(root, figure, group)
+        cells = [f"[{number(v)}]({link(raw)})" for v, raw in zip(g["values"], g["raws"])]
+        if g["verdict"] == "unconfirmed":
             notes.add("unconfirmed")
         rows.append([group["name"]] + cells +
-                    [number(mean(values)), iqm_cell, target_cell, v or ""])
+                    [number(g["mean"]), iqm_cell(g, number), target_cell(group), g["verdict"]])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     command = figure["command"].replace("{seed}", "S").replace(
@@ -259,6 +299,29 @@ def render_figure(root, figure, doc_path):
     return "\n".join(lines) + "\n\n" + caption + "\n"
 
 
+def render_headline(root, headline, figures, doc_path):
+    """A headline table: one row per (figure, group) the headline names, with its IQM, every
+    seed linked to its raw file, its target and verdict."""
+    link = linker(root, doc_path)
+    lines = ["| task | agent | IQM [95% CI] | seeds, each linked to its raw line | target "
+             "| verdict |", "|---|---|---|---|---|---|"]
+    for row in headline["rows"]:
+        figure = figures[row["figure"]]
+        group = next(g for g in figure["groups"] if g["name"] == row["group"])
+        number = formatter(figure)
+        g = summarize(root, figure, group)
+        seeds = ", ".join(f"[{number(v)}]({link(raw)})" for v, raw in zip(g["values"], g["raws"]))
+        role = f"{seed_list(figure['seeds'])}, {figure['seed_role']}"
+        lines.append(f"| {row['task']} | {row['agent']} | {iqm_cell(g, number)} | {role}: "
+                     f"{seeds} | {target_cell(group)} | {g['verdict']} |")
+    caption = (f"Each row is a figure of the registry (`docs/data/registry.json`; the full tables, "
+               f"with their commands, commits and machines: {headline['details']}). Tuning seeds: "
+               "the settings were chosen on them; reporting seeds were never looked at while "
+               f"choosing. No interval under {MIN_SEEDS_FOR_INTERVAL} seeds, and then no verdict "
+               "(\"unconfirmed\"). Generated by `scripts/results.py`.")
+    return "\n".join(lines) + "\n\n" + caption + "\n"
+
+
 # ---- the documents ----
 
 def documents(root):
@@ -272,15 +335,19 @@ def documents(root):
 def rendered(root, registry, doc_path, text):
     """`text` with every block regenerated, and the ids of the blocks it holds."""
     figures = {f["id"]: f for f in registry["figures"]}
+    headlines = {h["id"]: h for h in registry.get("headlines", [])}
     seen = []
 
     def replace(match):
         fid = match.group("id")
-        if fid not in figures:
+        if fid in figures:
+            body = render_figure(root, figures[fid], doc_path)
+        elif fid in headlines:
+            body = render_headline(root, headlines[fid], figures, doc_path)
+        else:
             raise RegistryError(
                 f"{doc_path}: a block names '{fid}', which the registry does not list")
         seen.append(fid)
-        body = render_figure(root, figures[fid], doc_path)
         return f"<!-- results:{fid} -->\n{body}<!-- /results:{fid} -->"
 
     out = BLOCK.sub(replace, text)
@@ -292,11 +359,21 @@ def rendered(root, registry, doc_path, text):
 
 
 def figure_tables_outside_blocks(text):
-    """Line numbers of table rows that hold a number and lie outside every generated block."""
+    """Line numbers of table rows that hold a number and lie outside every generated block, but
+    for the tables right after a line '<!-- no-figures -->' (a layout or a list of options)."""
     outside = BLOCK.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    return [i + 1 for i, line in enumerate(outside.splitlines())
-            if line.lstrip().startswith("|") and re.search(r"\d", line)
-            and not re.fullmatch(r"\s*\|[\s|:-]*", line)]
+    rows, exempt = [], False
+    for i, line in enumerate(outside.splitlines()):
+        is_row = line.lstrip().startswith("|")
+        if line.strip() == NO_FIGURES:
+            exempt = True
+            continue
+        if exempt and is_row:
+            continue
+        exempt = False
+        if is_row and re.search(r"\d", line) and not re.fullmatch(r"\s*\|[\s|:-]*", line):
+            rows.append(i + 1)
+    return rows
 
 
 def check(root):
@@ -321,7 +398,7 @@ def check(root):
             for line in figure_tables_outside_blocks(text):
                 problems.append(f"{doc}:{line}: a table of figures outside a results block (every "
                                 "figure on this page comes from docs/data/registry.json)")
-    for figure in registry["figures"]:
+    for figure in registry["figures"] + registry.get("headlines", []):
         if figure["id"] not in shown:
             problems.append(f"registry figure '{figure['id']}' is shown in no document")
     return problems

@@ -163,6 +163,31 @@ class Registry(unittest.TestCase):
         self.write("README.md", "| game | return |\n|---|---|\n| a | 3.1 |\n")
         self.assertEqual(len(results.check(self.root)), 1)
 
+    def test_a_no_figures_table_is_allowed_on_a_checked_page(self):
+        page = self.read("docs/results.md")
+        self.write("docs/results.md", page + "\n<!-- no-figures -->\n| path | what |\n|---|---|\n"
+                   "| src/ | the 2 libraries |\n\n| after | 3.5 |\n")
+        problems = results.check(self.root)
+        self.assertEqual(len(problems), 1)  # the second table, not the exempt one
+        self.assertIn(f"docs/results.md:{len(page.splitlines()) + 7}:", problems[0])
+
+    def test_a_headline_row_shows_its_figure(self):
+        self.registry["headlines"] = [{"id": "front", "details": "docs/results.md", "rows": [
+            {"figure": "toy", "group": "a", "task": "Toy A", "agent": "the toy"}]}]
+        self.save_registry()
+        self.write("README.md", "<!-- results:front -->\n<!-- /results:front -->\n")
+        self.assertEqual(results.render(self.root), ["README.md"])
+        self.assertEqual(results.check(self.root), [])
+        readme = self.read("README.md")
+        self.assertIn("| Toy A | the toy | 2.75 [", readme)
+        self.assertIn("1-5, reporting: [2.25](docs/data/toy/a_1.json)", readme)
+        self.assertIn("| 2 (a paper) | met |", readme)
+        self.registry["headlines"][0]["rows"][0]["group"] = "c"
+        self.save_registry()
+        with self.assertRaises(results.RegistryError) as raised:
+            results.check(self.root)
+        self.assertIn("figure 'toy' has no group 'c'", str(raised.exception))
+
     def test_bad_entries_are_refused_by_name(self):
         bad = {
             "seed_role": ("seed_role", "looked"),
