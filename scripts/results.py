@@ -19,6 +19,9 @@ generated block:
                                            block (a table right after a line
                                            '<!-- no-figures -->' holds none: a layout, options)
     python3 scripts/results.py show ID     prints one figure's table
+    python3 scripts/results.py run ID [--build build/release] [--jobs N] [--force]
+                                           makes the figure's missing raw files by running its
+                                           command for each group and seed (results_run.py)
 
 Statistics as Agarwal et al. (2021, "rliable") report them: every seed, the mean, and the
 interquartile mean (the mean of the middle half of the seeds, 25% trimmed from each end as
@@ -421,8 +424,15 @@ def render(root):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["render", "check", "show"])
-    parser.add_argument("id", nargs="?", help="the figure (show)")
+    parser.add_argument("command", choices=["render", "check", "show", "run"])
+    parser.add_argument("id", nargs="?", help="the figure (show, run)")
+    parser.add_argument("--build", default="build/release",
+                        help="run: the build tree whose examples/ or bench/ has the program")
+    parser.add_argument("--jobs", type=int, default=1, help="run: runs at once")
+    parser.add_argument("--force", action="store_true",
+                        help="run: make every raw file again, not only the missing ones")
+    parser.add_argument("--logs", help="run: where each run's progress goes (default: a new "
+                        "temporary folder)")
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--root", default=os.path.join(here, ".."),
                         help="the repository (default: this script's)")
@@ -433,13 +443,27 @@ def main(argv=None):
             for doc in render(root):
                 print(f"results: rewrote {doc}")
             return 0
-        if args.command == "show":
+        if args.command in ("show", "run"):
             figures = {f["id"]: f for f in load_registry(root)["figures"]}
             if args.id not in figures:
                 known = ", ".join(sorted(figures))
                 print(f"results: no figure '{args.id}' (the registry has: {known})",
                       file=sys.stderr)
                 return 2
+            if args.command == "run":
+                import results_run  # noqa: E402 (only this command needs it)
+                if args.jobs < 1:
+                    print("results: --jobs must be at least 1", file=sys.stderr)
+                    return 2
+                try:
+                    failed = results_run.run(root, figures[args.id], os.path.abspath(args.build),
+                                             args.jobs, args.force, args.logs)
+                except (FileNotFoundError, ValueError) as e:
+                    print(f"results: {e}", file=sys.stderr)
+                    return 1
+                if failed == 0:
+                    print("results: done; python3 scripts/results.py render writes the tables")
+                return 1 if failed else 0
             print(render_figure(root, figures[args.id], "README.md"), end="")
             return 0
         problems = check(root)

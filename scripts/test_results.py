@@ -221,5 +221,66 @@ class Registry(unittest.TestCase):
         self.assertIn("| unconfirmed |", page)
 
 
+class Run(unittest.TestCase):
+    """results.py run: a figure's missing raw files made by its command, through a program that
+    stands in for an example (a shell script: progress on stderr, the JSON line on stdout)."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="seedrl-results-run-")
+        self.build = os.path.join(self.root, "build")
+        os.makedirs(os.path.join(self.build, "examples"))
+        self.program = os.path.join(self.build, "examples", "toy")
+        with open(self.program, "w", encoding="utf-8") as f:
+            # toy --game G --seed S: fails for game 'bad', else returns S + 0.5.
+            f.write('#!/bin/sh\necho "toy: starting $*" >&2\n'
+                    '[ "$2" = bad ] && { echo "toy: no such game" >&2; exit 3; }\n'
+                    'echo \'{"note":"not the result"}\'\n'
+                    'echo "{\\"env\\":\\"$2\\",\\"mean_return\\":$4.5}"\n')
+        os.chmod(self.program, 0o755)
+        self.figure = json.loads(json.dumps(FIGURE))
+        self.figure["seeds"] = [1, 2]
+        self.logs = os.path.join(self.root, "logs")
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def raw(self, game, seed):
+        return os.path.join(self.root, "docs", "data", "toy", f"{game}_{seed}.json")
+
+    def test_missing_raw_files_are_made_and_others_kept(self):
+        os.makedirs(os.path.dirname(self.raw("a", 1)))
+        with open(self.raw("a", 1), "w", encoding="utf-8") as f:
+            f.write('{"mean_return": 7.0}\n')
+        import results_run
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, jobs=2,
+                                         logs=self.logs), 0)
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/a_1.json",
+                                             "mean_return"), 7.0)  # kept
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/b_2.json",
+                                             "mean_return"), 2.5)
+        with open(os.path.join(self.logs, "b_2.json.log"), encoding="utf-8") as f:
+            self.assertIn("toy: starting --game b --seed 2", f.read())
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, force=True,
+                                         logs=self.logs), 0)
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/a_1.json",
+                                             "mean_return"), 1.5)  # made again
+
+    def test_a_failed_run_leaves_no_raw_file(self):
+        import results_run
+        self.figure["groups"][1]["name"] = "bad"
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, logs=self.logs), 2)
+        self.assertTrue(os.path.exists(self.raw("a", 2)))
+        self.assertFalse(os.path.exists(self.raw("b", 1)))
+        self.assertEqual([f for f in os.listdir(os.path.dirname(self.raw("a", 1)))
+                          if f.startswith(".")], [])
+
+    def test_a_missing_program_is_named(self):
+        import results_run
+        self.figure["program"] = "absent"
+        with self.assertRaises(FileNotFoundError) as raised:
+            results_run.run(self.root, self.figure, self.build, logs=self.logs)
+        self.assertIn("no program 'absent'", str(raised.exception))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
