@@ -38,11 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "command_line.hpp"
-#include "environments.hpp"
+#include "cli.hpp"
 #include "play_games.hpp"
 #include "play_recording.hpp"
-#include "program.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
 #ifdef SEEDRL_PLAY_MUJOCO
