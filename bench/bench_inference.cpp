@@ -13,7 +13,9 @@
 //                   [--no-impala]
 //
 // --backend cuda runs both ways on the GPU backend (the central server batches onto the GPU;
-// each per-actor model is its own GPU copy). --batched N also measures the server's inference
+// each per-actor model is its own GPU copy). Both ways replay their forwards from CUDA graphs
+// (the server's per batch size, each actor's at batch 1), or with --no-graphs neither does, so
+// that the ratio compares like with like. --batched N also measures the server's inference
 // step alone at batch N, the way InferenceServer does it: N observations gathered in host
 // memory, one copy to the device, forward, outputs back to the host (mode "batched").
 //
@@ -30,6 +32,7 @@
 #include "command_line.hpp"
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/agents/vtrace.hpp"
+#include "seedrl/inference/graphed_forward.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
@@ -145,7 +148,7 @@ double run_seed(const Model& m, int actors, int threads, bool graphs, double sec
 }
 
 template <class B>
-double run_impala(const Model& m, int actors, double seconds, int sync_every,
+double run_impala(const Model& m, int actors, bool graphs, double seconds, int sync_every,
                   const std::shared_ptr<const std::vector<std::uint8_t>>& pool) {
   const VTraceAgent agent([&] {
     VTraceAgentOptions o;
@@ -156,12 +159,15 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
   std::atomic<bool> stop{false};
   std::atomic<bool> measuring{false};
   std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
   std::atomic<std::int64_t> frames{0};
+  std::atomic<std::int64_t> replays{0}, plain{0}, failures{0};
   std::vector<std::thread> threads_list;
   for (int a = 0; a < actors; ++a) {
     threads_list.emplace_back([&, a] {
       cpu::set_num_threads(1);
       nn::Network<B> net(agent.network_config());  // this actor's own copy of the model
+      GraphedForward<B> forward(graphs);           // replayed from a graph once captured
       SyntheticEnv env(m.observation, static_cast<std::int32_t>(m.network.num_actions), pool,
                        static_cast<std::uint64_t>(a));
       Tensor obs = Tensor::empty(m.observation.shape.prepend({1, 1}), m.observation.dtype);
@@ -172,22 +178,39 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
       const std::vector<std::int32_t> slot{a};
       const std::vector<std::uint8_t> greedy{0};
       env.reset(obs[0][0]);
-      net.forward(to_device(obs));  // primitives created before the clock starts
+      // Primitives created, and the graph captured, before the clock starts.
+      int warm_calls = 1;
+      if constexpr (GraphedForward<B>::kAvailable) warm_calls = B::graph_capture_after() + 1;
+      for (int i = 0; i < warm_calls; ++i) forward(net, to_device(obs));
+      // Then wait for the others: on the GPU, actors already acting (a forward is a dozen
+      // launches) kept the rest from finishing their setup for a minute and more (2026-12-04).
       ++ready;
+      while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       std::int64_t steps = 0;
       while (!stop) {
         if (sync_every > 0 && ++steps % sync_every == 0) {
           net.parameters().copy_values_from(learner.parameters());
         }
-        const nn::NetworkOutputs& out = to_host(net.forward(to_device(obs)));
+        const nn::NetworkOutputs& out = to_host(forward(net, to_device(obs)));
         agent.select_actions(out, slot, greedy, std::span<std::int32_t>(&action, 1), rng);
         if (env.step(action, obs[0][0]).episode_over()) env.reset(obs[0][0]);
         if (measuring) frames.fetch_add(1, std::memory_order_relaxed);
       }
+      replays += forward.stats().replays;
+      plain += forward.stats().plain;
+      failures += forward.stats().failures;
     });
   }
-  // Every actor has built its own copy of the model before the clock starts.
-  while (ready.load() < actors) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Every actor has built its own copy of the model before any acts, and before the clock starts.
+  for (double waited = 0; ready.load() < actors; waited += 0.01) {
+    if (waited >= 5) {  // a slow start says how far it got
+      bench::progress("impala", m.name, ready.load(), " of ", actors, " actors ready");
+      waited = 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  bench::progress("impala", m.name, "all ", actors, " actors ready");
+  go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(std::min(1.0, seconds / 4)));
   measuring = true;
   const double t0 = bench::now_seconds();
@@ -196,6 +219,8 @@ double run_impala(const Model& m, int actors, double seconds, int sync_every,
   bench::progress("impala", m.name, "measured: ", fps, " frames/s; stopping");
   stop = true;
   for (auto& t : threads_list) t.join();
+  bench::progress("impala", m.name, "stopped (forwards: ", replays.load(), " from graphs, ",
+                  plain.load(), " plain, ", failures.load(), " captures refused)");
   return fps;
 }
 
@@ -287,7 +312,8 @@ struct Settings {
   double seconds = 4.0;
   double warmup = 2.0;  // seed: before the clock starts (the GPU measures new batch sizes then)
   int impala_sync = 20;
-  bool graphs = true;  // the server's forwards from CUDA graphs (InferenceServerOptions::graphs)
+  bool graphs = true;  // forwards from CUDA graphs, central (InferenceServerOptions::graphs) and
+                       // per-actor alike
   bool impala = true;  // also measure per-actor inference
 };
 
@@ -338,7 +364,7 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
             .add("actors", actors)
             .add("threads", seed ? s.threads : 1)
             .add("impala_sync", seed ? 0 : s.impala_sync)
-            .add("graphs", seed && s.graphs && GraphedForward<B>::kAvailable ? "yes" : "no")
+            .add("graphs", s.graphs && GraphedForward<B>::kAvailable ? "yes" : "no")
             .add("frames_per_s", fps)
             .print();
       };
@@ -346,7 +372,7 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
           run_seed<B>(m, actors, s.threads, s.graphs, s.seconds, s.warmup, pool);
       print("seed", seed_fps);
       if (!s.impala) continue;
-      const double impala_fps = run_impala<B>(m, actors, s.seconds, s.impala_sync, pool);
+      const double impala_fps = run_impala<B>(m, actors, s.graphs, s.seconds, s.impala_sync, pool);
       print("impala", impala_fps);
       const std::string entry = bench::Json()
                                     .add("model", name)
@@ -384,7 +410,8 @@ int main(int argc, char** argv) {
              "seed: seconds of acting before the clock starts (batch sizes are met, and on the "
              "GPU their convolution algorithms measured, then)")
       .non_negative();
-  app.flag("!--no-graphs", s.graphs, "the server's forwards without CUDA graphs");
+  app.flag("!--no-graphs", s.graphs,
+           "forwards without CUDA graphs, the server's and the per-actor models' alike");
   app.flag("!--no-impala", s.impala, "central inference only");
   app.option("--impala-sync", s.impala_sync,
              "IMPALA actors copy the learner's parameters every N steps (0: never)")
@@ -425,6 +452,9 @@ int main(int argc, char** argv) {
         .add("bench", "conv_measurements")
         .add("count", static_cast<long long>(cuda::conv_measurements()))
         .print();
+    // The caching allocator's blocks back to the driver, so that a leak check (compute-sanitizer
+    // --leak-check full) reports only memory nobody freed.
+    cuda::empty_cache();
 #else
     std::fprintf(stderr,
                  "bench_inference: --backend cuda: seedrl was built without SEEDRL_WITH_CUDA\n");
