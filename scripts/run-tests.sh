@@ -4,8 +4,10 @@
 # figures):
 #   release  GCC, warnings are errors, every optional part; every test under CTest.
 #   asan     clang with AddressSanitizer + UndefinedBehaviorSanitizer; every test but the long
-#            learning ones. clang, not GCC: it builds this tree in 30% less time, and its tests
-#            run faster (GCC's own warnings are the release build's).
+#            learning ones, and the libFuzzer targets (test/fuzz), which link this tree's library
+#            (cmake/SeedrlFuzzCoverage.cmake). clang, not GCC: it builds this tree in 30% less
+#            time, its tests run faster (GCC's own warnings are the release build's), and it
+#            has libFuzzer.
 #   tsan     clang with ThreadSanitizer and clang's thread-safety analysis, which checks seedrl's
 #            locks against their annotations (SEEDRL_GUARDED_BY and friends,
 #            core/thread_annotations.hpp; test/thread_safety_check.cpp instantiates the runtime
@@ -73,7 +75,7 @@ CXX=clang++ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo 
   -DSEEDRL_SANITIZE=address,undefined -DSEEDRL_BUILD_EXAMPLES=OFF -DSEEDRL_BUILD_BENCH=OFF -DSEEDRL_WITH_CUDA=OFF \
   -DSEEDRL_WITH_MPI=OFF -DSEEDRL_TEST_TIMEOUT=900
 cmake --build build/asan -j "$jobs"
-stage "AddressSanitizer + UndefinedBehaviorSanitizer tests (all but the learning ones)"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer tests (all but the learning ones; the fuzzers)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp:print_suppressions=0" \
   ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE learning

@@ -39,10 +39,6 @@ using Bytes = std::span<const std::uint8_t>;
   std::abort();
 }
 
-Bytes as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
 // A decoded value, encoded again, must give back the payload it came from.
 void expect_same_payload(const std::string& frame, Bytes payload, const char* what) {
   if (frame.size() != protocol::kHeaderBytes + payload.size() ||
