@@ -156,15 +156,23 @@ TEST_CASE(
   LocalTrainerOptions run = bandit_run(3'000, logdir, &lines);
   run.max_checkpoint_failures = 30;  // this test is about the run going on
   test::WriteFaults disk(logdir, {}, ENOSPC, /*on=*/false);
-  // The disk fails from the 4th report to the 20th (about a second: several checkpoints, rows and
-  // events), on the thread that writes, so that every writer meets it.
-  // (The run's last report, at its frame budget, frees it in any case: the final checkpoint
-  // would otherwise wait on it for a thousand tries.)
-  int reports = 0;
+  // The disk fails for 16 reports (most of a second: several checkpoints, rows and events), on the
+  // thread that writes, so that every writer meets it. It starts at the 4th report or later, once
+  // the first checkpoint is on disk: started at the 4th report alone (0.2 s in, when the first
+  // checkpoint is due), it came before that checkpoint in a loaded test run, and the run then had
+  // one generation only. (The run's last report, at its frame budget, frees it in any case: the
+  // final checkpoint would otherwise wait on it for a thousand tries.)
+  int reports = 0, full_reports = 0;
   run.on_report = [&](const RunReport::Row& row) {
     ++reports;
-    if (reports == 4) disk.set(true);
-    if (reports == 20 || row.frames >= run.total_frames) disk.set(false);
+    if (full_reports == 0 && reports >= 4 &&
+        std::filesystem::exists(logdir + "/checkpoint.safetensors")) {
+      disk.set(true);
+      full_reports = 1;
+    } else if (full_reports > 0 && ++full_reports == 17) {
+      disk.set(false);
+    }
+    if (row.frames >= run.total_frames) disk.set(false);
   };
   const TrainingResult result = train(run);
   const std::string said = joined(lines);
