@@ -109,20 +109,20 @@ inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
   run.micro_batches = 2;
   cli.frames = 5'000'000;
   // The entropy bonus counts at most 0.95 ln 6: a uniform policy leaves uniform at once, so a
-  // sparse reward (Freeway) is found on every seed (docs/results.md, "The entropy ceiling").
+  // sparse reward (Freeway) is found on every seed (docs/results_log.md, "The entropy ceiling").
   cli.entropy_ceiling = 0.95f;
   cli.learning_rate = 3e-3;
   // The rate decays linearly to a third of itself, not to 0: a Seaquest seed that learns to
   // surface late met a rate near 0, and 4 seeds of 10 ended on the 7-point plateau (2 of 10 with
-  // the floor; Breakout 27.4 against 19.8; docs/results.md, "The learning rate's floor").
+  // the floor; Breakout 27.4 against 19.8; docs/results_log.md, "The learning rate's floor").
   cli.lr_floor = 1.0 / 3.0;
   // A horizon of about 200 frames, Seaquest's oxygen: what surfacing with a diver is worth lies
   // past the frames a dive has left, and with gamma 0.99 2 of 10 seeds had not learned it by 5 M
-  // frames; at 0.995 every seed had, by 3 M (docs/results.md, "The discount: 0.995").
+  // frames; at 0.995 every seed had, by 3 M (docs/results_log.md, "The discount: 0.995").
   cli.discount = 0.995f;
   // V-trace's lambda 0.95, not 1: at the longer horizon two of three Breakout seeds settled near 20
   // by 10 M frames (26.3) and two Space Invaders seeds collapsed for a while; with 0.95 Breakout
-  // has 32.9 and every seed above 29 (docs/results.md, "V-trace's lambda: 0.95").
+  // has 32.9 and every seed above 29 (docs/results_log.md, "V-trace's lambda: 0.95").
   cli.lambda = 0.95f;
   cli.batch = 8;
   cli.optimizer = "adam";
@@ -154,7 +154,7 @@ inline void minatar_ppo_defaults(PpoCli& cli, LocalTrainerOptions& run) {
   // One learner compute thread (--threads). Two run Breakout at 31,600 frames/s against 24,900
   // with the 2 cores to themselves, but several times slower than one when anything else runs on
   // the cores: the compute library's threads spin at their barriers while the thread they wait
-  // for is descheduled (docs/results.md, "PPO on MinAtar at 10 M frames").
+  // for is descheduled (docs/results_log.md, "PPO on MinAtar at 10 M frames").
 }
 
 /// examples/minatar_r2d2's defaults (bench_pipeline measures the same settings).

@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   if (const auto exit = app.parse(argc, argv)) return *exit;
   setup.random = !no_random;
   // With openings of up to 4 random moves every tic-tac-toe seed stopped losing to a random player
-  // (without, 1 seed in 3 did; docs/results.md, "Random openings").
+  // (without, 1 seed in 3 did; docs/results_log.md, "Random openings").
   if (app.count("--opening-moves") == 0) setup.opening_moves = cli.env_name == "standoff" ? 0 : 4;
   try {
     if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, setup);
