@@ -11,10 +11,13 @@
 //                 --depth 2 --games 200
 //   selfplay_eval --checkpoint RUN/checkpoint.safetensors --env standoff --opponent careful
 //
+// The perfect and careful players break their ties at random as well (both stay unbeatable).
+//
 // The last line of stdout is one JSON object: the checkpoint (and the frames and learner steps its
-// run had when it saved it), the opponent, the wins, draws and losses from each side, and on the
-// board games how many distinct final positions the games of each side reached (a lower bound on
-// distinct games: how varied the opponent kept them).
+// run had when it saved it), the opponent, the wins, draws and losses from each side, how many
+// distinct games each side played (games that differ in any position along the way: a
+// deterministic opponent without tie-breaks gives one a side however many are played), and on the
+// board games how many distinct final positions they reached.
 //
 // On Connect Four --tactics also reads every move of the agent against the board, by the reference
 // players' own rules, and says where its losses came from: at its last move before the opponent's
@@ -80,19 +83,29 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
     const std::span<const std::uint8_t> mask(mask_tensor.data<std::uint8_t>(),
                                              static_cast<std::size_t>(mask_tensor.numel()));
     if (opponent == "random") return test::random_player(mask, rng);
-    if (opponent == "perfect") return test::minimax_player(planes, mask);
-    if (opponent == "careful") return test::careful_standoff_player(planes);
+    if (opponent == "perfect") return test::minimax_player(planes, mask, &rng);
+    if (opponent == "careful") return test::careful_standoff_player(planes, &rng);
     return test::alphabeta_player(planes, mask, depth, &rng);
   };
-  // The final boards of each side's games (the board games).
-  std::set<std::string> finals[2];
-  MatchWatcher<Game> watch;
-  if constexpr (std::is_base_of_v<BoardGame, Game>) {
-    watch = [&finals](const Game& g, int, int side, const PlayersStepResult* step) {
-      if (step != nullptr && step->episode_over())
-        finals[static_cast<std::size_t>(side)].insert(g.to_string());
-    };
-  }
+  // Each side's distinct games (a game: player 0's view after every step, as bytes) and, on the
+  // board games, their final boards.
+  std::set<std::string> played[2], finals[2];
+  std::string record;
+  auto record_view = std::make_shared<PlayerView<Game>>(game);
+  MatchWatcher<Game> watch = [&, record_view](const Game& g, int, int s,
+                                              const PlayersStepResult* step) {
+    if (step == nullptr) {
+      record.clear();
+      return;
+    }
+    record_view->observe(g, 0);
+    const Tensor& o = record_view->observation();
+    record.append(static_cast<const char*>(o.raw_data()), o.bytes());
+    if (!step->episode_over()) return;
+    played[static_cast<std::size_t>(s)].insert(record);
+    if constexpr (std::is_base_of_v<BoardGame, Game>)
+      finals[static_cast<std::size_t>(s)].insert(g.to_string());
+  };
   // --tactics: the agent's moves read against the board, by side; `side` is the side the agent
   // holds in the game being played.
   test::ConnectFourTactics read[2];
@@ -108,8 +121,8 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
   };
   const ScriptedPlayer<Game>& agent = tactics ? reading : greedy;
   if (tactics) {
-    watch = [&, finals_watch = watch](const Game& g, int n, int s, const PlayersStepResult* step) {
-      if (finals_watch) finals_watch(g, n, s, step);
+    watch = [&, record_watch = watch](const Game& g, int n, int s, const PlayersStepResult* step) {
+      record_watch(g, n, s, step);
       side = s;
       test::ConnectFourTactics& t = read[static_cast<std::size_t>(s)];
       if (step == nullptr) {
@@ -122,23 +135,24 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
     };
   }
   const MatchResult r = play_games(game, agent, reference, games, seed, watch, 0, opening_moves);
-  const std::string distinct =
-      watch ? str_cat(",\"distinct_final_positions\":{\"as_first\":", finals[0].size(),
-                      ",\"as_second\":", finals[1].size(), "}")
-            : std::string();
+  std::string distinct = str_cat(",\"distinct_games\":{\"as_first\":", played[0].size(),
+                                 ",\"as_second\":", played[1].size(), "}");
+  if constexpr (std::is_base_of_v<BoardGame, Game>)
+    distinct += str_cat(",\"distinct_final_positions\":{\"as_first\":", finals[0].size(),
+                        ",\"as_second\":", finals[1].size(), "}");
   const std::string tactics_json = tactics
                                        ? str_cat(",\"tactics\":{\"as_first\":", to_json(read[0]),
                                                  ",\"as_second\":", to_json(read[1]), "}")
                                        : std::string();
   std::fprintf(stderr,
                "selfplay_eval: %s against %s%s, %d games: as player 0 %lld/%lld/%lld, as "
-               "player 1 %lld/%lld/%lld (wins/draws/losses)\n",
+               "player 1 %lld/%lld/%lld (wins/draws/losses); %zu and %zu distinct games\n",
                checkpoint.c_str(), opponent.c_str(),
                opponent == "alphabeta" ? str_cat(" (depth ", depth, ")").c_str() : "", games,
                static_cast<long long>(r.as_first.wins), static_cast<long long>(r.as_first.draws),
                static_cast<long long>(r.as_first.losses), static_cast<long long>(r.as_second.wins),
                static_cast<long long>(r.as_second.draws),
-               static_cast<long long>(r.as_second.losses));
+               static_cast<long long>(r.as_second.losses), played[0].size(), played[1].size());
   std::printf(
       "{\"checkpoint\":\"%s\",\"checkpoint_frames\":%lld,\"checkpoint_learner_steps\":%lld,"
       "\"env\":\"%s\",\"opponent\":\"%s\",\"depth\":%d,"

@@ -15,7 +15,8 @@
 // starts after 0 - K random moves (env/random_openings.hpp), so that the policy meets many
 // positions, not the few games its deterministic opponents lead to. The network is an MLP on the
 // flattened board (or the duel's features), or with --torso board 3x3 convolutions on the board's
-// planes, then the --hidden layers. Frames are the learner's moves. Progress lines carry its ELO
+// planes, then the --hidden layers. Frames are the learner's moves (unset: tic-tac-toe 3 M,
+// Standoff 2 M, Connect Four 300 k). Progress lines carry its ELO
 // rating and its win/draw/loss rates of the last 100 games against each kind of opponent. At the
 // end the final policy plays 1,000 games greedily against a random player, half as each side; the
 // last line of stdout is one JSON object with the rating, the tallies of the league and those
@@ -209,6 +210,13 @@ int main(int argc, char** argv) {
   // With openings of up to 4 random moves every tic-tac-toe seed stopped losing to a random player
   // (without, 1 seed in 3 did; docs/results_log.md, "Random openings").
   if (app.count("--opening-moves") == 0) setup.opening_moves = cli.env_name == "standoff" ? 0 : 4;
+  // The frames of each game's published figure (docs/results.md, "Self-play"), unless --frames
+  // says otherwise: tic-tac-toe 3 M, Standoff 2 M; Connect Four keeps 300 k (its figure needs a
+  // recipe of its own, docs/results.md).
+  if (app.count("--frames") == 0)
+    cli.frames = cli.env_name == "tictactoe"  ? 3'000'000
+                 : cli.env_name == "standoff" ? 2'000'000
+                                              : 300'000;
   try {
     if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, setup);
     if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, setup);

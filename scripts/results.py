@@ -34,11 +34,13 @@ Standard library only.
 """
 
 import argparse
-import json
 import os
 import random
 import re
 import sys
+
+from results_registry import (  # noqa: F401 (re-exported for the tests and results_run)
+    SEED_ROLES, RegistryError, load_registry, member, read_metric, validate_figure)
 
 MIN_SEEDS_FOR_INTERVAL = 5
 BOOTSTRAP_RESAMPLES = 10_000
@@ -46,12 +48,7 @@ BOOTSTRAP_SEED = 20211201  # rliable's year and month: any fixed value keeps the
 BLOCK = re.compile(
     r"<!-- results:(?P<id>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /results:(?P=id) -->", re.S)
 ANY_MARKER = re.compile(r"<!-- /?results:([^ ]*) -->")
-SEED_ROLES = ("tuning", "reporting")
 NO_FIGURES = "<!-- no-figures -->"
-
-
-class RegistryError(Exception):
-    """A bad registry entry, a missing or unreadable raw file, or a document out of date."""
 
 
 # ---- statistics ----
@@ -81,136 +78,20 @@ def bootstrap_interval(values, statistic=iqm, resamples=BOOTSTRAP_RESAMPLES, see
     return lo, hi
 
 
-def verdict(target, interval):
-    """'met', 'level' or 'below' for a target against an interval (None: no interval)."""
+def verdict(target, interval, lower_is_better=False):
+    """'met', 'level' or 'below' for a target against an interval (None: no interval). Where lower
+    is better (losses) the interval's upper bound must reach down to the target, and a miss is
+    'above'."""
     if target is None or interval is None:
         return None
     lo, hi = interval
+    if lower_is_better:
+        return "met" if hi <= target else "level" if lo <= target else "above"
     if lo >= target:
         return "met"
     if hi >= target:
         return "level"
     return "below"
-
-
-# ---- the registry ----
-
-def _require(entry, key, kind, where):
-    if key not in entry:
-        raise RegistryError(f"{where}: '{key}' is missing")
-    if not isinstance(entry[key], kind):
-        raise RegistryError(f"{where}: '{key}' must be a {kind.__name__}, got {entry[key]!r}")
-    return entry[key]
-
-
-def validate_figure(figure, index):
-    where = f"registry figure {index}"
-    fid = _require(figure, "id", str, where)
-    where = f"registry figure '{fid}'"
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", fid):
-        raise RegistryError(f"{where}: the id may hold letters, digits, '_', '.' and '-' only")
-    for key in ("title", "program", "command", "commit", "machine", "date", "metric", "metric_name",
-                "group_name"):
-        _require(figure, key, str, where)
-    if "{seed}" not in figure["command"]:
-        raise RegistryError(f"{where}: 'command' must hold {{seed}}")
-    defaults = _require(figure, "at_defaults", bool, where)
-    flags = figure.get("extra_flags", "")
-    if not isinstance(flags, str) or (not defaults and not flags) or (defaults and flags):
-        raise RegistryError(f"{where}: 'extra_flags' lists the flags beyond the program's defaults "
-                            "exactly when 'at_defaults' is false")
-    seeds = _require(figure, "seeds", list, where)
-    if not seeds or not all(isinstance(s, int) for s in seeds) or len(set(seeds)) != len(seeds):
-        raise RegistryError(f"{where}: 'seeds' must be distinct integers, got {seeds!r}")
-    if not isinstance(figure.get("note", ""), str):
-        raise RegistryError(f"{where}: 'note' must be a string")
-    if _require(figure, "seed_role", str, where) not in SEED_ROLES:
-        raise RegistryError(f"{where}: 'seed_role' must be one of {', '.join(SEED_ROLES)}")
-    digits = figure.get("digits", 1)
-    if not isinstance(digits, int) or not 0 <= digits <= 4:
-        raise RegistryError(f"{where}: 'digits' must be an integer in [0, 4]")
-    groups = _require(figure, "groups", list, where)
-    if not groups:
-        raise RegistryError(f"{where}: 'groups' is empty")
-    for g, group in enumerate(groups):
-        gwhere = f"{where}, group {g}"
-        _require(group, "name", str, gwhere)
-        raw = _require(group, "raw", str, gwhere)
-        if "{seed}" not in raw:
-            raise RegistryError(f"{gwhere}: 'raw' must hold {{seed}} (one file per seed)")
-        target = group.get("target")
-        if target is not None and not isinstance(target, (int, float)):
-            raise RegistryError(f"{gwhere}: 'target' must be a number")
-        if target is not None and not isinstance(group.get("target_from"), str):
-            raise RegistryError(f"{gwhere}: a target needs 'target_from' (whose figure it is)")
-    return figure
-
-
-def load_registry(root):
-    path = os.path.join(root, "docs", "data", "registry.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            registry = json.load(f)
-    except OSError as e:
-        raise RegistryError(f"{path}: {e.strerror}") from e
-    except json.JSONDecodeError as e:
-        raise RegistryError(f"{path}: not JSON ({e})") from e
-    figures = _require(registry, "figures", list, path)
-    for i, figure in enumerate(figures):
-        validate_figure(figure, i)
-    ids = [f["id"] for f in figures]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise RegistryError(f"{path}: figure ids used twice: {', '.join(duplicates)}")
-    figures_by_id = {f["id"]: f for f in figures}
-    headlines = registry.get("headlines", [])
-    if not isinstance(headlines, list):
-        raise RegistryError(f"{path}: 'headlines' must be a list")
-    for h, headline in enumerate(headlines):
-        hid = _require(headline, "id", str, f"registry headline {h}")
-        where = f"registry headline '{hid}'"
-        if hid in figures_by_id or [x.get("id") for x in headlines].count(hid) > 1:
-            raise RegistryError(f"{where}: the id is used by another figure or headline")
-        _require(headline, "details", str, where)
-        rows = _require(headline, "rows", list, where)
-        for r, row in enumerate(rows):
-            rwhere = f"{where}, row {r}"
-            for key in ("figure", "group", "task", "agent"):
-                _require(row, key, str, rwhere)
-            figure = figures_by_id.get(row["figure"])
-            if figure is None:
-                raise RegistryError(f"{rwhere}: no figure '{row['figure']}'")
-            if row["group"] not in [g["name"] for g in figure["groups"]]:
-                raise RegistryError(f"{rwhere}: figure '{row['figure']}' has no group "
-                                    f"'{row['group']}'")
-    pages = registry.get("checked_pages", [])
-    if not isinstance(pages, list) or not all(isinstance(p, str) for p in pages):
-        raise RegistryError(f"{path}: 'checked_pages' must be a list of paths")
-    return registry
-
-
-def read_metric(root, relpath, metric):
-    """The number `metric` of the last JSON object line in the raw file that has it."""
-    path = os.path.join(root, relpath)
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise RegistryError(f"{relpath}: {e.strerror}") from e
-    for line in reversed(lines):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and metric in record:
-            value = record[metric]
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise RegistryError(f"{relpath}: '{metric}' is {value!r}, not a number")
-            return float(value)
-    raise RegistryError(f"{relpath}: no JSON line with '{metric}'")
 
 
 # ---- the tables ----
@@ -231,10 +112,10 @@ def summarize(root, figure, group):
     """One group's figures: its raw files and values (in the figure's seed order), mean, IQM,
     interval (None under MIN_SEEDS_FOR_INTERVAL seeds) and verdict against its target."""
     raws = [group["raw"].replace("{seed}", str(s)) for s in figure["seeds"]]
-    values = [read_metric(root, raw, figure["metric"]) for raw in raws]
+    values = [read_metric(root, raw, group.get("metric", figure["metric"])) for raw in raws]
     interval = bootstrap_interval(values) if len(values) >= MIN_SEEDS_FOR_INTERVAL else None
     target = group.get("target")
-    v = verdict(target, interval)
+    v = verdict(target, interval, group.get("better", figure.get("better")) == "lower")
     if target is not None and v is None:
         v = "unconfirmed"
     return {"raws": raws, "values": values, "mean": mean(values), "iqm": iqm(values),
@@ -259,9 +140,28 @@ def iqm_cell(summary, number):
     return f"{center} [{number(interval[0])}, {number(interval[1])}]"
 
 
-def target_cell(group):
+def target_cell(group, figure=None):
     target = group.get("target")
-    return f"{target:,g} ({group['target_from']})" if target is not None else ""
+    if target is None:
+        return ""
+    lower = group.get("better", (figure or {}).get("better")) == "lower"
+    return f"{'at most ' if lower else ''}{target:,g} ({group['target_from']})"
+
+
+def shown_command(command):
+    """A command as the captions show it: the seed S, the run's directory RUN."""
+    return command.replace("{seed}", "S").replace("{workdir}", "RUN")
+
+
+def metric_words(figure):
+    """Which member of which JSON line each row shows."""
+    own = [g for g in figure["groups"] if "metric" in g or "command" in g]
+    if not own:
+        return f"`{figure['metric']}` of the run's final JSON line"
+    rows = "; ".join(f"{g['name']}: `{g.get('metric', figure['metric'])}` of "
+                     f"`{shown_command(g.get('command', figure['command']))}`"
+                     for g in figure["groups"])
+    return f"a member of a final JSON line, by row: {rows}"
 
 
 def render_figure(root, figure, doc_path):
@@ -279,10 +179,11 @@ def render_figure(root, figure, doc_path):
         if g["verdict"] == "unconfirmed":
             notes.add("unconfirmed")
         rows.append([group["name"]] + cells +
-                    [number(g["mean"]), iqm_cell(g, number), target_cell(group), g["verdict"]])
+                    [number(g["mean"]), iqm_cell(g, number), target_cell(group, figure),
+                     g["verdict"]])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    command = figure["command"].replace("{seed}", "S").replace(
+    command = shown_command(figure["command"]).replace(
         "{group}", figure["group_name"].upper().replace(" ", "_"))
     defaults = "at the program's defaults" if figure["at_defaults"] else \
         f"with flags beyond the defaults: `{figure['extra_flags']}`"
@@ -290,9 +191,9 @@ def render_figure(root, figure, doc_path):
         if figure["seed_role"] == "reporting" else "tuning seeds (the settings were chosen on them)"
     caption = (f"{figure['title']}: `{command}` {defaults}, commit {figure['commit']}, "
                f"{figure['machine']}, {figure['date']}. Seeds {seed_list(seeds)}: {role}. "
-               f"Each cell: {figure['metric_name']} (`{figure['metric']}` of the run's final JSON "
-               "line), linked to its raw file. IQM: the interquartile mean, with a 95% bootstrap "
-               f"interval over the seeds from {MIN_SEEDS_FOR_INTERVAL} seeds up.")
+               f"Each cell: {figure['metric_name']} ({metric_words(figure)}), linked to its raw "
+               "file. IQM: the interquartile mean, with a 95% bootstrap interval over the seeds "
+               f"from {MIN_SEEDS_FOR_INTERVAL} seeds up.")
     if figure.get("note"):
         caption += " " + figure["note"]
     if "unconfirmed" in notes:

@@ -6,7 +6,15 @@ the figure's command with the group and the seed put in, the program taken from 
 the raw file (through a temporary file, so a failed or interrupted run leaves nothing behind).
 Each run's progress (the program's stderr) goes to LOGS/<raw file name>.log, outside the
 repository. --jobs runs that many at once (MinAtar's 2-thread runs share 2 cores well two at a
-time). Standard library only.
+time).
+
+A figure of several steps a seed (train, then evaluate the checkpoint) gives its command a
+`{workdir}` (a directory of the seed's own under LOGS, for the run's --logdir) and a "raw" of its
+own (where the command's line goes); a group with a "command" and "program" of its own (an
+evaluation reading `{workdir}`) has its raw file made from that command's line, after the figure's
+command; groups without read the figure's. A seed with any raw file missing runs its whole chain
+again (the checkpoint an evaluation needs may be gone), every file of it rewritten. Standard
+library only.
 """
 
 import concurrent.futures
@@ -28,21 +36,43 @@ def program_path(build, program):
                             "(build it first)")
 
 
-def planned_runs(root, figure, force):
-    """(group name, seed, argv without the program, raw path) for each run to make."""
+def _argv(figure, program, command, group, seed, workdir):
+    argv = shlex.split(command.replace("{group}", group).replace("{seed}", str(seed)).replace(
+        "{workdir}", workdir))
+    if argv[0] != program:
+        raise ValueError(f"figure '{figure['id']}': a command runs '{argv[0]}', not its program "
+                         f"'{program}'")
+    return argv[1:]
+
+
+def planned_runs(root, figure, force, logs="LOGS"):
+    """The runs to make: each a chain of (program, argv without the program, raw path) run in
+    order. A figure of one step a seed has a run per group and seed; one with a "raw" of its own
+    has a chain per seed (its command, then each distinct group command)."""
     runs = []
-    for group in figure["groups"]:
-        for seed in figure["seeds"]:
+    for seed in figure["seeds"]:
+        if "raw" not in figure:
+            for group in figure["groups"]:
+                raw = group["raw"].replace("{seed}", str(seed))
+                if force or not os.path.exists(os.path.join(root, raw)):
+                    argv = _argv(figure, figure["program"], figure["command"], group["name"],
+                                 seed, "")
+                    runs.append([(figure["program"], argv, raw)])
+            continue
+        workdir = os.path.join(logs, f"{figure['id']}-{seed}")
+        chain = [(figure["program"],
+                  _argv(figure, figure["program"], figure["command"], "", seed, workdir),
+                  figure["raw"].replace("{seed}", str(seed)))]
+        for group in figure["groups"]:
             raw = group["raw"].replace("{seed}", str(seed))
-            if not force and os.path.exists(os.path.join(root, raw)):
-                continue
-            command = figure["command"].replace("{group}", group["name"]).replace("{seed}",
-                                                                                  str(seed))
-            argv = shlex.split(command)
-            if argv[0] != figure["program"]:
-                raise ValueError(f"figure '{figure['id']}': its command runs '{argv[0]}', not its "
-                                 f"program '{figure['program']}'")
-            runs.append((group["name"], seed, argv[1:], raw))
+            if "command" in group and raw not in [r for _, _, r in chain]:
+                chain.append((group["program"],
+                              _argv(figure, group["program"], group["command"], group["name"],
+                                    seed, workdir), raw))
+        raws = [r for _, _, r in chain] + [g["raw"].replace("{seed}", str(seed))
+                                           for g in figure["groups"]]
+        if force or not all(os.path.exists(os.path.join(root, r)) for r in raws):
+            runs.append(chain)
     return runs
 
 
@@ -70,21 +100,31 @@ def run_one(root, program, args, raw, logs):
     return raw, seconds, None
 
 
+def run_chain(root, build, chain, logs):
+    """Runs a chain's steps in order, stopping at the first that fails; returns (the last raw
+    path made or tried, seconds, error or None)."""
+    started, raw = time.monotonic(), ""
+    for program, args, raw in chain:
+        _, _, error = run_one(root, program_path(build, program), args, raw, logs)
+        if error:
+            return raw, time.monotonic() - started, error
+    return raw, time.monotonic() - started, None
+
+
 def run(root, figure, build, jobs=1, force=False, logs=None):
     """Makes the figure's missing raw files; returns the number of failed runs."""
-    program = program_path(build, figure["program"])
-    runs = planned_runs(root, figure, force)
+    program_path(build, figure["program"])  # fail before any run when it is not built
+    logs = logs or tempfile.mkdtemp(prefix=f"seedrl-results-{figure['id']}-")
+    runs = planned_runs(root, figure, force, os.path.abspath(logs))
     if not runs:
         print(f"results: every raw file of '{figure['id']}' is there (--force makes them again)")
         return 0
-    logs = logs or tempfile.mkdtemp(prefix=f"seedrl-results-{figure['id']}-")
     os.makedirs(logs, exist_ok=True)
     print(f"results: {len(runs)} runs of {figure['program']} for '{figure['id']}', {jobs} at a "
           f"time; progress of each in {logs}", flush=True)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_one, root, program, args, raw, logs)
-                   for _, _, args, raw in runs]
+        futures = [pool.submit(run_chain, root, build, chain, logs) for chain in runs]
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
             raw, seconds, error = future.result()
             if error:

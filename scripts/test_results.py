@@ -64,6 +64,17 @@ class Statistics(unittest.TestCase):
         self.assertEqual(results.verdict(38.0, (29.0, 37.0)), "below")
         self.assertIsNone(results.verdict(28.0, None))
         self.assertIsNone(results.verdict(None, (1.0, 2.0)))
+        # Where lower is better (losses): the upper bound must reach down to the target.
+        self.assertEqual(results.verdict(0.0, (0.0, 0.0), lower_is_better=True), "met")
+        self.assertEqual(results.verdict(1.0, (0.0, 2.0), lower_is_better=True), "level")
+        self.assertEqual(results.verdict(0.0, (0.5, 2.0), lower_is_better=True), "above")
+
+    def test_dotted_members(self):
+        record = {"as_first": {"losses": 3, "wins": 1}, "mean_return": 2.5}
+        self.assertEqual(results.member(record, "as_first.losses"), 3)
+        self.assertEqual(results.member(record, "mean_return"), 2.5)
+        self.assertIsNone(results.member(record, "as_first.draws"))
+        self.assertIsNone(results.member(record, "mean_return.x"))
 
     def test_seed_lists(self):
         self.assertEqual(results.seed_list([1, 2, 3]), "1-3")
@@ -273,6 +284,43 @@ class Run(unittest.TestCase):
         self.assertFalse(os.path.exists(self.raw("b", 1)))
         self.assertEqual([f for f in os.listdir(os.path.dirname(self.raw("a", 1)))
                           if f.startswith(".")], [])
+
+    def test_a_chain_trains_then_evaluates_each_seed(self):
+        # The figure's command trains into {workdir}; a group's own command reads it; groups
+        # without one read the training line. A seed with a file missing runs its whole chain.
+        evaluate = os.path.join(self.build, "examples", "toy_eval")
+        with open(evaluate, "w", encoding="utf-8") as f:
+            # toy_eval --from DIR: reads what toy left there.
+            f.write('#!/bin/sh\nv=$(cat "$2/made")\n'
+                    'echo "{\\"as_first\\":{\\"losses\\":$v},\\"as_second\\":{\\"losses\\":1}}"\n')
+        os.chmod(evaluate, 0o755)
+        with open(self.program, "a", encoding="utf-8") as f:
+            f.write('[ -n "$6" ] && { mkdir -p "$6"; echo "$4" > "$6/made"; }\n')
+        self.figure.update(command="toy --game g --seed {seed} --logdir {workdir}",
+                           raw="docs/data/toy/train_{seed}.json")
+        first = {"name": "first", "program": "toy_eval", "command": "toy_eval --from {workdir}",
+                 "raw": "docs/data/toy/eval_{seed}.json", "metric": "as_first.losses",
+                 "better": "lower", "target": 0, "target_from": "a rule"}
+        second = dict(first, name="second", metric="as_second.losses")
+        trained = {"name": "trained", "raw": "docs/data/toy/train_{seed}.json"}
+        self.figure["groups"] = [first, second, trained]
+        import results_run
+        chains = results_run.planned_runs(self.root, self.figure, False, "/logs")
+        self.assertEqual([[(p, r) for p, _, r in c] for c in chains],
+                         [[("toy", "docs/data/toy/train_1.json"),
+                           ("toy_eval", "docs/data/toy/eval_1.json")],
+                          [("toy", "docs/data/toy/train_2.json"),
+                           ("toy_eval", "docs/data/toy/eval_2.json")]])
+        self.assertIn("/logs/toy-2", chains[1][1][1])
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, logs=self.logs), 0)
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/eval_2.json",
+                                             "as_first.losses"), 2.0)
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/train_1.json",
+                                             "mean_return"), 1.5)
+        summary = results.summarize(self.root, self.figure, second)
+        self.assertEqual(summary["values"], [1.0, 1.0])
+        os.remove(self.raw("eval", 1))
+        self.assertEqual(len(results_run.planned_runs(self.root, self.figure, False)), 1)
 
     def test_a_missing_program_is_named(self):
         import results_run

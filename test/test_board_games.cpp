@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -249,6 +250,31 @@ TEST_CASE("Reference players: perfect tic-tac-toe never loses, and draws against
   view.look(game, 1);
   const std::int32_t o = test::minimax_player(view.planes(), view.mask());
   CHECK((o == 1 || o == 3 || o == 5 || o == 7));
+}
+
+TEST_CASE("Reference players: perfect tic-tac-toe with random tie-breaks stays perfect, varies") {
+  Rng rng(11), ties(12);
+  TicTacToe game;
+  const Player varied = [&ties](const View& v) {
+    return test::minimax_player(v.planes(), v.mask(), &ties);
+  };
+  // Still perfect: it never loses to random play from either side, and draws the deterministic
+  // perfect player (and itself).
+  for (int g = 0; g < 100; ++g) {
+    CHECK(play(game, varied, random_of(rng)) != 1);
+    CHECK(play(game, random_of(rng), varied) != 0);
+  }
+  // Against a deterministic player it meets many games, not the one the lowest cell gives.
+  std::set<std::string> finals[2];
+  for (int g = 0; g < 40; ++g) {
+    CHECK(play(game, kPerfect, varied) == -1);
+    finals[0].insert(game.to_string());
+    CHECK(play(game, varied, kPerfect) == -1);
+    finals[1].insert(game.to_string());
+  }
+  CHECK(finals[0].size() >= 5);
+  CHECK(finals[1].size() >= 5);
+  CHECK(play(game, varied, varied) == -1);
 }
 
 TEST_CASE("Reference players: alpha-beta takes a win, blocks a threat and beats random play") {

@@ -7,7 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "seedrl/core/error.hpp"
@@ -142,6 +144,42 @@ TEST_CASE("Standoff: the careful player never loses, beats random play, and draw
   CHECK(wins > 150);  // random play reloads into a loaded gun sooner or later
   CHECK(play(careful, careful) == -1);
   CHECK(game.steps() == 30);
+  CHECK(game.illegal_moves() == 0);
+}
+
+TEST_CASE("Standoff: the careful player with random tie-breaks still never loses, and varies") {
+  Standoff game;
+  View v0(game), v1(game);
+  Rng rng(4), ties(5);
+  using Player = std::function<std::int32_t(const View&)>;
+  const Player random = [&rng](const View& v) { return test::random_player(v.mask(), rng); };
+  const Player varied = [&ties](const View& v) {
+    return test::careful_standoff_player(
+        {v.observation.data<float>(), static_cast<std::size_t>(v.observation.numel())}, &ties);
+  };
+  // The joint moves of a game, to count distinct games.
+  auto play = [&](const Player& first, const Player& second, std::string* moves) {
+    game.reset();
+    while (!game.over()) {
+      v0.look(game, 0);
+      v1.look(game, 1);
+      const std::int32_t a = first(v0), b = second(v1);
+      if (moves != nullptr) *moves += static_cast<char>('0' + a * 3 + b);
+      both(game, a, b);
+    }
+    return game.winner();
+  };
+  for (int g = 0; g < 200; ++g) {
+    CHECK(play(varied, random, nullptr) != 1);
+    CHECK(play(random, varied, nullptr) != 0);
+  }
+  std::set<std::string> games;
+  for (int g = 0; g < 40; ++g) {
+    std::string moves;
+    CHECK(play(varied, careful, &moves) == -1);  // two careful players still draw
+    games.insert(moves);
+  }
+  CHECK(games.size() >= 10);
   CHECK(game.illegal_moves() == 0);
 }
 

@@ -69,15 +69,17 @@ inline int negamax(std::array<int, 9>& b, std::vector<std::int8_t>& memo) {
 }
 }  // namespace ttt_detail
 
-/// A perfect tic-tac-toe player: a move of the best value, the lowest cell among equals.
-/// `observation` is f32 [2, 3, 3] (18 values).
+/// A perfect tic-tac-toe player: a move of the best value, the lowest cell among equals, or with
+/// `ties` one of them at random (it stays perfect; a deterministic agent then meets more than one
+/// game). `observation` is f32 [2, 3, 3] (18 values).
 inline std::int32_t minimax_player(std::span<const float> observation,
-                                   std::span<const std::uint8_t> mask) {
+                                   std::span<const std::uint8_t> mask, Rng* ties = nullptr) {
   static std::vector<std::int8_t> memo(19683, 2);  // 2: not computed
   std::array<int, 9> b{};
   for (int i = 0; i < 9; ++i) b[i] = observation[i] > 0.5f ? 1 : observation[9 + i] > 0.5f ? 2 : 0;
   int best_value = -3;
   std::int32_t best = -1;
+  std::uint64_t equal = 0;  // moves of the best value so far (reservoir sampling among them)
   for (int i = 0; i < 9; ++i) {
     if (!mask[static_cast<std::size_t>(i)] || b[i] != 0) continue;
     b[i] = 1;
@@ -90,6 +92,9 @@ inline std::int32_t minimax_player(std::span<const float> observation,
     b[i] = 0;
     if (value > best_value) {
       best_value = value;
+      best = i;
+      equal = 1;
+    } else if (value == best_value && ties != nullptr && ties->below(++equal) == 0) {
       best = i;
     }
   }
@@ -302,12 +307,17 @@ struct ConnectFourTactics {
 };
 
 /// Standoff's careful player (env/standoff.hpp): it blocks while the other is loaded; when the
-/// other is empty it shoots if loaded, else reloads. It never loses. `observation` is the player's
-/// f32 [9] (its bullets and the other's first).
-inline std::int32_t careful_standoff_player(std::span<const float> observation) {
+/// other is empty it shoots if loaded, else reloads. It never loses. With `ties`, while the other
+/// is empty and it is loaded with room for more, it shoots or reloads at random (both are safe:
+/// an empty gun cannot hit), so that a deterministic agent meets more than one game.
+/// `observation` is the player's f32 [9] (its bullets and the other's first, over max_bullets).
+inline std::int32_t careful_standoff_player(std::span<const float> observation,
+                                            Rng* ties = nullptr) {
   constexpr std::int32_t kReload = 0, kBlock = 1, kShoot = 2;
   if (observation[1] > 0.0f) return kBlock;
-  return observation[0] > 0.0f ? kShoot : kReload;
+  if (observation[0] <= 0.0f) return kReload;
+  if (ties != nullptr && observation[0] < 1.0f && ties->below(2) == 0) return kReload;
+  return kShoot;
 }
 
 }  // namespace seedrl::test
