@@ -41,6 +41,7 @@
 #include "seedrl/core/random.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
 #include "seedrl/env/pendulum.hpp"
+#include "seedrl/recipes/minatar.hpp"
 #include "support/bench_util.hpp"
 #include "support/unrolls.hpp"
 
@@ -403,15 +404,15 @@ int main(int argc, char** argv) {
   app.option("--warmup", settings.warmup, "seconds before the window").non_negative();
   app.option("--cores", settings.cores, "cores the limit divides the work over").range(1, 4096);
 
-  examples::VTraceCli minatar_vtrace, nature_vtrace;
-  examples::R2D2Cli minatar_r2d2;
-  examples::PpoCli pendulum_ppo;
-  LocalTrainerOptions minatar_vtrace_run, nature_run, r2d2_run;
-  examples::minatar_vtrace_defaults(minatar_vtrace, minatar_vtrace_run);
-  examples::minatar_r2d2_defaults(minatar_r2d2, r2d2_run);
-  LocalTrainerOptions ppo_run = examples::pendulum_ppo_defaults(pendulum_ppo);
+  // The examples' recipes (seedrl/recipes/): what minatar_vtrace, minatar_r2d2 and pendulum_ppo
+  // run without flags.
+  examples::VTraceCli minatar_vtrace(recipes::minatar_vtrace()), nature_vtrace = minatar_vtrace;
+  examples::R2D2Cli minatar_r2d2(recipes::minatar_r2d2());
+  examples::PpoCli pendulum_ppo(recipes::pendulum_ppo());
+  LocalTrainerOptions minatar_vtrace_run = recipes::minatar_vtrace().run,
+                      nature_run = minatar_vtrace_run, r2d2_run = recipes::minatar_r2d2().run,
+                      ppo_run = recipes::pendulum_ppo().run;
   // The Nature CNN: the MinAtar example's agent, 4 actors x 8 environments, batch 8 x 20.
-  examples::minatar_vtrace_defaults(nature_vtrace, nature_run);
   nature_run.envs_per_actor = 8;
 
   examples::CommandLine* a =

@@ -86,17 +86,19 @@ void VTraceCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
 }
 
 void VTraceCli::use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session) {
+  const recipes::Recipe<VTraceAgentOptions> recipe = recipes::pendulum_vtrace();
+  const VTraceCli pendulum(recipe);
   auto unset = [&](const char* flag) { return app.count(flag) == 0; };
-  if (unset("--optimizer")) optimizer = "adam";
-  if (unset("--learning-rate")) learning_rate = 1e-3;
-  if (unset("--adam-epsilon")) adam_epsilon = 1e-5;
-  if (unset("--discount")) discount = 0.9f;
-  if (unset("--unroll")) session.server.unroll_length = 16;
-  if (unset("--batch")) batch = 8;
-  if (unset("--entropy-cost")) entropy_cost = 0.0f;
-  if (unset("--max-grad-norm")) max_grad_norm = 0.5;
-  if (unset("--lambda")) lambda = 0.95f;
-  normalize = true;
+  if (unset("--optimizer")) optimizer = pendulum.optimizer;
+  if (unset("--learning-rate")) learning_rate = pendulum.learning_rate;
+  if (unset("--adam-epsilon")) adam_epsilon = pendulum.adam_epsilon;
+  if (unset("--discount")) discount = pendulum.discount;
+  if (unset("--unroll")) session.server.unroll_length = recipe.run.server.unroll_length;
+  if (unset("--batch")) batch = pendulum.batch;
+  if (unset("--entropy-cost")) entropy_cost = pendulum.entropy_cost;
+  if (unset("--max-grad-norm")) max_grad_norm = pendulum.max_grad_norm;
+  if (unset("--lambda")) lambda = pendulum.lambda;
+  normalize = pendulum.normalize;
 }
 
 void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
@@ -130,10 +132,11 @@ void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
              "scale rewards by the running std of the discounted return");
 }
 
-void PpoCli::use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run, double rate) {
-  if (app.count("--unroll") == 0) run.server.unroll_length = 16;
-  if (app.count("--batch") == 0) batch = 8;
-  if (app.count("--learning-rate") == 0) learning_rate = rate;
+void PpoCli::use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
+                                 const recipes::Recipe<VTraceAgentOptions>& recipe) {
+  if (app.count("--unroll") == 0) run.server.unroll_length = recipe.run.server.unroll_length;
+  if (app.count("--batch") == 0) batch = recipe.agent.batch_size;
+  if (app.count("--learning-rate") == 0) learning_rate = recipe.agent.learning_rate.initial;
 }
 
 void R2D2Cli::add_options(CommandLine& app, TrainingSessionOptions& session) {

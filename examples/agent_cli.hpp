@@ -1,7 +1,9 @@
 // The example programs' command-line options: what every run takes (RunCli: the frame budget, the
-// seed, the session's options, the options every agent shares) and each agent's own, with its
-// defaults (VTraceCli, PpoCli, R2D2Cli). cli.hpp builds on them. The options are declared in
-// agent_cli.cpp, compiled once in the examples' helper library.
+// seed, the session's options, the options every agent shares) and each agent's own (VTraceCli,
+// PpoCli, R2D2Cli). Their defaults are a recipe's (seedrl/recipes/: each program passes its
+// family's), so that a program run without flags trains with the settings docs/results.md
+// measured. cli.hpp builds on them. The options are declared in agent_cli.cpp, compiled once in
+// the examples' helper library.
 #pragma once
 
 #include <chrono>
@@ -16,26 +18,45 @@
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/io/messages.hpp"
+#include "seedrl/recipes/control.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 
 namespace seedrl::examples {
 
 /// What every training program takes: the frame budget, the seed, the session's options and the
-/// options both agents share. Agents' CLIs derive from it with their own defaults.
+/// options every agent shares. Agents' CLIs derive from it, their defaults taken from a recipe.
 struct RunCli {
   std::string env_name = "cartpole";
-  std::int64_t frames = 500'000;
+  std::int64_t frames = 0;
   std::uint64_t seed = 1;
-  std::int64_t batch = 8;
+  std::int64_t batch = 0;
   std::int64_t lstm = 0;
-  float discount = 0.99f, max_abs_reward = 0.0f;
-  double learning_rate = 3e-3, max_grad_norm = 40.0, adam_epsilon = 1e-8;
-  bool decay = true;
+  float discount = 0.0f, max_abs_reward = 0.0f;
+  double learning_rate = 0.0, max_grad_norm = 0.0, adam_epsilon = 0.0;
+  bool decay = false;
   double lr_floor = 0.0;  ///< where a decaying rate ends, a fraction of learning_rate
-  int batch_timeout_us = 1000;
+  int batch_timeout_us = 0;
   std::string backend = "cpu";
   Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
+
+  /// The defaults of the options above from `recipe`: its frames, the options every agent has,
+  /// the learning rate's schedule, the inference batch timeout.
+  template <class Options, class Run>
+  void take_defaults(const recipes::Recipe<Options, Run>& recipe) {
+    const AgentOptions& a = recipe.agent;
+    frames = recipe.frames;
+    batch = a.batch_size;
+    lstm = a.network.lstm_size;
+    discount = a.discount;
+    max_abs_reward = a.max_abs_reward;
+    learning_rate = a.learning_rate.initial;
+    max_grad_norm = a.max_grad_norm;
+    adam_epsilon = a.optimizer.adam.epsilon;
+    decay = recipe.lr_decay;
+    lr_floor = recipe.lr_floor;
+    batch_timeout_us = static_cast<int>(recipe.run.server.batch_timeout.count());
+  }
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
   void add_run_options(CommandLine& app, TrainingSessionOptions& session);
@@ -79,15 +100,33 @@ struct RunCli {
   }
 };
 
-/// The V-trace agent's command-line options, with the defaults of examples/cartpole_vtrace.
+/// The V-trace agent's command-line options, with a recipe's defaults (examples/cartpole_vtrace's
+/// unless given one).
 struct VTraceCli : RunCli {
-  std::vector<std::int64_t> hidden{64, 64};
-  float baseline_cost = 0.5f, entropy_cost = 0.01f, entropy_ceiling = 1.0f, lambda = 1.0f,
-        clip_rho = 1.0f, clip_pg_rho = 1.0f;
-  double rmsprop_epsilon = 1e-5;
-  std::string optimizer = "rmsprop";
+  std::vector<std::int64_t> hidden;
+  float baseline_cost = 0.0f, entropy_cost = 0.0f, entropy_ceiling = 0.0f, lambda = 0.0f,
+        clip_rho = 0.0f, clip_pg_rho = 0.0f;
+  double rmsprop_epsilon = 0.0;
+  std::string optimizer;
   std::vector<std::string> environments{"cartpole", "catch"};  ///< what --env accepts
   bool normalize = false;  ///< observation and reward normalisation (set for box actions)
+
+  VTraceCli() : VTraceCli(recipes::cartpole_vtrace()) {}
+  template <class Run>
+  explicit VTraceCli(const recipes::Recipe<VTraceAgentOptions, Run>& recipe) : base_(recipe.agent) {
+    take_defaults(recipe);
+    const VTraceAgentOptions& a = recipe.agent;
+    hidden = a.network.mlp_hidden;
+    baseline_cost = a.loss.baseline_cost;
+    entropy_cost = a.loss.entropy_cost;
+    entropy_ceiling = a.loss.entropy_ceiling;
+    lambda = a.vtrace.lambda;
+    clip_rho = a.vtrace.clip_rho_threshold;
+    clip_pg_rho = a.vtrace.clip_pg_rho_threshold;
+    rmsprop_epsilon = a.optimizer.rmsprop.epsilon;
+    optimizer = a.optimizer.kind == nn::OptimizerKind::adam ? "adam" : "rmsprop";
+    normalize = a.normalization.observations;
+  }
 
   /// --env, the run's options and the V-trace agent's.
   void add_options(CommandLine& app, TrainingSessionOptions& session);
@@ -103,7 +142,7 @@ struct VTraceCli : RunCli {
   /// The agent the parsed options describe, with `network` (its LSTM size and seed set from the
   /// options).
   VTraceAgent make_agent(nn::NetworkOptions network, std::int64_t unroll_length) const {
-    VTraceAgentOptions o;
+    VTraceAgentOptions o = base_;
     set_agent_options(o, std::move(network));
     o.vtrace = {clip_rho, clip_pg_rho, lambda};
     o.loss.baseline_cost = baseline_cost;
@@ -117,52 +156,57 @@ struct VTraceCli : RunCli {
     return VTraceAgent(o);
   }
 
-  /// Pendulum (box actions) with V-trace: the settings of `pendulum_ppo --agent vtrace` (Adam
-  /// 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no entropy bonus, gradient norm 0.5,
-  /// observations and rewards normalised) for every option the command line did not set.
+  /// Pendulum (box actions) with V-trace: recipes::pendulum_vtrace()'s settings (those of
+  /// `pendulum_ppo --agent vtrace`: Adam 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no
+  /// entropy bonus, gradient norm 0.5, observations and rewards normalised) for every option the
+  /// command line did not set.
   void use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent for an in-process run.
   VTraceAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     return make_agent(std::move(network), run.server.unroll_length);
   }
+
+ private:
+  VTraceAgentOptions base_;  ///< the recipe's agent: what no option sets
 };
 
-/// The PPO agent's command-line options, with CleanRL's MuJoCo defaults (PpoAgentOptions): 2048
-/// transitions per batch, 10 epochs of minibatches of 64, lambda 0.95, clip 0.2, Adam at 3e-4
-/// decayed to 0, gradient norm 0.5, observations normalised and rewards scaled, and CleanRL's
-/// network (separate tanh MLPs for the policy and the value); plus the decoupled objective
-/// (PpoAgentOptions::proximal_policy), which did a little better on MuJoCo.
+/// The PPO agent's command-line options, with a recipe's defaults (recipes::ppo_base()'s, CleanRL's
+/// MuJoCo settings, unless given one).
 struct PpoCli : RunCli {
-  std::vector<std::int64_t> hidden{64, 64};
-  float lambda = 0.95f, clip = 0.2f, value_cost = 0.5f, entropy_cost = 0.0f;
+  std::vector<std::int64_t> hidden;
+  float lambda = 0.0f, clip = 0.0f, value_cost = 0.0f, entropy_cost = 0.0f;
   float initial_log_std = 0.0f;
-  std::int64_t epochs = 10, minibatch = 64, max_policy_lag = 1000;
-  float max_behaviour_weight = 1.0f;
-  bool clip_value = true, normalize_observations = true, scale_rewards = true,
-       proximal_policy = true, value_torso = true;
-  std::string activation = "tanh";
+  std::int64_t epochs = 0, minibatch = 0, max_policy_lag = 0;
+  float max_behaviour_weight = 0.0f;
+  bool clip_value = false, normalize_observations = false, scale_rewards = false,
+       proximal_policy = false, value_torso = false;
+  std::string activation;
 
-  PpoCli() {
-    batch = 16;
-    learning_rate = 3e-4;
-    max_grad_norm = 0.5;
-    adam_epsilon = 1e-5;
+  PpoCli() : PpoCli(recipes::ppo_base()) {}
+  explicit PpoCli(const recipes::Recipe<PpoAgentOptions>& recipe) : base_(recipe.agent) {
+    take_defaults(recipe);
+    const PpoAgentOptions& a = recipe.agent;
+    hidden = a.network.mlp_hidden;
+    lambda = a.lambda;
+    clip = a.loss.clip;
+    value_cost = a.loss.value_cost;
+    entropy_cost = a.loss.entropy_cost;
+    initial_log_std = a.network.initial_log_std;
+    epochs = a.epochs;
+    minibatch = a.minibatch_size;
+    max_policy_lag = a.max_policy_lag;
+    max_behaviour_weight = a.max_behaviour_weight;
+    clip_value = a.loss.clip_value;
+    normalize_observations = a.normalization.observations;
+    scale_rewards = a.normalization.rewards;
+    proximal_policy = a.proximal_policy;
+    value_torso = a.network.separate_value_torso;
+    activation = a.network.mlp_activation == nn::Activation::tanh ? "tanh" : "relu";
   }
 
   /// The run's options and PPO's (the caller adds --env).
   void add_options(CommandLine& app, TrainingSessionOptions& session);
-
-  /// The box examples' run (pendulum_ppo, mujoco_ppo): 2 actor threads of 8 environments,
-  /// unrolls of 128 (16 of them make a batch of 2048 transitions), a checkpoint every 5 minutes.
-  static LocalTrainerOptions default_run() {
-    LocalTrainerOptions run;
-    run.num_actors = 2;
-    run.envs_per_actor = 8;
-    run.checkpoint_seconds = 300;
-    run.server.unroll_length = 128;
-    return run;
-  }
 
   /// Updates per batch of `transitions`.
   std::int64_t updates_per_batch(std::int64_t transitions) const {
@@ -172,7 +216,7 @@ struct PpoCli : RunCli {
   /// The agent the parsed options describe, with `network` (its seed and, for box actions, the
   /// initial log std set from the options).
   PpoAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
-    PpoAgentOptions o;
+    PpoAgentOptions o = base_;
     set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
     o.lambda = lambda;
@@ -196,14 +240,17 @@ struct PpoCli : RunCli {
   }
 
   /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
-  /// PPO: unroll 16 and batch 8 (with `learning_rate`) unless the command line set them.
-  void use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run, double rate);
+  /// PPO: `recipe`'s unroll, batch and rate (recipes::vtrace_from: 16, 8 and PPO's rate) unless
+  /// the command line set them.
+  void use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
+                           const recipes::Recipe<VTraceAgentOptions>& recipe);
 
   /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
   /// (decayed over the run's learner steps), gradient clip, normalisation, value and entropy
   /// costs; lambda is V-trace's (the rho clips stay 1).
   VTraceAgent make_vtrace_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
     VTraceAgentOptions o;
+    static_cast<AgentOptions&>(o) = base_;
     set_agent_options(o, std::move(network));
     o.network.initial_log_std = initial_log_std;
     o.vtrace.lambda = lambda;
@@ -214,25 +261,39 @@ struct PpoCli : RunCli {
     o.learning_rate = learning_rate_schedule(batch * run.server.unroll_length);
     return VTraceAgent(o);
   }
+
+ private:
+  PpoAgentOptions base_;  ///< the recipe's agent: what no option sets
 };
 
-/// The R2D2 agent's command-line options, with defaults for MinAtar (a dueling LSTM Q-network).
+/// The R2D2 agent's command-line options (a dueling LSTM Q-network), with a recipe's defaults
+/// (recipes::r2d2_base()'s unless given one).
 struct R2D2Cli : RunCli {
-  std::int64_t n_step = 5, target_period = 250;
-  std::size_t replay_capacity = 20'000, min_replay = 500;
-  double replay_ratio = 1.0, priority_exponent = 0.9, importance_exponent = 0.6;
-  double epsilon_base = 0.4, epsilon_alpha = 7.0, evaluation_epsilon = 0.001;
-  bool value_rescaling = true, checkpoint_replay = false, concurrent_insertion = true,
+  std::int64_t n_step = 0, target_period = 0;
+  std::size_t replay_capacity = 0, min_replay = 0;
+  double replay_ratio = 0.0, priority_exponent = 0.0, importance_exponent = 0.0;
+  double epsilon_base = 0.0, epsilon_alpha = 0.0, evaluation_epsilon = 0.0;
+  bool value_rescaling = false, checkpoint_replay = false, concurrent_insertion = false,
        actor_priorities = false;
 
-  R2D2Cli() {
-    frames = 5'000'000;
-    batch = 32;
-    lstm = 64;
-    learning_rate = 1e-3;
-    adam_epsilon = 1e-6;
-    decay = false;
-    max_grad_norm = 80.0;
+  R2D2Cli() : R2D2Cli(recipes::r2d2_base()) {}
+  explicit R2D2Cli(const recipes::Recipe<R2D2AgentOptions>& recipe) : base_(recipe.agent) {
+    take_defaults(recipe);
+    const R2D2AgentOptions& a = recipe.agent;
+    n_step = a.n_step;
+    target_period = a.target_update_period;
+    replay_capacity = a.replay_capacity;
+    min_replay = a.min_replay_size;
+    replay_ratio = a.replay_ratio;
+    priority_exponent = a.replay.priority_exponent;
+    importance_exponent = a.replay.importance_sampling_exponent;
+    epsilon_base = a.epsilon_base;
+    epsilon_alpha = a.epsilon_alpha;
+    evaluation_epsilon = a.evaluation_epsilon;
+    value_rescaling = a.value_rescaling;
+    checkpoint_replay = a.checkpoint_replay;
+    concurrent_insertion = a.concurrent_insertion;
+    actor_priorities = a.actor_priorities;
   }
 
   /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
@@ -242,8 +303,7 @@ struct R2D2Cli : RunCli {
   /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.
   R2D2Agent make_agent(nn::NetworkOptions network, std::int64_t unroll_length,
                        std::int64_t exploration_slots) const {
-    R2D2AgentOptions o;
-    o.optimizer = R2D2AgentOptions::default_optimizer();
+    R2D2AgentOptions o = base_;
     set_agent_options(o, std::move(network));
     o.network.policy_value_heads = false;
     o.network.q_head = true;
@@ -274,6 +334,9 @@ struct R2D2Cli : RunCli {
     return make_agent(std::move(network), run.server.unroll_length,
                       static_cast<std::int64_t>(run.num_actors) * run.envs_per_actor);
   }
+
+ private:
+  R2D2AgentOptions base_;  ///< the recipe's agent: what no option sets
 };
 
 }  // namespace seedrl::examples

@@ -45,35 +45,14 @@ struct CountedCardPick {
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::GameExample ex;
+  // The recipes docs/results.md measures (seedrl/recipes/games.hpp), unless flags change them:
+  // 2 actors of 8 deals, unrolls of 8, one greedy evaluation actor, 150 k frames.
+  examples::GameExample ex(recipes::card_pick_vtrace(), recipes::card_pick_ppo(),
+                           recipes::card_pick_r2d2());
   ex.program = "card_pick";
   ex.description = "Legal-action masks: V-trace, PPO or R2D2 on CardPick, in one process";
-  // The run every agent shares: 2 actors of 8 deals, unrolls of 8, one greedy evaluation actor.
-  ex.run.num_actors = 2;
-  ex.run.envs_per_actor = 8;
-  ex.run.evaluation_actors = 1;
-  ex.run.server.unroll_length = 8;
-  ex.r2d2_run = ex.run;
-  ex.r2d2_run.server.burn_in = 2;
   ex.vtrace.environments = {"card_pick"};
   ex.vtrace.env_name = "card_pick";
-  ex.vtrace.frames = 150'000;
-  ex.vtrace.hidden = {32};
-  ex.vtrace.learning_rate = 1e-3;
-  ex.ppo.frames = 150'000;
-  ex.ppo.hidden = {32};
-  ex.ppo.batch = 4;
-  ex.ppo.learning_rate = 1e-3;
-  ex.ppo.normalize_observations = false;
-  ex.ppo.scale_rewards = false;
-  ex.r2d2.frames = 150'000;
-  ex.r2d2.batch = 16;
-  ex.r2d2.lstm = 16;
-  ex.r2d2.n_step = 2;
-  ex.r2d2.target_period = 50;
-  ex.r2d2.replay_capacity = 4'000;
-  ex.r2d2.min_replay = 64;
-  ex.r2d2_hidden = {32};
   return ex.main(argc, argv,
                  [](const char* agent, const auto& cli, const LocalTrainerOptions& run, bool mask,
                     const std::vector<std::int64_t>& hidden) {

@@ -1,5 +1,5 @@
 // Command-line pieces shared by the example programs: the run's and the agents' options
-// (agent_cli.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli), the examples' defaults, in-process
+// (agent_cli.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli; their defaults are recipes'), in-process
 // training and the final JSON line; with environments.hpp (the built-in environments
 // by name) and program.hpp (signals, the learner group under mpirun, errors). Copy them along
 // with the program you start from, and the two files a program compiles with them
@@ -97,89 +97,6 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
                                 MakeEnv make_env) {
   const auto agent = cli.make_agent(std::move(network), run);
   return train_agent_in_process(program, env_name, cli, std::move(run), agent, make_env);
-}
-
-/// examples/minatar_vtrace's defaults (bench_pipeline measures the same settings).
-inline void minatar_vtrace_defaults(VTraceCli& cli, LocalTrainerOptions& run) {
-  // Two learner workers, each taking one micro-batch of 4 unrolls: with polling workers they pay
-  // off even on 8 unrolls of 20 steps, and halves of the batch keep the kernels more efficient
-  // than quarters (bench_pipeline on 2 cores: 82,000 - 97,000 frames/s on one thread, 103,000 -
-  // 106,000 on four micro-batches, 115,000 - 117,000 on two; docs/performance.md).
-  run.learner_workers = 2;
-  run.micro_batches = 2;
-  cli.frames = 5'000'000;
-  // The entropy bonus counts at most 0.95 ln 6: a uniform policy leaves uniform at once, so a
-  // sparse reward (Freeway) is found on every seed (docs/results_log.md, "The entropy ceiling").
-  cli.entropy_ceiling = 0.95f;
-  cli.learning_rate = 3e-3;
-  // The rate decays linearly to a third of itself, not to 0: a Seaquest seed that learns to
-  // surface late met a rate near 0, and 4 seeds of 10 ended on the 7-point plateau (2 of 10 with
-  // the floor; Breakout 27.4 against 19.8; docs/results_log.md, "The learning rate's floor").
-  cli.lr_floor = 1.0 / 3.0;
-  // A horizon of about 200 frames, Seaquest's oxygen: what surfacing with a diver is worth lies
-  // past the frames a dive has left, and with gamma 0.99 2 of 10 seeds had not learned it by 5 M
-  // frames; at 0.995 every seed had, by 3 M (docs/results_log.md, "The discount: 0.995").
-  cli.discount = 0.995f;
-  // V-trace's lambda 0.95, not 1: at the longer horizon two of three Breakout seeds settled near 20
-  // by 10 M frames (26.3) and two Space Invaders seeds collapsed for a while; with 0.95 Breakout
-  // has 32.9 and every seed above 29 (docs/results_log.md, "V-trace's lambda: 0.95").
-  cli.lambda = 0.95f;
-  cli.batch = 8;
-  cli.optimizer = "adam";
-  run.num_actors = 4;
-  run.envs_per_actor = 16;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 20;
-}
-
-/// examples/minatar_ppo's defaults, after gymnax-blines' MinAtar PPO (agents/*-MinAtar/ppo.yaml:
-/// 64 environments x 128 steps a batch, 4 epochs of 8 minibatches, Adam 5e-4, clip 0.2, GAE
-/// lambda 0.95, entropy 0.01, value cost 0.5, gradient norm 0.5). Unlike those, the rate decays
-/// linearly to 0 (theirs stays constant after a 5% warm-up), the network is the other MinAtar
-/// examples' and the discount R2D2's (the MinAtar conv torso, gamma 0.99; theirs: an MLP of 2 x
-/// 256 on the flattened pixels, gamma 0.999). No observation normalisation or reward scaling.
-inline void minatar_ppo_defaults(PpoCli& cli, LocalTrainerOptions& run) {
-  cli.frames = 5'000'000;
-  cli.batch = 64;
-  cli.epochs = 4;
-  cli.minibatch = 64 * 128 / 8;
-  cli.learning_rate = 5e-4;
-  cli.entropy_cost = 0.01f;
-  cli.normalize_observations = false;
-  cli.scale_rewards = false;
-  run.num_actors = 4;
-  run.envs_per_actor = 16;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 128;
-  // One learner compute thread (--threads). Two run Breakout at 31,600 frames/s against 24,900
-  // with the 2 cores to themselves, but several times slower than one when anything else runs on
-  // the cores: the compute library's threads spin at their barriers while the thread they wait
-  // for is descheduled (docs/results_log.md, "PPO on MinAtar at 10 M frames").
-}
-
-/// examples/minatar_r2d2's defaults (bench_pipeline measures the same settings).
-inline void minatar_r2d2_defaults(R2D2Cli& cli, LocalTrainerOptions& run) {
-  // Priorities from the acting Q-values and two learner workers (bench_pipeline: 23,400 ->
-  // 43,000 frames/s on 2 cores with the other changes of issue 19; docs/performance.md).
-  cli.actor_priorities = true;
-  run.learner_workers = 2;
-  run.num_actors = 4;
-  run.envs_per_actor = 16;
-  run.checkpoint_seconds = 300;
-  run.server.unroll_length = 20;
-  run.server.burn_in = 10;
-}
-
-/// examples/pendulum_ppo's defaults for PPO (bench_pipeline measures the same settings).
-inline LocalTrainerOptions pendulum_ppo_defaults(PpoCli& cli) {
-  cli.discount = 0.9f;       // Pendulum's reward is immediate: a short horizon learns faster
-  cli.learning_rate = 1e-3;  // as RL Baselines3 Zoo's tuned PPO on Pendulum
-  // One shared ReLU torso and the original PPO objective: at this learning rate the MuJoCo
-  // settings (two tanh torsos, decoupled PPO) were unstable on Pendulum (docs/results.md).
-  cli.activation = "relu";
-  cli.value_torso = false;
-  cli.proximal_policy = false;
-  return PpoCli::default_run();
 }
 
 inline void add_game_option(CommandLine& app, std::string& game) {

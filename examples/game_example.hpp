@@ -13,17 +13,28 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "seedrl/recipes/games.hpp"
 
 namespace seedrl::examples {
 
-/// A program's game, its agents' settings (defaults the command line may change) and the run
-/// they share.
+/// A program's game, its agents' settings (their recipes' defaults, which the command line may
+/// change) and their runs.
 struct GameExample {
-  const char* program;      ///< "card_pick": the name in messages and the JSON line
-  const char* description;  ///< the program's --help line
+  GameExample(const recipes::Recipe<VTraceAgentOptions>& vtrace_recipe,
+              const recipes::Recipe<PpoAgentOptions>& ppo_recipe,
+              const recipes::Recipe<R2D2AgentOptions>& r2d2_recipe)
+      : vtrace_run(vtrace_recipe.run),
+        ppo_run(ppo_recipe.run),
+        r2d2_run(r2d2_recipe.run),
+        vtrace(vtrace_recipe),
+        ppo(ppo_recipe),
+        r2d2(r2d2_recipe),
+        r2d2_hidden(r2d2_recipe.agent.network.mlp_hidden) {}
+
+  const char* program = "";      ///< "card_pick": the name in messages and the JSON line
+  const char* description = "";  ///< the program's --help line
   const char* r2d2_description = "R2D2";
-  LocalTrainerOptions run;       ///< V-trace's and PPO's run
-  LocalTrainerOptions r2d2_run;  ///< R2D2's (a burn-in, shorter unrolls)
+  LocalTrainerOptions vtrace_run, ppo_run, r2d2_run;
   VTraceCli vtrace;
   PpoCli ppo;
   R2D2Cli r2d2;
@@ -37,7 +48,6 @@ struct GameExample {
     app.require_subcommands(1, 1);  // --no-mask after the agent's name too
     bool no_mask = false;
     app.flag("--no-mask", no_mask, "do not declare the legal-action mask (the same game)");
-    LocalTrainerOptions vtrace_run = run, ppo_run = run;
     CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
                              &app.subcommand("ppo", "PPO"),
                              &app.subcommand("r2d2", r2d2_description)};

@@ -48,38 +48,14 @@ struct CountedGunner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::GameExample ex;
+  // The recipes docs/results.md measures (seedrl/recipes/games.hpp), unless flags change them:
+  // 2 actors of 8 games, unrolls of 20 (R2D2: 10), one greedy evaluation actor, 300 k frames.
+  examples::GameExample ex(recipes::gunner_vtrace(), recipes::gunner_ppo(), recipes::gunner_r2d2());
   ex.program = "gunner";
   ex.description = "Action branches: V-trace, PPO or R2D2 on Gunner, in one process";
   ex.r2d2_description = "R2D2 with a branching dueling Q-network";
-  // The run every agent shares: 2 actors of 8 games, unrolls of 20, one greedy evaluation actor.
-  ex.run.num_actors = 2;
-  ex.run.envs_per_actor = 8;
-  ex.run.evaluation_actors = 1;
-  ex.run.server.unroll_length = 20;
-  ex.r2d2_run = ex.run;
-  ex.r2d2_run.server.unroll_length = 10;
-  ex.r2d2_run.server.burn_in = 2;
   ex.vtrace.environments = {"gunner"};
   ex.vtrace.env_name = "gunner";
-  ex.vtrace.frames = 300'000;
-  ex.vtrace.hidden = {64};
-  ex.vtrace.learning_rate = 1e-3;
-  ex.ppo.frames = 300'000;
-  ex.ppo.hidden = {64};
-  ex.ppo.batch = 4;
-  ex.ppo.learning_rate = 1e-3;
-  ex.ppo.normalize_observations = false;
-  ex.ppo.scale_rewards = false;
-  ex.ppo.entropy_cost = 0.01f;  // without it each seed's policy settles early, at 7.8 to 11.1
-  ex.r2d2.frames = 300'000;
-  ex.r2d2.batch = 16;
-  ex.r2d2.lstm = 32;
-  ex.r2d2.n_step = 3;
-  ex.r2d2.target_period = 100;
-  ex.r2d2.replay_capacity = 4'000;
-  ex.r2d2.min_replay = 64;
-  ex.r2d2_hidden = {64};
   return ex.main(argc, argv,
                  [](const char* agent, const auto& cli, const LocalTrainerOptions& run, bool mask,
                     const std::vector<std::int64_t>& hidden) {

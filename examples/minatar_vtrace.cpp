@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "seedrl/recipes/minatar.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
@@ -18,9 +19,10 @@ int main(int argc, char** argv) {
   using namespace seedrl;
 
   seedrl::examples::CommandLine app("SEED RL V-trace on a MinAtar game, in one process");
-  examples::VTraceCli cli;
-  LocalTrainerOptions run;
-  examples::minatar_vtrace_defaults(cli, run);
+  // The recipe docs/results.md measures (seedrl/recipes/minatar.hpp), unless flags change it.
+  const auto recipe = recipes::minatar_vtrace();
+  examples::VTraceCli cli(recipe);
+  LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
   cli.add_options(app, run);
   app.remove("--env");

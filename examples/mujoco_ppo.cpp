@@ -24,18 +24,19 @@ int main(int argc, char** argv) {
 
   seedrl::examples::CommandLine app(
       "SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process");
-  examples::PpoCli cli;
+  // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
+  const auto recipe = recipes::mujoco_ppo();
+  examples::PpoCli cli(recipe);
   cli.env_name = "halfcheetah";
-  cli.frames = 1'000'000;
   std::string agent = "ppo";
-  LocalTrainerOptions run = examples::PpoCli::default_run();
+  LocalTrainerOptions run = recipe.run;
   app.option("--env", cli.env_name, "halfcheetah, hopper, walker2d or ant")
       .one_of({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"});
   app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
   if (const auto exit = app.parse(argc, argv)) return *exit;
-  if (agent == "vtrace") cli.use_vtrace_defaults(app, run, 3e-4);
+  if (agent == "vtrace") cli.use_vtrace_defaults(app, run, recipes::mujoco_vtrace());
 
   MujocoTask task;
   try {

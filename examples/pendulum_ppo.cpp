@@ -20,14 +20,16 @@ int main(int argc, char** argv) {
   using namespace seedrl;
 
   seedrl::examples::CommandLine app("SEED RL PPO (or V-trace) on Pendulum-v1, in one process");
-  examples::PpoCli cli;
-  LocalTrainerOptions run = examples::pendulum_ppo_defaults(cli);
+  // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
+  const auto recipe = recipes::pendulum_ppo();
+  examples::PpoCli cli(recipe);
+  LocalTrainerOptions run = recipe.run;
   std::string agent = "ppo";
   app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);
   if (const auto exit = app.parse(argc, argv)) return *exit;
-  if (agent == "vtrace") cli.use_vtrace_defaults(app, run, 1e-3);
+  if (agent == "vtrace") cli.use_vtrace_defaults(app, run, recipes::pendulum_vtrace());
   return examples::train_box_agent("pendulum_ppo", "pendulum", agent, cli, run,
                                    [](std::uint64_t seed) { return Pendulum(seed); });
 }

@@ -15,25 +15,46 @@
 namespace seedrl::examples {
 
 struct SacCli : RunCli {
-  std::vector<std::int64_t> hidden{256, 256}, critic_hidden{256, 256};
+  std::vector<std::int64_t> hidden, critic_hidden;
   bool critic_layer_norm = false;
-  double critic_learning_rate = 1e-3, temperature_learning_rate = 1e-3, tau = 0.005;
-  double replay_ratio = 256.0;
-  float alpha = 1.0f;
-  std::optional<double> target_entropy;                 ///< unset: -dims
-  std::optional<double> final_target_entropy;           ///< unset: constant
-  std::vector<double> target_entropy_anneal{0.5, 1.0};  ///< fractions of the learner steps
-  bool learn_temperature = true, prioritized = false, checkpoint_replay = false;
-  std::int64_t learning_starts = 5'000, replay_capacity = 1'000'000, n_step = 1;
-  std::int64_t actor_update_period = 1;
+  double critic_learning_rate = 0.0, temperature_learning_rate = 0.0, tau = 0.0;
+  double replay_ratio = 0.0;
+  float alpha = 0.0f;
+  std::optional<double> target_entropy;        ///< unset: -dims
+  std::optional<double> final_target_entropy;  ///< unset: constant
+  /// Where an anneal of the target entropy begins and ends, as fractions of the learner steps
+  /// (the command line's form of SacAgentOptions' target_entropy_anneal_begin and _end).
+  std::vector<double> target_entropy_anneal{0.5, 1.0};
+  bool learn_temperature = false, prioritized = false, checkpoint_replay = false;
+  std::int64_t learning_starts = 0, replay_capacity = 0, n_step = 0;
+  std::int64_t actor_update_period = 0;
   std::int64_t resets = 0, reset_period = 0, reset_updates = 0;
 
-  SacCli() {
-    batch = 256;
-    learning_rate = 3e-4;
-    max_grad_norm = 0.0;
-    decay = false;
-    frames = 1'000'000;
+  /// The defaults of `recipe` (recipes::mujoco_sac() unless given one).
+  SacCli() : SacCli(recipes::mujoco_sac()) {}
+  explicit SacCli(const recipes::Recipe<SacAgentOptions>& recipe) : base_(recipe.agent) {
+    take_defaults(recipe);
+    const SacAgentOptions& a = recipe.agent;
+    hidden = a.network.mlp_hidden;
+    critic_hidden = a.critic_hidden;
+    critic_layer_norm = a.critic_layer_norm;
+    critic_learning_rate = a.critic_learning_rate.initial;
+    temperature_learning_rate = a.temperature_learning_rate.initial;
+    tau = a.tau;
+    replay_ratio = a.replay_ratio;
+    alpha = a.initial_alpha;
+    target_entropy = a.target_entropy;
+    final_target_entropy = a.final_target_entropy;
+    learn_temperature = a.learn_temperature;
+    prioritized = a.replay.sampler == SamplerKind::prioritized;
+    checkpoint_replay = a.checkpoint_replay;
+    learning_starts = a.learning_starts;
+    replay_capacity = a.replay_capacity;
+    n_step = a.n_step;
+    actor_update_period = a.actor_update_period;
+    resets = a.resets;
+    reset_period = a.reset_period;
+    reset_updates = a.reset_updates;
   }
 
   void add_options(CommandLine& app, TrainingSessionOptions& session) {
@@ -87,16 +108,6 @@ struct SacCli : RunCli {
   }
 
   /// The run: 1 actor of 1 environment (CleanRL's), unrolls of 1 step (windows of n_step + 1).
-  static LocalTrainerOptions default_run() {
-    LocalTrainerOptions run;
-    run.num_actors = 1;
-    run.envs_per_actor = 1;
-    run.checkpoint_seconds = 300;
-    run.server.unroll_length = 1;
-    run.server.batch_timeout = std::chrono::microseconds(100);
-    return run;
-  }
-
   /// A rate's schedule: constant, or with --lr-decay linear to --lr-floor of itself over the run's
   /// learner steps, replay_ratio / batch of them per transition after the first learning_starts
   /// (each member of a learner group inserts its share of --frames).
@@ -116,7 +127,7 @@ struct SacCli : RunCli {
 
   SacAgent make_agent(const TensorSpec& observations, const ActionSpec& actions,
                       LocalTrainerOptions& run) const {
-    SacAgentOptions o;
+    SacAgentOptions o = base_;
     nn::NetworkOptions network = nn::NetworkOptions::mlp(observations.shape.numel(), 0, hidden);
     network.gaussian(actions.dims());
     network.state_dependent_log_std = true;
@@ -155,6 +166,9 @@ struct SacCli : RunCli {
     run.server.burn_in = n_step - 1;
     return SacAgent(o);
   }
+
+ private:
+  SacAgentOptions base_;  ///< the recipe's agent: what no option sets
 };
 
 /// The body of the SAC programs: SAC on box-action environments from `make_env(seed)`; prints the

@@ -32,6 +32,7 @@
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/random_openings.hpp"
 #include "seedrl/env/standoff.hpp"
+#include "seedrl/recipes/games.hpp"
 #include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"
@@ -151,24 +152,12 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
 int main(int argc, char** argv) {
   seedrl::examples::CommandLine app(
       "Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff");
-  examples::VTraceCli cli;
+  // The recipe docs/results.md measures (seedrl/recipes/games.hpp), unless flags change it.
+  const auto recipe = recipes::selfplay("tictactoe");
+  examples::VTraceCli cli(recipe);
   cli.environments = {"tictactoe", "connect4", "standoff"};
   cli.env_name = "tictactoe";
-  cli.frames = 300'000;
-  cli.hidden = {128, 128};
-  cli.optimizer = "adam";
-  cli.learning_rate = 1e-3;
-  cli.batch = 16;
-  cli.discount = 1.0f;  // a game's only reward is its result
-  // Wide policies keep meeting the positions a careless opponent leads to: at 0.01 every seed's
-  // tic-tac-toe policy lost to a random player (5 - 26% of its games as player 1) and to the
-  // perfect player; at 0.05 seed 1 drew every game with the perfect player and lost none to random.
-  cli.entropy_cost = 0.05f;
-  SelfPlayOptions run;
-  run.num_actors = 2;
-  run.games_per_actor = 32;
-  run.server.unroll_length = 16;
-  run.league.snapshot_every = 200;
+  SelfPlayOptions run = recipe.run;
   cli.add_options(app, run);
   app.option("--actors", run.num_actors, "actor threads").range(1, 256);
   app.option("--games-per-actor", run.games_per_actor, "games each actor plays at once")
@@ -210,13 +199,8 @@ int main(int argc, char** argv) {
   // With openings of up to 4 random moves every tic-tac-toe seed stopped losing to a random player
   // (without, 1 seed in 3 did; docs/results_log.md, "Random openings").
   if (app.count("--opening-moves") == 0) setup.opening_moves = cli.env_name == "standoff" ? 0 : 4;
-  // The frames of each game's published figure (docs/results.md, "Self-play"), unless --frames
-  // says otherwise: tic-tac-toe 3 M, Standoff 2 M; Connect Four keeps 300 k (its figure needs a
-  // recipe of its own, docs/results.md).
-  if (app.count("--frames") == 0)
-    cli.frames = cli.env_name == "tictactoe"  ? 3'000'000
-                 : cli.env_name == "standoff" ? 2'000'000
-                                              : 300'000;
+  // Each game's frames (its recipe's), unless --frames says otherwise.
+  if (app.count("--frames") == 0) cli.frames = recipes::selfplay(cli.env_name).frames;
   try {
     if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, setup);
     if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, setup);

@@ -264,7 +264,9 @@ TEST_CASE("Reference players: perfect tic-tac-toe with random tie-breaks stays p
     CHECK(play(game, varied, random_of(rng)) != 1);
     CHECK(play(game, random_of(rng), varied) != 0);
   }
-  // Against a deterministic player it meets many games, not the one the lowest cell gives.
+  // Against a deterministic player it meets more games than the one the lowest cell gives: as the
+  // second player few (the corner the other opens with leaves it the centre alone, and little
+  // after), as the first many (every opening move draws).
   std::set<std::string> finals[2];
   for (int g = 0; g < 40; ++g) {
     CHECK(play(game, kPerfect, varied) == -1);
@@ -272,8 +274,8 @@ TEST_CASE("Reference players: perfect tic-tac-toe with random tie-breaks stays p
     CHECK(play(game, varied, kPerfect) == -1);
     finals[1].insert(game.to_string());
   }
-  CHECK(finals[0].size() >= 5);
-  CHECK(finals[1].size() >= 5);
+  CHECK(finals[0].size() >= 2);
+  CHECK(finals[1].size() >= 10);
   CHECK(play(game, varied, varied) == -1);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/core/step_flags.hpp"
 #include "seedrl/transport/protocol.hpp"
 #include "support/protocol_fixtures.hpp"
 
