@@ -5,7 +5,7 @@
 // learner trains one categorical per branch (V-trace, PPO) or a branching dueling Q-network
 // (R2D2: one state value, advantages per branch).
 //
-//   gunner vtrace|ppo|r2d2 [--no-mask] [--frames 300000] [--seed 1] [--logdir DIR]
+//   gunner vtrace|ppo|r2d2 [--no-mask] [--frames 1000000] [--seed 1] [--logdir DIR]
 //          [--export-onnx FILE] [agent options...]
 //
 // Progress goes to stderr; the last line of stdout is one JSON object, which also counts the
@@ -49,7 +49,7 @@ struct CountedGunner {
 
 int main(int argc, char** argv) {
   // The recipes docs/results.md measures (seedrl/recipes/games.hpp), unless flags change them:
-  // 2 actors of 8 games, unrolls of 20 (R2D2: 10), one greedy evaluation actor, 300 k frames.
+  // 2 actors of 8 games, unrolls of 20 (R2D2: 10), one greedy evaluation actor, 1 M frames.
   examples::GameExample ex(recipes::gunner_vtrace(), recipes::gunner_ppo(), recipes::gunner_r2d2());
   ex.program = "gunner";
   ex.description = "Action branches: V-trace, PPO or R2D2 on Gunner, in one process";

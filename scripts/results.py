@@ -158,10 +158,13 @@ def metric_words(figure):
     own = [g for g in figure["groups"] if "metric" in g or "command" in g]
     if not own:
         return f"`{figure['metric']}` of the run's final JSON line"
-    rows = "; ".join(f"{g['name']}: `{g.get('metric', figure['metric'])}` of "
-                     f"`{shown_command(g.get('command', figure['command']))}`"
-                     for g in figure["groups"])
-    return f"a member of a final JSON line, by row: {rows}"
+    by_command = {}
+    for g in figure["groups"]:
+        command = shown_command(g.get("command", figure["command"]))
+        by_command.setdefault(command, []).append(f"`{g.get('metric', figure['metric'])}`")
+    parts = "; ".join(f"`{command}` gives {', '.join(metrics)}"
+                      for command, metrics in by_command.items())
+    return f"a member of a final JSON line, the rows in order: {parts}"
 
 
 def render_figure(root, figure, doc_path):

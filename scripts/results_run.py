@@ -13,7 +13,8 @@ A figure of several steps a seed (train, then evaluate the checkpoint) gives its
 own (where the command's line goes); a group with a "command" and "program" of its own (an
 evaluation reading `{workdir}`) has its raw file made from that command's line, after the figure's
 command; groups without read the figure's. A seed with any raw file missing runs its whole chain
-again (the checkpoint an evaluation needs may be gone), every file of it rewritten. Standard
+again (the checkpoint an evaluation needs may be gone), every file of it rewritten, from an empty
+`{workdir}` (a checkpoint left there would resume the run instead of training it). Standard
 library only.
 """
 
@@ -21,6 +22,7 @@ import concurrent.futures
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,16 +61,16 @@ def planned_runs(root, figure, force, logs="LOGS"):
                                  seed, "")
                     runs.append([(figure["program"], argv, raw)])
             continue
-        workdir = os.path.join(logs, f"{figure['id']}-{seed}")
         chain = [(figure["program"],
-                  _argv(figure, figure["program"], figure["command"], "", seed, workdir),
+                  _argv(figure, figure["program"], figure["command"], "", seed,
+                        workdir_path(figure, seed, logs)),
                   figure["raw"].replace("{seed}", str(seed)))]
         for group in figure["groups"]:
             raw = group["raw"].replace("{seed}", str(seed))
             if "command" in group and raw not in [r for _, _, r in chain]:
                 chain.append((group["program"],
                               _argv(figure, group["program"], group["command"], group["name"],
-                                    seed, workdir), raw))
+                                    seed, workdir_path(figure, seed, logs)), raw))
         raws = [r for _, _, r in chain] + [g["raw"].replace("{seed}", str(seed))
                                            for g in figure["groups"]]
         if force or not all(os.path.exists(os.path.join(root, r)) for r in raws):
@@ -100,10 +102,28 @@ def run_one(root, program, args, raw, logs):
     return raw, seconds, None
 
 
-def run_chain(root, build, chain, logs):
-    """Runs a chain's steps in order, stopping at the first that fails; returns (the last raw
-    path made or tried, seconds, error or None)."""
+def workdir_path(figure, seed, logs):
+    """A seed's {workdir}: a directory of its own under LOGS."""
+    return os.path.join(logs, f"{figure['id']}-{seed}")
+
+
+def workdir(figure, chain, logs):
+    """The chain's {workdir} (None for a figure of one step a seed)."""
+    if "raw" not in figure:
+        return None
+    for seed in figure["seeds"]:
+        if figure["raw"].replace("{seed}", str(seed)) == chain[0][2]:
+            return workdir_path(figure, seed, os.path.abspath(logs))
+    return None
+
+
+def run_chain(root, build, chain, logs, workdir=None):
+    """Runs a chain's steps in order, stopping at the first that fails, in a fresh `workdir`
+    (removed first) where it has one; returns (the last raw path made or tried, seconds, error or
+    None)."""
     started, raw = time.monotonic(), ""
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
     for program, args, raw in chain:
         _, _, error = run_one(root, program_path(build, program), args, raw, logs)
         if error:
@@ -124,7 +144,8 @@ def run(root, figure, build, jobs=1, force=False, logs=None):
           f"time; progress of each in {logs}", flush=True)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_chain, root, build, chain, logs) for chain in runs]
+        futures = [pool.submit(run_chain, root, build, chain, logs, workdir(figure, chain, logs))
+                   for chain in runs]
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
             raw, seconds, error = future.result()
             if error:

@@ -317,6 +317,12 @@ class Run(unittest.TestCase):
                                              "as_first.losses"), 2.0)
         self.assertEqual(results.read_metric(self.root, "docs/data/toy/train_1.json",
                                              "mean_return"), 1.5)
+        # A run again starts from an empty {workdir}: what a run left there would resume it.
+        with open(os.path.join(self.logs, "toy-2", "stale"), "w", encoding="utf-8") as f:
+            f.write("a checkpoint\n")
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, force=True,
+                                         logs=self.logs), 0)
+        self.assertFalse(os.path.exists(os.path.join(self.logs, "toy-2", "stale")))
         summary = results.summarize(self.root, self.figure, second)
         self.assertEqual(summary["values"], [1.0, 1.0])
         os.remove(self.raw("eval", 1))
