@@ -68,8 +68,7 @@ TEST_CASE("C ABI: bad settings are statuses naming the setting, before anything 
   const std::int64_t bad_dims[2] = {4, 0};
   CHECK(seedrl_actor_observation(actor, SEEDRL_F32, 2, bad_dims) == SEEDRL_INVALID_ARGUMENT);
   CHECK(says("dimension 1"));
-  CHECK(seedrl_actor_observation(actor, static_cast<seedrl_dtype>(7), 0, nullptr) ==
-        SEEDRL_INVALID_ARGUMENT);
+  CHECK(seedrl_actor_observation(actor, 7, 0, nullptr) == SEEDRL_INVALID_ARGUMENT);
   CHECK(says("dtype"));
   CHECK(seedrl_actor_discrete_actions(actor, 0) == SEEDRL_INVALID_ARGUMENT);
   const float low[1] = {1.0f}, high[1] = {-1.0f};

@@ -175,6 +175,14 @@ class Connection:
             raise _Retry(f"a broken frame from the learner: {e.message}") from None
         return header, self._read_exactly(header.payload_bytes)
 
+    def read_pending(self):
+        """A frame the learner sent before the connection broke, or (None, None)."""
+        try:
+            self.sock.settimeout(0.2)
+            return self.read()
+        except (OSError, ConnectionError, ActorError, _Retry):
+            return None, None
+
     def close(self):
         try:
             self.sock.close()
@@ -294,7 +302,14 @@ class Actor:
             frame = p.encode_step(sequence, self.layout, rewards, flags, b"".join(observations),
                                   [b"".join(f[k] for f in fields)
                                    for k in range(len(self.spec.fields))])
-            conn.send(frame)
+            try:
+                conn.send(frame)
+            except OSError:
+                # The learner may have said why before it closed (finished, shutting down).
+                header, payload = conn.read_pending()
+                if header is not None and header.type == p.ERROR:
+                    return self._refused(payload)
+                raise
             header, payload = conn.read()
             if header.type == p.ERROR:
                 return self._refused(payload)

@@ -131,7 +131,7 @@ seedrl_status seedrl_actor_create(const seedrl_actor_options* o, seedrl_actor** 
   });
 }
 
-seedrl_status seedrl_actor_observation(seedrl_actor* a, seedrl_dtype dtype, int32_t rank,
+seedrl_status seedrl_actor_observation(seedrl_actor* a, int32_t dtype, int32_t rank,
                                        const int64_t* dims) {
   return guard([&] {
     if (a == nullptr) return fail(SEEDRL_INVALID_ARGUMENT, "seedrl_actor_observation: NULL actor");
@@ -181,8 +181,8 @@ seedrl_status seedrl_actor_box_actions(seedrl_actor* a, int32_t dims, const floa
   });
 }
 
-seedrl_status seedrl_actor_add_field(seedrl_actor* a, const char* name, seedrl_dtype dtype,
-                                     int32_t rank, const int64_t* dims) {
+seedrl_status seedrl_actor_add_field(seedrl_actor* a, const char* name, int32_t dtype, int32_t rank,
+                                     const int64_t* dims) {
   return guard([&] {
     if (a == nullptr || name == nullptr)
       return fail(SEEDRL_INVALID_ARGUMENT, "seedrl_actor_add_field: a NULL argument");

@@ -63,7 +63,7 @@ inline seedrl_status status_of(const Status& s) {
 }
 
 /// The spec of `what`: a dtype, rank 0..max_rank and that many dims (each >= 1).
-TensorSpec tensor_spec(const std::string& what, seedrl_dtype dtype, std::int32_t rank,
+TensorSpec tensor_spec(const std::string& what, std::int32_t dtype, std::int32_t rank,
                        const std::int64_t* dims, std::int32_t max_rank);
 
 }  // namespace seedrl::capi

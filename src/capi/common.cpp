@@ -12,11 +12,10 @@ std::string& last_error() {
   return message;
 }
 
-TensorSpec tensor_spec(const std::string& what, seedrl_dtype dtype, std::int32_t rank,
+TensorSpec tensor_spec(const std::string& what, std::int32_t dtype, std::int32_t rank,
                        const std::int64_t* dims, std::int32_t max_rank) {
   SEEDRL_REQUIRE(dtype == SEEDRL_F32 || dtype == SEEDRL_U8 || dtype == SEEDRL_I32, what,
-                 ": dtype must be SEEDRL_F32, SEEDRL_U8 or SEEDRL_I32, got ",
-                 static_cast<int>(dtype));
+                 ": dtype must be SEEDRL_F32, SEEDRL_U8 or SEEDRL_I32, got ", dtype);
   SEEDRL_REQUIRE(rank >= 0 && rank <= max_rank, what, ": rank must be in [0, ", max_rank, "], got ",
                  rank);
   SEEDRL_REQUIRE(rank == 0 || dims != nullptr, what, ": dims is NULL");
@@ -41,8 +40,8 @@ int seedrl_abi_version(void) {
   return SEEDRL_C_ABI_VERSION;
 }
 
-const char* seedrl_status_name(seedrl_status status) {
-  switch (status) {
+const char* seedrl_status_name(int32_t status) {
+  switch (status) {  // an int: a value outside the enum is no UB here
     case SEEDRL_OK:
       return "ok";
     case SEEDRL_INVALID_ARGUMENT:

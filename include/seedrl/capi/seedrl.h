@@ -55,6 +55,8 @@ typedef enum seedrl_status {
   SEEDRL_INTERNAL = 6           /* anything else: the message says what */
 } seedrl_status;
 
+/* Element types. Functions take them (and statuses, in seedrl_status_name) as int32_t: an enum's
+ * size is the compiler's choice in C, and a value outside the enum is then an error, not UB. */
 typedef enum seedrl_dtype { SEEDRL_F32 = 0, SEEDRL_U8 = 1, SEEDRL_I32 = 2 } seedrl_dtype;
 
 /* Step flags, one byte per environment (docs/protocol.md, STEP). */
@@ -69,7 +71,7 @@ SEEDRL_C_API const char* seedrl_last_error(void);
 /* SEEDRL_C_ABI_VERSION of the library (a program may check it against its header's). */
 SEEDRL_C_API int seedrl_abi_version(void);
 /* The name of a status ("ok", "unavailable", ...). */
-SEEDRL_C_API const char* seedrl_status_name(seedrl_status status);
+SEEDRL_C_API const char* seedrl_status_name(int32_t status);
 
 /* ---- an actor: environments stepped for a learner ---- */
 
@@ -99,7 +101,7 @@ SEEDRL_C_API seedrl_status seedrl_actor_create(const seedrl_actor_options* optio
  * the actions (one of the three), and any fields the environments declare beside the
  * observation ("action_mask", u8 [number of actions], is the legal-action mask: any non-zero byte
  * allows its action). They must equal the learner's, or connect says what differs. */
-SEEDRL_C_API seedrl_status seedrl_actor_observation(seedrl_actor* actor, seedrl_dtype dtype,
+SEEDRL_C_API seedrl_status seedrl_actor_observation(seedrl_actor* actor, int32_t dtype,
                                                     int32_t rank, const int64_t* dims);
 SEEDRL_C_API seedrl_status seedrl_actor_discrete_actions(seedrl_actor* actor, int32_t num_actions);
 SEEDRL_C_API seedrl_status seedrl_actor_branched_actions(seedrl_actor* actor, int32_t branches,
@@ -107,8 +109,7 @@ SEEDRL_C_API seedrl_status seedrl_actor_branched_actions(seedrl_actor* actor, in
 SEEDRL_C_API seedrl_status seedrl_actor_box_actions(seedrl_actor* actor, int32_t dims,
                                                     const float* low, const float* high);
 SEEDRL_C_API seedrl_status seedrl_actor_add_field(seedrl_actor* actor, const char* name,
-                                                  seedrl_dtype dtype, int32_t rank,
-                                                  const int64_t* dims);
+                                                  int32_t dtype, int32_t rank, const int64_t* dims);
 /* Connects and shakes hands, retrying with back-off (100 ms doubling to 5 s) while the learner
  * is unavailable, for at most `patience_ms` (0: once; < 0: until it answers). Every connection
  * starts every episode afresh: the next step's flags must all be SEEDRL_FLAG_FIRST. */
