@@ -16,7 +16,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 VERSION = 4
 MAGIC = b"SEEDRL01"
@@ -605,11 +605,6 @@ def decode_actions(payload, spec, num_envs):
     return values
 
 
-def observation_format(spec):
-    """The struct format of one observation's values (for environments that hand lists)."""
-    return f"<{spec.observation.numel}{DTYPES[spec.observation.dtype][2]}"
-
-
 def tensor_bytes(values, tensor, what="value"):
     """`values` (bytes, an object with tobytes(), or a flat or nested sequence of numbers) as
     the bytes of one value of `tensor`."""
@@ -656,13 +651,5 @@ def spec_differences(ours, theirs):
     return "; ".join(parts)
 
 
-def header_fields(frame: bytes) -> Optional[Header]:
-    """The header of a whole frame, unchecked (for tests and tools)."""
-    if len(frame) < HEADER_BYTES:
-        return None
-    length, version, frame_type, _, sequence = struct.unpack("<IBBHI", frame[:HEADER_BYTES])
-    return Header(length, version, frame_type, sequence)
-
-
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
-    "math", "re", "struct", "dataclass", "field", "List", "Optional", "Tuple")]
+    "math", "re", "struct", "dataclass", "field", "List", "Tuple")]
