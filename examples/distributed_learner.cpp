@@ -5,7 +5,9 @@
 //   distributed_learner [--listen 127.0.0.1:8686]... [--token-file FILE | --token SECRET]
 //                       [--tls-cert FILE --tls-key FILE [--tls-ca FILE [--require-client-cert]]
 //                        [--tls-version 1.3]]
-//                       [--env cartpole|catch|pendulum]
+//                       [--env cartpole|catch|pendulum |
+//                        --env custom --observation u8[3,3,2] --actions 9|3,2|box:D[:LOW:HIGH]
+//                        [--mask]]
 //                       [--frames 500000] [--logdir DIR] [--max-batch 256] [agent options...]
 //
 // The token is best kept in a file only its owner can read (--token-file; refused when others may
@@ -20,6 +22,12 @@
 // on stderr, and at the end the same JSON line on stdout as cartpole_vtrace. With --env pendulum
 // the learner serves a Gaussian policy and its actors receive box actions (protocol version 2),
 // with pendulum_ppo --agent vtrace's settings for every option the command line does not set.
+// With --env custom the learner serves environments it does not know, written in any language
+// (python/seedrl, the C ABI; docs/any_language.md): --observation gives their observation (an
+// element type and its dimensions), --actions their actions (N discrete, branches of N,M,... or
+// a box of D dimensions within [LOW, HIGH], default [-1, 1]), --mask declares a legal-action mask
+// u8[actions] (the field action_mask); the policy is an MLP of --hidden on the flattened
+// observation.
 //
 // At the frame budget, actors are told that training is over and exit. On SIGINT or SIGTERM the
 // learner tells its actors it is going away (they keep retrying), writes a checkpoint when it has
@@ -36,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli.hpp"
@@ -65,6 +74,94 @@ std::string member_address(const std::string& address, int rank) {
   return address.substr(0, colon + 1) + std::to_string(port + rank);
 }
 
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + 1)
+    parts.push_back(text.substr(start, at - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+template <class T>
+T number(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  T value{};
+  try {
+    if constexpr (std::is_floating_point_v<T>) {
+      value = static_cast<T>(std::stod(text, &used));
+    } else {
+      value = static_cast<T>(std::stoll(text, &used));
+    }
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  SEEDRL_REQUIRE(!text.empty() && used == text.size(), what, ": '", text, "' is not a number");
+  return value;
+}
+
+// "u8[3,3,2]": an element type (f32, u8, i32) and the dimensions, outermost first.
+seedrl::TensorSpec parse_observation(const std::string& text) {
+  const std::string what = "--observation '" + text + "'";
+  const std::size_t open = text.find('[');
+  SEEDRL_REQUIRE(open != std::string::npos && text.size() > open + 2 && text.back() == ']', what,
+                 ": expected TYPE[DIMS], e.g. f32[4] or u8[3,3,2]");
+  seedrl::TensorSpec spec;
+  const std::string type = text.substr(0, open);
+  if (type == "f32") {
+    spec.dtype = seedrl::DType::f32;
+  } else if (type == "u8") {
+    spec.dtype = seedrl::DType::u8;
+  } else if (type == "i32") {
+    spec.dtype = seedrl::DType::i32;
+  } else {
+    seedrl::fail(what, ": the element type '", type, "' is not f32, u8 or i32");
+  }
+  std::vector<std::int64_t> dims;
+  for (const std::string& d : split(text.substr(open + 1, text.size() - open - 2), ',')) {
+    dims.push_back(number<std::int64_t>(d, what));
+    SEEDRL_REQUIRE(dims.back() >= 1, what, ": a dimension of ", dims.back());
+  }
+  SEEDRL_REQUIRE(dims.size() <= 6, what, ": ", dims.size(), " dimensions, at most 6");
+  spec.shape = seedrl::Shape(dims);
+  return spec;
+}
+
+// "9" (discrete), "3,2" (branches), "box:D" or "box:D:LOW:HIGH" (a box, default [-1, 1]).
+seedrl::ActionSpec parse_actions(const std::string& text) {
+  const std::string what = "--actions '" + text + "'";
+  if (text.rfind("box:", 0) == 0) {
+    const std::vector<std::string> parts = split(text.substr(4), ':');
+    SEEDRL_REQUIRE(parts.size() == 1 || parts.size() == 3, what,
+                   ": expected box:D or box:D:LOW:HIGH");
+    const auto dims = number<std::int32_t>(parts[0], what);
+    const float low = parts.size() == 3 ? number<float>(parts[1], what) : -1.0f;
+    const float high = parts.size() == 3 ? number<float>(parts[2], what) : 1.0f;
+    SEEDRL_REQUIRE(dims >= 1 && dims <= 256, what, ": ", dims, " dimensions, 1 to 256");
+    SEEDRL_REQUIRE(low < high, what, ": LOW ", low, " is not below HIGH ", high);
+    return seedrl::ActionSpec::box(dims, low, high);
+  }
+  std::vector<std::int32_t> sizes;
+  for (const std::string& n : split(text, ',')) {
+    sizes.push_back(number<std::int32_t>(n, what));
+    SEEDRL_REQUIRE(sizes.back() >= 1, what, ": a choice of ", sizes.back(), " actions");
+  }
+  return sizes.size() == 1 ? seedrl::ActionSpec::discrete(sizes[0])
+                           : seedrl::ActionSpec::branched(sizes);
+}
+
+seedrl::StepSpec custom_spec(const std::string& observation, const std::string& actions,
+                             bool mask) {
+  seedrl::StepSpec spec{parse_observation(observation), parse_actions(actions), {}};
+  if (mask) {
+    SEEDRL_REQUIRE(!spec.action.is_box(), "--mask: a box of actions has no legal-action mask");
+    spec.fields.push_back(
+        {seedrl::kActionMaskField, {seedrl::Shape({spec.action.num_actions}), seedrl::DType::u8}});
+  }
+  spec.validate("--env custom");
+  return spec;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,6 +181,9 @@ int main(int argc, char** argv) {
   double idle_timeout_s = 60.0;
   bool log_connections = true;
   cli.environments.push_back("pendulum");  // box actions over protocol version 2
+  cli.environments.push_back("custom");    // --observation, --actions, --mask
+  std::string observation_text, actions_text;
+  bool mask = false;
   cli.add_options(app, run);
   app.option("--listen", listen,
              "address to accept actors on (host:port, [v6]:port or unix:/path); repeatable; "
@@ -127,6 +227,14 @@ int main(int argc, char** argv) {
   app.option("--io-threads", socket.io_threads, "network threads").range(1, 64);
   app.option("--log-connections", log_connections,
              "print a line when an actor connects, leaves or is refused");
+  app.option("--observation", observation_text,
+             "with --env custom: the actors' observation, TYPE[DIMS] (f32, u8 or i32), e.g. "
+             "u8[3,3,2]");
+  app.option("--actions", actions_text,
+             "with --env custom: N discrete actions, branches N,M,..., or box:D[:LOW:HIGH]");
+  app.flag("--mask", mask,
+           "with --env custom: the actors declare a legal-action mask (u8[actions], the field "
+           "action_mask)");
   if (const auto exit = app.parse(argc, argv)) return *exit;
   if (cli.env_name == "pendulum") cli.use_pendulum_defaults(app, run);
 
@@ -153,14 +261,21 @@ int main(int argc, char** argv) {
     run.interrupt = examples::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
-    const auto result = examples::with_environment_or_pendulum(cli.env_name, [&](auto make_env) {
-      const auto probe = make_env(0);
-      // A softmax policy over discrete actions, or a Gaussian over Pendulum's box.
-      nn::NetworkOptions network = nn::NetworkOptions::mlp(
-          probe.observation_spec().shape.numel(), probe.action_spec().num_actions, cli.hidden);
-      if (probe.action_spec().is_box()) network.gaussian(probe.action_spec().dims());
+    const bool custom = cli.env_name == "custom";
+    SEEDRL_REQUIRE(
+        custom == !observation_text.empty() && custom == !actions_text.empty() && (custom || !mask),
+        "--observation, --actions and --mask go with --env custom, which needs the "
+        "first two");
+    auto train = [&](const StepSpec& spec) {
+      // A softmax policy over discrete actions (one a branch), or a Gaussian over a box.
+      nn::NetworkOptions network = nn::NetworkOptions::mlp(spec.observation.shape.numel(),
+                                                           spec.action.num_actions, cli.hidden);
+      network.observation_shape = spec.observation.shape;  // flattened by the MLP
+      if (spec.action.is_box()) network.gaussian(spec.action.dims());
+      if (spec.action.is_branched())
+        network.branches({spec.action.branches.begin(), spec.action.branches.end()});
       const VTraceAgent agent = cli.make_agent(network, run.server.unroll_length);
-      TrainingSession<VTraceAgent, Backend> session(agent, step_spec(probe), run);
+      TrainingSession<VTraceAgent, Backend> session(agent, spec, run);
       std::vector<std::unique_ptr<SocketServer>> servers;
       for (const std::string& address : listen) {
         SocketServerOptions o = socket;
@@ -187,7 +302,11 @@ int main(int argc, char** argv) {
         return " | actors " + std::to_string(active);
       };
       return session.run(hooks);
-    });
+    };
+    const auto result =
+        custom ? train(custom_spec(observation_text, actions_text, mask))
+               : examples::with_environment_or_pendulum(
+                     cli.env_name, [&](auto make_env) { return train(step_spec(make_env(0))); });
     examples::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {

@@ -57,6 +57,9 @@ void require_agent_serves(const A& agent, const StepSpec& spec, std::string_view
   SEEDRL_REQUIRE(spec.observation.shape == network.observation_shape, who, ": observations ",
                  spec.observation.to_string(), " do not match the network's observation shape ",
                  network.observation_shape);
+  SEEDRL_REQUIRE(network.takes_observations(spec.observation.dtype), who, ": observations ",
+                 spec.observation.to_string(), " but the network's torso takes ",
+                 network.torso == nn::Torso::mlp ? "f32 only" : "f32 or u8");
   const ActionSpec& action = spec.action;
   if (action.is_box()) {
     SEEDRL_REQUIRE(BoxAgent<A>, who, ": actions ", action.to_string(), " but the agent '", A::kName,

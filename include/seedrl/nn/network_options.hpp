@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "seedrl/core/action_spec.hpp"
+#include "seedrl/core/dtype.hpp"
 #include "seedrl/core/error.hpp"
 #include "seedrl/core/shape.hpp"
 #include "seedrl/core/tensor.hpp"
@@ -127,6 +128,12 @@ struct NetworkOptions {
     return *this;
   }
   bool box_actions() const { return action_dims > 0; }
+
+  /// Whether the torso takes observations of `dtype`: f32 always; u8 where its first layer
+  /// converts (the minatar, nature and board torsos); the mlp torso f32 only.
+  bool takes_observations(DType dtype) const {
+    return dtype == DType::f32 || (dtype == DType::u8 && torso != Torso::mlp);
+  }
 
   /// Throws naming `who` unless this network declares the branches of `action` (a dueling Q head
   /// centres each branch alone; checkpoints, Policy and the ONNX export read them from the
