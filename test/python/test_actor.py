@@ -131,8 +131,8 @@ class ActorAgainstAFakeLearner(unittest.TestCase):
             env = Counter(seed, branched)
             self.envs.append(env)
             return env
-        a = seedrl_actor.Actor(make, f"unix:{self.path}", token, num_envs, fields=spec_fields,
-                               seed=7, log=self.logs.append)
+        rows = seedrl_actor.EnvRows(make, num_envs, seed=7, fields=spec_fields)
+        a = seedrl_actor.Actor(rows, f"unix:{self.path}", token, log=self.logs.append)
         return a
 
     def serve(self, spec, script):
@@ -164,7 +164,7 @@ class ActorAgainstAFakeLearner(unittest.TestCase):
         # The action answered for the ending step was not executed (3 steps an episode).
         self.assertEqual(self.envs[0].actions[:3], [0, 1, 0])
         self.assertTrue(any("connecting again" in line for line in self.logs))
-        self.assertEqual(a.episodes, 1 * 2)
+        self.assertEqual(a.rows.episodes, 1 * 2)
 
     def test_an_end_said_before_the_close_is_read_after_a_failed_send(self):
         spec = p.StepSpec(p.Tensor("f32", (2,)), p.ActionSpec.discrete(2))
