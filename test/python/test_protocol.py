@@ -5,13 +5,14 @@
 
 protocol_golden (test/python/protocol_golden.cpp) writes frames of every type with the C++ codec;
 each case here builds the frame of the same name with the Python encoders and must give the same
-bytes, and the Python decoders must read the golden frame back to the values it was made of.
-Then what the decoders refuse, with the code a server answers with. Standard library only.
+bytes, and the Python decoders must read the golden frame back to the values it was made of; the
+hex examples of docs/protocol.md must be those bytes too. Then what the decoders refuse, with the code a server answers with. Standard library only.
 """
 
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -21,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 from seedrl import protocol as p  # noqa: E402
 
 GOLDEN_PROGRAM = None
+PROTOCOL_MD = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "protocol.md")
 
 CARTPOLE = p.StepSpec(p.Tensor("f32", (4,)), p.ActionSpec.discrete(2))
 PENDULUM = p.StepSpec(p.Tensor("f32", (3,)), p.ActionSpec.box([-2.0], [2.0]))
@@ -90,6 +92,18 @@ class Golden(unittest.TestCase):
         for name, frame in ours.items():
             with self.subTest(name=name):
                 self.assertEqual(frame.hex(), self.golden[name].hex())
+
+    def test_the_examples_of_protocol_md_are_the_reference_bytes(self):
+        # docs/protocol.md, "Examples, byte for byte": a block after <!-- golden:NAME --> is
+        # the frame NAME, a field a line, '#' starting a comment.
+        with open(PROTOCOL_MD, encoding="utf-8") as f:
+            text = f.read()
+        blocks = re.findall(r"<!-- golden:(\w+) -->\n```\n(.*?)```", text, re.S)
+        self.assertGreaterEqual(len(blocks), 8)
+        for name, body in blocks:
+            with self.subTest(frame=name):
+                hex_text = "".join(line.split("#")[0] for line in body.splitlines())
+                self.assertEqual(bytes.fromhex(hex_text), self.golden[name])
 
     def test_handshakes_decode_to_their_values(self):
         header, payload = self.payload("hello_cartpole", p.HELLO)
