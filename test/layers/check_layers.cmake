@@ -1,5 +1,6 @@
 # The layer check (test `layers`): every #include "seedrl/..." in include/seedrl and src goes to
-# the same layer or one below, and no file there has more than MAX_LINES lines.
+# the same layer or one below, and no file there, nor any program or script in examples/,
+# bench/, python/ and scripts/, has more than MAX_LINES lines.
 #
 # The order of the layers is read from docs/runtime.md, the block between the lines
 # "<!-- layers: begin -->" and "<!-- layers: end -->": one layer per line, lowest first, as
@@ -51,8 +52,22 @@ endif()
 file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}"
   "${SOURCE_DIR}/include/seedrl/*.hpp" "${SOURCE_DIR}/src/*.hpp" "${SOURCE_DIR}/src/*.cpp"
   "${SOURCE_DIR}/src/*.cu" "${SOURCE_DIR}/src/*.cuh")
+# Programs and scripts beside the library: the same cap, no layers.
+file(GLOB_RECURSE others RELATIVE "${SOURCE_DIR}"
+  "${SOURCE_DIR}/examples/*.cpp" "${SOURCE_DIR}/examples/*.hpp" "${SOURCE_DIR}/examples/*.c"
+  "${SOURCE_DIR}/bench/*.cpp" "${SOURCE_DIR}/bench/*.hpp" "${SOURCE_DIR}/bench/*.py"
+  "${SOURCE_DIR}/python/*.py" "${SOURCE_DIR}/scripts/*.py" "${SOURCE_DIR}/scripts/*.sh")
 set(faults 0)
 set(checked 0)
+foreach(other IN LISTS others)
+  file(READ "${SOURCE_DIR}/${other}" text)
+  string(REGEX MATCHALL "\n" newlines "${text}")
+  list(LENGTH newlines line_count)
+  if(line_count GREATER MAX_LINES)
+    message(SEND_ERROR "${other}: ${line_count} lines, more than ${MAX_LINES}: split it by concept")
+    math(EXPR faults "${faults} + 1")
+  endif()
+endforeach()
 foreach(source IN LISTS sources)
   file(READ "${SOURCE_DIR}/${source}" text)
   string(REGEX MATCHALL "\n" newlines "${text}")
