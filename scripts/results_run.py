@@ -8,6 +8,9 @@ Each run's progress (the program's stderr) goes to LOGS/<raw file name>.log, out
 repository. --jobs runs that many at once (MinAtar's 2-thread runs share 2 cores well two at a
 time).
 
+A group with a "command" and "program" of its own (one setting of an ablation) runs that
+command instead of the figure's.
+
 A figure of several steps a seed (train, then evaluate the checkpoint) gives its command a
 `{workdir}` (a directory of the seed's own under LOGS, for the run's --logdir) and a "raw" of its
 own (where the command's line goes); a group with a "command" and "program" of its own (an
@@ -57,9 +60,11 @@ def planned_runs(root, figure, force, logs="LOGS"):
             for group in figure["groups"]:
                 raw = group["raw"].replace("{seed}", str(seed))
                 if force or not os.path.exists(os.path.join(root, raw)):
-                    argv = _argv(figure, figure["program"], figure["command"], group["name"],
-                                 seed, "")
-                    runs.append([(figure["program"], argv, raw)])
+                    # A group with a command of its own (a setting of an ablation) runs that.
+                    program = group.get("program", figure["program"])
+                    argv = _argv(figure, program, group.get("command", figure["command"]),
+                                 group["name"], seed, "")
+                    runs.append([(program, argv, raw)])
             continue
         chain = [(figure["program"],
                   _argv(figure, figure["program"], figure["command"], "", seed,

@@ -285,6 +285,17 @@ class Run(unittest.TestCase):
         self.assertEqual([f for f in os.listdir(os.path.dirname(self.raw("a", 1)))
                           if f.startswith(".")], [])
 
+    def test_an_ablation_runs_each_settings_own_command(self):
+        # One step a seed; the group "bad" runs its own command, so it does not fail.
+        self.figure["groups"][1].update(name="bad", program="toy",
+                                        command="toy --game c --seed {seed}")
+        import results_run
+        self.assertEqual(results_run.run(self.root, self.figure, self.build, logs=self.logs), 0)
+        with open(self.raw("b", 2), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["env"], "c")
+        self.assertEqual(results.read_metric(self.root, "docs/data/toy/a_2.json",
+                                             "mean_return"), 2.5)
+
     def test_a_chain_trains_then_evaluates_each_seed(self):
         # The figure's command trains into {workdir}; a group's own command reads it; groups
         # without one read the training line. A seed with a file missing runs its whole chain.
