@@ -61,6 +61,7 @@ class Actor:
         self.stopping = False
         self.steps = 0          # rows sent (environment steps, waiting seats included)
         self.seconds = 0.0      # connected, past the handshake
+        self.cpu_seconds = 0.0  # this process's CPU time in those seconds
 
     def stop(self):
         self.stopping = True
@@ -117,11 +118,12 @@ class Actor:
                  f"{welcome.first_slot}..{welcome.first_slot + rows.num_rows - 1})")
         # Every connection starts every episode afresh: the learner dropped the partial unrolls.
         rows.start()
-        started = time.monotonic()
+        started, started_cpu = time.monotonic(), time.process_time()
         try:
             return self._steps(conn, max_steps)
         finally:
             self.seconds += time.monotonic() - started
+            self.cpu_seconds += time.process_time() - started_cpu
 
     def _steps(self, conn, max_steps):
         rows = self.rows
@@ -176,6 +178,7 @@ def _drive(rows, address, token, tls, evaluation, max_steps, handle_signals):
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     summary = dict(rows.summary(), seconds=round(actor.seconds, 3),
+                   cpu_seconds=round(actor.cpu_seconds, 3),
                    steps_per_s=round(actor.steps / actor.seconds, 1) if actor.seconds else None)
     actor.log(f"{outcome}: {actor.steps} steps, " + ", ".join(
         f"{k.replace('_', ' ')} {v}" for k, v in summary.items()))
