@@ -38,6 +38,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev  # the libFuzzer target of the wire codec
   python3  # the results registry's check (scripts/results.py, standard library only)
+  slurm-wlm munge  # the Slurm job scripts' test on a one-node cluster (test/slurm/)
   # the Python actor's vector environments (seedrl.vector.VectorEnvRows; optional, tested where
   # present)
   python3-numpy

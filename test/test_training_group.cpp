@@ -7,11 +7,13 @@
 #include <doctest/doctest.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -296,6 +298,37 @@ TEST_CASE("join_group: the root's parameters, optimizer state, step count and ta
   }
   // Inference reads the same buffer; a new version tells it to repack its weights.
   CHECK(learners[1]->network().parameters().version() > version);
+}
+
+TEST_CASE("launched_processes: the launchers' variables, srun --mpi=pmix's among them") {
+  // Sets the launchers' variables for one check, the process's own put back after it.
+  const std::vector<std::string> names{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE",
+                                       "PMIX_RANK", "SLURM_STEP_NUM_TASKS"};
+  std::vector<std::optional<std::string>> saved;
+  for (const std::string& name : names) {
+    const char* value = std::getenv(name.c_str());
+    saved.push_back(value ? std::optional<std::string>(value) : std::nullopt);
+  }
+  const auto with = [&](std::vector<std::pair<std::string, std::string>> set) {
+    for (const std::string& name : names) ::unsetenv(name.c_str());
+    for (const auto& [name, value] : set) ::setenv(name.c_str(), value.c_str(), 1);
+    return launched_processes();
+  };
+  CHECK(with({}) == 0);
+  CHECK(with({{"SLURM_STEP_NUM_TASKS", "4"}}) == 0);  // a job step, not an MPI launch
+  CHECK(with({{"OMPI_COMM_WORLD_SIZE", "3"}}) == 3);
+  CHECK(with({{"PMI_SIZE", "2"}}) == 2);
+  CHECK(with({{"PMIX_RANK", "1"}, {"SLURM_STEP_NUM_TASKS", "2"}}) == 2);  // srun --mpi=pmix
+  CHECK(with({{"PMIX_RANK", "0"}}) == 1);  // another PMIx launcher: MPI says how many
+  CHECK(with({{"OMPI_COMM_WORLD_SIZE", "5"}, {"PMIX_RANK", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}}) ==
+        5);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (saved[i]) {
+      ::setenv(names[i].c_str(), saved[i]->c_str(), 1);
+    } else {
+      ::unsetenv(names[i].c_str());
+    }
+  }
 }
 
 }  // namespace test_training_group

@@ -12,6 +12,7 @@
 // member may call them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
@@ -72,15 +73,19 @@ class TrainingGroup : public GradientReducer {
 };
 
 /// How many processes an MPI launcher started this program as, from the variables launchers set
-/// (Open MPI's mpirun, MPICH/Hydra and Slurm's PMI, MVAPICH); 0 when none did. A program that
-/// trains under `mpirun -np N` without a group runs N independent copies.
+/// (Open MPI's mpirun, MPICH/Hydra and Slurm's PMI-2, MVAPICH, Slurm's srun --mpi=pmix); 0 when
+/// none did. A program that trains under `mpirun -np N` without a group runs N independent
+/// copies.
 inline int launched_processes() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"}) {
-    if (const char* value = std::getenv(name)) {
-      const int n = std::atoi(value);
-      if (n > 0) return n;
-    }
-  }
+  const auto count = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::atoi(value) : 0;
+  };
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
+    if (const int n = count(name); n > 0) return n;
+  // srun --mpi=pmix sets no size of MPI's own: PMIx's rank says that a launcher started this
+  // process, the job step's task count how many (a PMIx launcher of another kind: at least 1).
+  if (std::getenv("PMIX_RANK") != nullptr) return std::max(1, count("SLURM_STEP_NUM_TASKS"));
   return 0;
 }
 
