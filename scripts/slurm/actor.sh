@@ -16,7 +16,25 @@ rank=$((SLURM_PROCID % SEEDRL_LEARNERS))
 host=${hosts[$((rank / ${SEEDRL_LEARNERS_PER_NODE:-1}))]}
 address="$host:$((SEEDRL_PORT + rank))"
 echo "actor.sh: task $SLURM_PROCID on $(hostname -s) feeds learner rank $rank at $address"
-# A seed of its own per task and start (a requeued job's actors do not replay the same episodes).
-seed=$((1 + SLURM_PROCID + 1000 * ${SLURM_RESTART_COUNT:-0}))
-exec "$SEEDRL_BIN/distributed_actor" --connect "$address" --env "${SEEDRL_ENV:-cartpole}" \
-  --envs "${SEEDRL_ENVS_PER_ACTOR:-8}" --seed "$seed" "$@"
+# A seed of its own per task, start and restart (a requeued job's actors do not replay the same
+# episodes). An actor that crashes is started again (at most 5 times, 3 s apart); one that
+# ends (0: training is over) or is refused for good (2: a wrong token, spec or version) is not.
+child=""
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM INT
+for attempt in 0 1 2 3 4 5; do
+  seed=$((1 + SLURM_PROCID + 1000 * ${SLURM_RESTART_COUNT:-0} + 100000 * attempt))
+  "$SEEDRL_BIN/distributed_actor" --connect "$address" --env "${SEEDRL_ENV:-cartpole}" \
+    --envs "${SEEDRL_ENVS_PER_ACTOR:-8}" --seed "$seed" "$@" &
+  child=$!
+  status=0
+  wait "$child" || status=$?
+  child=""
+  case "$status" in
+    0 | 2) exit "$status" ;;
+  esac
+  echo "actor.sh: task $SLURM_PROCID: distributed_actor ended with status $status;" \
+    "starting it again in 3 s (restart $((attempt + 1)) of 5)" >&2
+  sleep 3
+done
+echo "actor.sh: task $SLURM_PROCID: giving up after 5 restarts" >&2
+exit 1

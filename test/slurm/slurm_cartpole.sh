@@ -6,7 +6,8 @@
 # every file in a temporary directory), submits the job script, preempts it once with
 # `scancel --signal=USR1 --batch` after the learners' first progress, and checks that the requeued
 # job resumed from the checkpoint and that 2 learner ranks with 2 actor tasks trained CartPole to
-# a mean return of at least 475. Then it stops the daemons it started. Exit 77 (CTest: skipped)
+# a mean return of at least 475, an actor killed in the second start being started again by
+# actor.sh. Then it stops the daemons it started. Exit 77 (CTest: skipped)
 # with the reason where it cannot run them (not root, no packages, no MPI in the build).
 #
 #   slurm_cartpole.sh BUILD/examples [FRAMES]
@@ -157,6 +158,15 @@ done
 # Not at once: slurmd refuses a credential made in the same second as the requeue's revocation.
 sleep 2
 scontrol update JobId="$job" StartTime=now || fail "scontrol update StartTime=now failed"
+# In the second start, an actor crashes (SIGKILL): actor.sh starts it again, and its learner
+# rank, which waits for its data meanwhile, goes on.
+deadline=$((SECONDS + 300))
+until grep -A 100 "resumed from" "$work/run/learner.log" 2>/dev/null | grep -qE "^frames [0-9]+/"; do
+  [ $SECONDS -lt $deadline ] || fail "the requeued job did not resume training (state $(state))"
+  sleep 0.5
+done
+pkill -KILL -o -f "$examples/distributed_actor" || fail "no actor to kill"
+echo "slurm_cartpole: killed an actor (SIGKILL)"
 deadline=$((SECONDS + 900))
 until [ "$(state)" = COMPLETED ]; do
   [ $SECONDS -lt $deadline ] || fail "the job did not complete (state $(state))"
@@ -180,6 +190,8 @@ EOF
 actors=$(grep -c "feeds learner rank" "$work/run/actors.log")
 [ "$actors" -ge 4 ] || fail "expected 2 actor tasks in each of the 2 starts, saw $actors"
 grep "feeds learner rank" "$work/run/actors.log"
+grep -q "distributed_actor ended with status 137; starting it again" "$work/run/actors.log" ||
+  fail "actor.sh did not start the killed actor again"
 echo "---- the job's output"
 cat "$work/job.out"
 echo "---- the learners' log: starts, progress, the checkpoint and the resume"
