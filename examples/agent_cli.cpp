@@ -83,6 +83,13 @@ void VTraceCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
   app.option("--lambda", lambda, "V-trace lambda").range(0.0, 1.0);
   app.option("--clip-rho", clip_rho, "V-trace rho-bar").positive();
   app.option("--clip-pg-rho", clip_pg_rho, "V-trace policy-gradient rho-bar").positive();
+  app.option("--target-policy-lag", target_policy_lag,
+             "mean policy lag (learner steps) above which a step takes more unrolls, up to "
+             "--max-batch-multiple times --batch (0: always --batch)")
+      .non_negative();
+  app.option("--max-batch-multiple", max_batch_multiple,
+             "most unrolls a step takes, in multiples of --batch")
+      .range(1, 4096);
 }
 
 void VTraceCli::use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session) {

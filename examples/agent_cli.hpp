@@ -106,7 +106,8 @@ struct VTraceCli : RunCli {
   std::vector<std::int64_t> hidden;
   float baseline_cost = 0.0f, entropy_cost = 0.0f, entropy_ceiling = 0.0f, lambda = 0.0f,
         clip_rho = 0.0f, clip_pg_rho = 0.0f;
-  double rmsprop_epsilon = 0.0;
+  double rmsprop_epsilon = 0.0, target_policy_lag = 0.0;
+  std::int64_t max_batch_multiple = 1;
   std::string optimizer;
   std::vector<std::string> environments{"cartpole", "catch"};  ///< what --env accepts
   bool normalize = false;  ///< observation and reward normalisation (set for box actions)
@@ -124,6 +125,8 @@ struct VTraceCli : RunCli {
     clip_rho = a.vtrace.clip_rho_threshold;
     clip_pg_rho = a.vtrace.clip_pg_rho_threshold;
     rmsprop_epsilon = a.optimizer.rmsprop.epsilon;
+    target_policy_lag = a.target_policy_lag;
+    max_batch_multiple = a.max_batch_multiple;
     optimizer = a.optimizer.kind == nn::OptimizerKind::adam ? "adam" : "rmsprop";
     normalize = a.normalization.observations;
   }
@@ -150,6 +153,8 @@ struct VTraceCli : RunCli {
     o.loss.entropy_ceiling = entropy_ceiling;
     o.optimizer.kind = optimizer == "adam" ? nn::OptimizerKind::adam : nn::OptimizerKind::rmsprop;
     o.optimizer.rmsprop.epsilon = static_cast<float>(rmsprop_epsilon);
+    o.target_policy_lag = target_policy_lag;
+    o.max_batch_multiple = max_batch_multiple;
     o.normalization.observations = normalize;
     o.normalization.rewards = normalize;
     o.learning_rate = learning_rate_schedule(batch * unroll_length);

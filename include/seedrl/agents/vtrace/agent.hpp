@@ -5,6 +5,7 @@
 // of this header: including it is enough to train the agent).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -24,10 +25,20 @@ namespace seedrl {
 struct VTraceAgentOptions : AgentOptions {
   VTraceOptions vtrace;  ///< rho_bar, rho_bar_pg, lambda (all 1)
   ActorCriticLossOptions loss{0.5f, 0.0033391318945337044f};  ///< baseline and entropy costs
+  /// The mean policy lag (learner steps) a step's data may have before the learner takes more
+  /// unrolls a step: with N actor slots the lag is about N / (2 batch_size), so a fixed batch lets
+  /// it grow with the actors (learner/lag_bounded_batch.hpp). 0: always batch_size.
+  double target_policy_lag = 16.0;
+  /// The most unrolls a step takes then: batch_size times this (a power of two is reached first).
+  std::int64_t max_batch_multiple = 64;
 
   void validate(std::string_view owner = "VTraceAgentOptions") const {
     AgentOptions::validate(owner);
     SEEDRL_REQUIRE(network.policy_value_heads, owner, ".network needs policy_value_heads");
+    SEEDRL_REQUIRE(target_policy_lag >= 0.0 && std::isfinite(target_policy_lag), owner,
+                   ".target_policy_lag must be >= 0 (0: a fixed batch), got ", target_policy_lag);
+    SEEDRL_REQUIRE(max_batch_multiple >= 1 && max_batch_multiple <= 4096, owner,
+                   ".max_batch_multiple must be in [1, 4096], got ", max_batch_multiple);
     vtrace.validate(str_cat(owner, ".vtrace"));
     loss.validate(str_cat(owner, ".loss"));
   }

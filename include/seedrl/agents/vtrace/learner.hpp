@@ -11,6 +11,9 @@
 // Thread-safety: one thread calls step(); inference reads the parameters concurrently.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/inference/staging.hpp"
+#include "seedrl/learner/lag_bounded_batch.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/learner/policy_terms.hpp"
 #include "seedrl/learner/transitions.hpp"
@@ -49,11 +53,29 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
 
   const VTraceAgent& agent() const { return agent_; }
 
-  /// Waits for batch_size unrolls and trains on them; nothing once the queue is closed and empty.
+  /// Waits for batch_unrolls() unrolls and trains on them; nothing once the queue is closed and
+  /// empty.
   std::optional<LearnerStepStats> step() {
-    if (!unrolls_.pop_many(static_cast<std::size_t>(agent_.options().batch_size), batch_unrolls_))
+    if (!unrolls_.pop_many(static_cast<std::size_t>(batch_.size()), batch_unrolls_))
       return std::nullopt;
-    return train_on(batch_unrolls_);
+    std::int32_t oldest = std::numeric_limits<std::int32_t>::max();
+    for (const std::unique_ptr<Unroll>& u : batch_unrolls_)
+      oldest = std::min(oldest, u->policy_versions.template data<std::int32_t>()[0]);
+    lag_max_.store(static_cast<double>(this->steps() - oldest), std::memory_order_relaxed);
+    LearnerStepStats stats = train_on(batch_unrolls_);
+    batch_.observe(stats.metrics["policy_lag"]);
+    return stats;
+  }
+
+  /// Unrolls the next step takes: batch_size, or more while the policy lag is over its target.
+  std::int64_t batch_unrolls() const { return batch_.size(); }
+
+  /// Read at every report (any thread): the unrolls a step takes, and the lag of the last step's
+  /// oldest step (the mean is the step metric policy_lag).
+  std::vector<Metric> gauges() const {
+    return {
+        {{"unrolls_per_step", Reduce::last, "batch"}, static_cast<double>(batch_.size())},
+        {{"policy_lag_max", Reduce::last, "lag max"}, lag_max_.load(std::memory_order_relaxed)}};
   }
 
   /// Whether the backend computes V-trace and the loss on its device (the CUDA backend), so the
@@ -237,6 +259,9 @@ class Learner<VTraceAgent, B> final : public LearnerCore<B> {
   const VTraceAgent agent_;  // a copy: the caller's agent may be a temporary
   UnrollQueue& unrolls_;
   std::vector<std::unique_ptr<Unroll>> batch_unrolls_;
+  LagBoundedBatch batch_{agent_.options().batch_size, agent_.options().target_policy_lag,
+                         agent_.options().max_batch_multiple};
+  std::atomic<double> lag_max_{0.0};
 };
 
 // The V-trace runtime on the CPU backend is compiled once, in the library
