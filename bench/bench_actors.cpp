@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "cartpole_logic.hpp"
 #include "command_line.hpp"
 #include "seedrl/capi/seedrl.h"
 #include "seedrl/seedrl.hpp"
@@ -47,50 +48,6 @@
 using namespace seedrl;
 
 namespace {
-
-// examples/c/cartpole_actor.c's CartPole, the same arithmetic.
-struct CartPole {
-  double x = 0, x_dot = 0, theta = 0, theta_dot = 0;
-  int steps = 0;
-  std::uint64_t rng;
-  explicit CartPole(std::uint64_t seed) : rng(seed | 1) { reset(); }
-  double uniform() {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return static_cast<double>((rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-  }
-  void reset() {
-    x = 0.1 * uniform() - 0.05;
-    x_dot = 0.1 * uniform() - 0.05;
-    theta = 0.1 * uniform() - 0.05;
-    theta_dot = 0.1 * uniform() - 0.05;
-    steps = 0;
-  }
-  std::uint8_t step(std::int32_t action) {
-    const double gravity = 9.8, total = 1.1, pole_mass = 0.1, half_length = 0.5, tau = 0.02;
-    const double force = action == 1 ? 10.0 : -10.0;
-    const double cos_t = std::cos(theta), sin_t = std::sin(theta);
-    const double temp = (force + pole_mass * half_length * theta_dot * theta_dot * sin_t) / total;
-    const double theta_acc = (gravity * sin_t - cos_t * temp) /
-                             (half_length * (4.0 / 3.0 - pole_mass * cos_t * cos_t / total));
-    const double x_acc = temp - pole_mass * half_length * theta_acc * cos_t / total;
-    x += tau * x_dot;
-    x_dot += tau * x_acc;
-    theta += tau * theta_dot;
-    theta_dot += tau * theta_acc;
-    steps += 1;
-    if (std::fabs(x) > 2.4 || std::fabs(theta) > 12.0 * 2.0 * 3.14159265358979323846 / 360.0)
-      return step_flags::kTerminated;
-    return steps >= 500 ? step_flags::kTruncated : 0;
-  }
-  void observe(float* out) const {
-    out[0] = static_cast<float>(x);
-    out[1] = static_cast<float>(x_dot);
-    out[2] = static_cast<float>(theta);
-    out[3] = static_cast<float>(theta_dot);
-  }
-};
 
 struct Rate {
   double steps_per_s = std::nan("");
@@ -107,7 +64,7 @@ double thread_cpu_seconds() {
 // flags, observations, actions)` is one lock-step STEP.
 template <class Exchange>
 Rate run_loop(int n, double seconds, Exchange&& exchange) {
-  std::vector<CartPole> envs;
+  std::vector<bench::CartPole> envs;
   for (int e = 0; e < n; ++e) envs.emplace_back(1000 + static_cast<std::uint64_t>(e));
   std::vector<float> rewards(static_cast<std::size_t>(n), 0.0f),
       obs(4 * static_cast<std::size_t>(n));
@@ -122,7 +79,7 @@ Rate run_loop(int n, double seconds, Exchange&& exchange) {
   while (std::chrono::steady_clock::now() < end) {
     if (!exchange(rewards, flags, obs, actions)) fail("bench_actors: a step failed");
     for (std::size_t e = 0; e < envs.size(); ++e) {
-      CartPole& env = envs[e];
+      bench::CartPole& env = envs[e];
       if (flags[e] & (step_flags::kTerminated | step_flags::kTruncated)) {
         env.reset();
         rewards[e] = 0.0f;
