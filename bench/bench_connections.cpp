@@ -169,19 +169,16 @@ double rss_kib(pid_t pid) {
 
 // CartPole actors for a real learner until it closes them (training is over) or `seconds` pass:
 // one JSON line of what they did.
-int feed_learner(const std::string& address, const std::string& token_file, std::int32_t n,
-                 double rate, std::int32_t threads, std::int32_t window, double seconds) {
+int feed_learner(const std::string& address, const std::string& token_file, bench::LoadOptions o,
+                 double seconds) {
   const std::size_t colon = address.rfind(':');
   SEEDRL_REQUIRE(colon != std::string::npos, "--learner '", address, "': expected HOST:PORT");
-  bench::LoadOptions o;
   o.host = address.substr(0, colon);
   o.port = static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)));
   o.token = token_file.empty() ? "" : read_token_file(token_file);
-  o.connections = n;
-  o.rate = rate;
-  o.threads = threads;
-  o.handshake_window = window;
   o.cartpole = true;
+  const std::int32_t n = o.connections;
+  const double rate = o.rate;
   bench::LoadGenerator load(o);
   const bench::LoadResult made = load.connect();
   std::fprintf(stderr, "bench_connections: %lld of %d connected in %.1f s (%lld refused)\n",
@@ -235,11 +232,11 @@ void measure_line(Load& load, ServerProcess& server, double warmup, double secon
   const double rss_idle = rss_kib(server.pid);
   load.start_stepping();
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
-  const double cpu0 = cpu_seconds(server.pid);
+  const double cpu0 = cpu_seconds(server.pid), load_cpu0 = cpu_seconds(::getpid());
   load.measure(true);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   load.measure(false);
-  const double cpu1 = cpu_seconds(server.pid);
+  const double cpu1 = cpu_seconds(server.pid), load_cpu1 = cpu_seconds(::getpid());
   const bench::LoadResult r = load.finish();
   const std::string stats = stop_server(server);
   std::printf(
@@ -247,7 +244,7 @@ void measure_line(Load& load, ServerProcess& server, double warmup, double secon
       "\"obs_bytes\":%lld,\"rate\":%.0f,\"pinned\":%s,\"threads\":%d,\"io_threads\":%d,"
       "\"connected\":%lld,\"refused\":%lld,\"broken\":%lld,\"steps_per_s\":%.1f,"
       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
-      "\"server_cpu_ms_per_1000_steps\":%.3f,\"server_cpu_share\":%.3f,"
+      "\"server_cpu_ms_per_1000_steps\":%.3f,\"server_cpu_share\":%.3f,\"load_cpu_share\":%.3f,"
       "\"server_rss_kib_idle\":%.0f,\"server_rss_kib_per_idle_connection\":%.2f,"
       "\"connect_seconds\":%.3f,\"server\":%s}\n",
       l.tls ? "tls" : "tcp", l.thread_clients ? "threads" : "asio", l.connections,
@@ -255,8 +252,8 @@ void measure_line(Load& load, ServerProcess& server, double warmup, double secon
       l.io_threads, static_cast<long long>(connected.connected), static_cast<long long>(r.refused),
       static_cast<long long>(r.broken), static_cast<double>(r.steps) / seconds, r.p50_us, r.p99_us,
       r.max_us, r.steps > 0 ? 1e6 * (cpu1 - cpu0) / static_cast<double>(r.steps) : 0.0,
-      (cpu1 - cpu0) / seconds, rss_idle, (rss_idle - rss_before) / l.connections,
-      connected.connect_seconds, stats.c_str());
+      (cpu1 - cpu0) / seconds, (load_cpu1 - load_cpu0) / seconds, rss_idle,
+      (rss_idle - rss_before) / l.connections, connected.connect_seconds, stats.c_str());
   std::fflush(stdout);
 }
 
@@ -297,9 +294,14 @@ int main(int argc, char** argv) {
   if (const auto exit = app.parse(argc, argv)) return *exit;
   try {
     if (serve_mode) return serve(obs_sizes.at(0), io_threads, max_batch, tls_cert, tls_key);
+    bench::LoadOptions load_options;  // what every line's load generator shares
+    load_options.rate = rate;
+    load_options.threads = threads;
+    load_options.handshake_window = window;
     if (!learner.empty()) {
       raise_open_files();
-      return feed_learner(learner, token_file, connections.at(0), rate, threads, window, seconds);
+      load_options.connections = connections.at(0);
+      return feed_learner(learner, token_file, load_options, seconds);
     }
     raise_open_files();
     if (pin) pin_to(std::thread::hardware_concurrency() > 1 ? 1 : 0);
@@ -319,13 +321,10 @@ int main(int argc, char** argv) {
           bench::ThreadLoad load(server.port, obs_bytes, n, tls_files.ca);
           measure_line(load, server, warmup, seconds, line);
         } else {
-          bench::LoadOptions lo;
+          bench::LoadOptions lo = load_options;
           lo.port = server.port;
           lo.obs_bytes = obs_bytes;
           lo.connections = n;
-          lo.rate = rate;
-          lo.threads = threads;
-          lo.handshake_window = window;
           bench::LoadGenerator load(lo);
           measure_line(load, server, warmup, seconds, line);
         }

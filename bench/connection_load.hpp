@@ -50,6 +50,14 @@ struct LoadOptions {
 struct LoadResult {
   std::int64_t connected = 0, refused = 0, broken = 0, finished = 0, steps = 0;
   double connect_seconds = 0, p50_us = 0, p99_us = 0, max_us = 0;
+
+  /// The measured round trips: their count and quantiles.
+  void take_latency(const LatencyHistogram& latency) {
+    steps = latency.count();
+    p50_us = latency.quantile(0.5);
+    p99_us = latency.quantile(0.99);
+    max_us = latency.max();
+  }
 };
 
 class LoadGenerator {
@@ -98,10 +106,7 @@ class LoadGenerator {
     result_.refused = refused_.load();
     result_.broken = broken_.load();
     result_.finished = finished_count_.load();
-    result_.steps = latency_.count();
-    result_.p50_us = latency_.quantile(0.5);
-    result_.p99_us = latency_.quantile(0.99);
-    result_.max_us = latency_.max();
+    result_.take_latency(latency_);
     return result_;
   }
 

@@ -50,10 +50,7 @@ class ThreadLoad {
     result_.connected = connected_.load();
     result_.refused = connections_ - result_.connected;
     result_.broken = broken_.load();
-    result_.steps = latency_.count();
-    result_.p50_us = latency_.quantile(0.5);
-    result_.p99_us = latency_.quantile(0.99);
-    result_.max_us = latency_.max();
+    result_.take_latency(latency_);
     return result_;
   }
 
