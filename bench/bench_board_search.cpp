@@ -1,5 +1,5 @@
 // bench_board_search: moves per second of the self-play league's search player
-// (session/board_search.hpp) on Connect Four, by depth, over a fixed set of positions reached by
+// (acting/board_search.hpp) on Connect Four, by depth, over a fixed set of positions reached by
 // random play (0 - 19 moves from the empty board, seeded), on one thread. In a self-play run with
 // --search-opponents 2 4 the search players' moves took 28% of the process's CPU time before the
 // search kept its own board (docs/performance.md), so their speed is the run's speed.
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "seedrl/acting/board_search.hpp"
 #include "seedrl/env/board_game.hpp"
-#include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "support/bench_util.hpp"
 

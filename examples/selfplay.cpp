@@ -10,7 +10,7 @@
 // Every game seats the learner against an opponent drawn from the league (session/self_play.hpp):
 // its latest self with probability --play-latest, else one of its last --window snapshots (one
 // every --snapshot-every learner steps) or a fixed player: the random one, and on the board games
-// a player searching DEPTH moves ahead for each --search-opponents DEPTH (session/board_search.hpp;
+// a player searching DEPTH moves ahead for each --search-opponents DEPTH (acting/board_search.hpp;
 // in the league as "search<DEPTH>"). With --opening-moves K every training game of a board game
 // starts after 0 - K random moves (env/random_openings.hpp), so that the policy meets many
 // positions, not the few games its deterministic opponents lead to. The network is an MLP on the
@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "seedrl/acting/board_search.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/random_openings.hpp"
 #include "seedrl/env/standoff.hpp"
 #include "seedrl/recipes/games.hpp"
-#include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"
 

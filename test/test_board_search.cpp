@@ -1,4 +1,4 @@
-// session/board_search.hpp: the horizon's score against counts by hand, the search board's
+// acting/board_search.hpp: the horizon's score against counts by hand, the search board's
 // score kept move by move against the score counted from scratch, alpha-beta's values against a
 // plain minimax without pruning (written here, on copies of the game) on random positions, a won
 // line taken and a threat blocked, ties broken at random (both mirror moves of a symmetric
@@ -14,8 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "seedrl/acting/board_search.hpp"
 #include "seedrl/env/board_game.hpp"
-#include "seedrl/session/board_search.hpp"
 #include "seedrl/session/match.hpp"
 #include "support/board_players.hpp"
 

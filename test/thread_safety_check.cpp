@@ -19,9 +19,9 @@
 #include "seedrl/experience/unroll_codec.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/inference/request_batcher.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
 #include "seedrl/session/training_session.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
 #include "seedrl/transport/remote_client.hpp"
 
 namespace seedrl {

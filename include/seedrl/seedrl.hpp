@@ -99,11 +99,11 @@
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/inference/request_batcher.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/policy/policy.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
 
 #include "seedrl/transport/protocol.hpp"
 #include "seedrl/transport/remote_client.hpp"

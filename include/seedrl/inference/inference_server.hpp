@@ -58,11 +58,11 @@
 #include "seedrl/inference/request_batcher.hpp"
 #include "seedrl/inference/server_network.hpp"
 #include "seedrl/inference/server_options.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/inference/slot_table.hpp"
 #include "seedrl/inference/step_validation.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
 
 namespace seedrl {
 

@@ -33,8 +33,8 @@
 #include "seedrl/core/step_flags.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/inference/batch_outcomes.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

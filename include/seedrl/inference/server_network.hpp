@@ -15,10 +15,10 @@
 
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/inference/graphed_forward.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/nn/backend.hpp"
 #include "seedrl/nn/network.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

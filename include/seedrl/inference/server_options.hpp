@@ -1,17 +1,15 @@
 // What an InferenceServer is set up with (InferenceServerOptions), and the unroll layout it
-// produces for an agent (make_unroll_spec): what the learner and the session size themselves by.
+// produces for an agent with them: make_unroll_spec(agent, step, options), the options read as
+// their UnrollShape (shared/unroll_layout.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string_view>
 
-#include "seedrl/agent/agent.hpp"
 #include "seedrl/core/error.hpp"
-#include "seedrl/core/tensor_spec.hpp"
-#include "seedrl/env/environment.hpp"
-#include "seedrl/experience/unroll.hpp"
 #include "seedrl/inference/request_batcher.hpp"
+#include "seedrl/shared/unroll_layout.hpp"
 
 namespace seedrl {
 
@@ -29,6 +27,10 @@ struct InferenceServerOptions {
   /// captured once and replayed with one launch (inference/graphed_forward.hpp).
   bool graphs = true;
 
+  /// The shape of the unrolls this server records: make_unroll_spec(agent, step, options) gives
+  /// their layout (shared/unroll_layout.hpp).
+  operator UnrollShape() const { return {unroll_length, burn_in}; }  // NOLINT: implicit on purpose
+
   void validate(std::string_view owner = "InferenceServerOptions") const {
     SEEDRL_REQUIRE(max_slots > 0, owner, ".max_slots must be positive, got ", max_slots);
     SEEDRL_REQUIRE(max_batch > 0, owner, ".max_batch must be positive, got ", max_batch);
@@ -38,30 +40,6 @@ struct InferenceServerOptions {
     SEEDRL_REQUIRE(threads >= 1, owner, ".threads must be >= 1, got ", threads);
   }
 };
-
-/// The unroll layout a server with these options produces for `agent` from steps of `step`
-/// (every declared field is kept in the unrolls).
-template <Agent A>
-UnrollSpec make_unroll_spec(const A& agent, const StepSpec& step,
-                            const InferenceServerOptions& options) {
-  UnrollSpec spec;
-  spec.observation = step.observation;
-  spec.num_actions = step.action.num_actions;
-  spec.action_dims = step.action.is_box() ? step.action.dims() : 0;
-  spec.fields = step.fields;
-  spec.action_spec = step.action;
-  spec.length = options.burn_in + options.unroll_length + 1;
-  spec.overlap = options.burn_in + 1;
-  spec.store_behaviour = A::kStoresLogits || records_q_values(agent);
-  spec.state_size = agent.network_config().lstm_size;
-  return spec;
-}
-/// The same for steps with no declared fields.
-template <Agent A>
-UnrollSpec make_unroll_spec(const A& agent, const TensorSpec& observation, const ActionSpec& action,
-                            const InferenceServerOptions& options) {
-  return make_unroll_spec(agent, StepSpec{observation, action, {}}, options);
-}
 
 using InferenceServerStats = BatcherStats;
 

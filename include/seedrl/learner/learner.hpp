@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "seedrl/experience/unroll.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
 #include "seedrl/learner/skipped_steps.hpp"
 #include "seedrl/nn/backend.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
 
 namespace seedrl {
 

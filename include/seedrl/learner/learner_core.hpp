@@ -48,8 +48,6 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/thread_priority.hpp"
 #include "seedrl/experience/unroll.hpp"
-#include "seedrl/inference/shared_parameters.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
@@ -58,6 +56,8 @@
 #include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/pass_result.hpp"
 #include "seedrl/learner/training_group.hpp"
+#include "seedrl/shared/shared_parameters.hpp"
+#include "seedrl/shared/staging.hpp"
 #ifdef SEEDRL_CUDA_SESSIONS
 #include "seedrl/backend/cuda/backend.hpp"
 #endif

@@ -22,9 +22,9 @@
 
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/experience/unroll.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/transitions.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

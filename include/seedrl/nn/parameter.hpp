@@ -14,7 +14,7 @@
 // Stores that alias one value buffer (alias_values) share one version counter.
 //
 // Thread-safety: declaring and finalising is single-threaded. Afterwards the values may be read
-// concurrently; writers must be serialised by the owner (inference/shared_parameters.hpp).
+// concurrently; writers must be serialised by the owner (shared/shared_parameters.hpp).
 #pragma once
 
 #include <atomic>
@@ -147,7 +147,7 @@ class ParameterStore {
 
   /// Makes this store read its values from `other`'s buffer (same layout): both models then see
   /// one set of parameters, with no copy. Gradients stay separate. `other` must outlive this
-  /// store; the owner serialises writes against reads (see inference/shared_parameters.hpp).
+  /// store; the owner serialises writes against reads (see shared/shared_parameters.hpp).
   /// This store's tensors are handles of its own on that memory (borrowed): two models on two
   /// threads never share a reference count, whose cache line would otherwise bounce between the
   /// cores at every tensor copy a layer makes.

@@ -31,10 +31,10 @@
 #include "seedrl/algo/gae.hpp"
 #include "seedrl/algo/ppo_loss.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/learner/policy_terms.hpp"
 #include "seedrl/learner/transitions.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

@@ -46,10 +46,10 @@
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/core/thread_name.hpp"
 #include "seedrl/experience/unroll_codec.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/replay/replay_table.hpp"
 #include "seedrl/replay/table_feeder.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

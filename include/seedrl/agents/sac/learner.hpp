@@ -39,10 +39,10 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/experience/unroll_codec.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/replay/replay_table.hpp"
 #include "seedrl/replay/table_feeder.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

@@ -22,11 +22,11 @@
 #include "seedrl/algo/actor_critic_loss.hpp"
 #include "seedrl/algo/vtrace.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
-#include "seedrl/inference/staging.hpp"
 #include "seedrl/learner/lag_bounded_batch.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/learner/policy_terms.hpp"
 #include "seedrl/learner/transitions.hpp"
+#include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
 

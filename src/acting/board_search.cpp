@@ -1,5 +1,5 @@
-// search_player's tables of the board's lines (declared in session/board_search.hpp).
-#include "seedrl/session/board_search.hpp"
+// search_player's tables of the board's lines (declared in acting/board_search.hpp).
+#include "seedrl/acting/board_search.hpp"
 
 #include <algorithm>
 #include <cstdlib>
