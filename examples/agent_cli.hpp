@@ -19,6 +19,7 @@
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/recipes/control.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 

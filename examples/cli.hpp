@@ -30,6 +30,7 @@
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
 #include "seedrl/io/messages.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 

@@ -16,6 +16,7 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/mpi/learner_group.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
 namespace {

@@ -19,6 +19,7 @@
 #include "seedrl/env/card_pick.hpp"
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/card_pick_fixtures.hpp"
 #include "support/example_defaults.hpp"

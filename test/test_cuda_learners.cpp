@@ -21,6 +21,7 @@
 #include "seedrl/backend/cuda/backend.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/cuda_conformance.hpp"
 #include "support/example_defaults.hpp"

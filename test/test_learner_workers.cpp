@@ -15,6 +15,7 @@
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/core/float_mode.hpp"
 #include "seedrl/learner/worker_team.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/training_session.hpp"
 #include "support/r2d2_fixtures.hpp"
 #include "support/runtime_fixtures.hpp"

@@ -18,6 +18,7 @@
 #include "seedrl/env/flatten_observation.hpp"
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/minatar_learning.hpp"

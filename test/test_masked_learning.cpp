@@ -15,6 +15,7 @@
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/card_pick_fixtures.hpp"
 #include "support/example_defaults.hpp"

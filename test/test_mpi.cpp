@@ -18,6 +18,7 @@
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/mpi/learner_group.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"

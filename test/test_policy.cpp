@@ -17,6 +17,7 @@
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/temp_dir.hpp"

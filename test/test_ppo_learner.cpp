@@ -11,6 +11,7 @@
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.

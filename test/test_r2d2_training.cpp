@@ -11,6 +11,7 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/minatar_learning.hpp"
 #include "support/printing.hpp"

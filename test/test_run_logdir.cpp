@@ -24,6 +24,7 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/logdir_lock.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/run_logdir.hpp"
 #include "support/sac_fixtures.hpp"

@@ -16,6 +16,7 @@
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/sac_fixtures.hpp"
 

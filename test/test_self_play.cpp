@@ -14,6 +14,7 @@
 
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/self_play.hpp"
 #include "support/runtime_fixtures.hpp"
 

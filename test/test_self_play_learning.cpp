@@ -12,6 +12,7 @@
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/env/board_game.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/match.hpp"
 #include "seedrl/session/self_play.hpp"
 #include "support/temp_dir.hpp"

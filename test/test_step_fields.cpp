@@ -14,6 +14,7 @@
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/learner/learner_core.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"

@@ -25,6 +25,7 @@
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/io/safetensors.hpp"
 #include "seedrl/learner/training_group.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 #include "support/runtime_fixtures.hpp"

@@ -16,6 +16,7 @@
 #include "seedrl/core/atomic_file.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/io/safetensors.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 

@@ -9,6 +9,7 @@
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/experience/unroll_store.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/runtime_fixtures.hpp"
 

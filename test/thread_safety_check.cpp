@@ -20,6 +20,7 @@
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/inference/request_batcher.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/training_session.hpp"
 #include "seedrl/shared/shared_parameters.hpp"
 #include "seedrl/transport/remote_client.hpp"

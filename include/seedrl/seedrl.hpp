@@ -101,6 +101,7 @@
 #include "seedrl/inference/request_batcher.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 #include "seedrl/shared/shared_parameters.hpp"

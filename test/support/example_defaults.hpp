@@ -8,6 +8,7 @@
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
 namespace seedrl::test {

@@ -14,6 +14,7 @@
 #include "seedrl/env/gunner.hpp"
 #include "seedrl/nn/network_options.hpp"
 #include "seedrl/policy/policy.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
 namespace seedrl::test {

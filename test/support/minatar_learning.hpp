@@ -10,6 +10,7 @@
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
+#include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "support/example_defaults.hpp"
 

@@ -1,8 +1,9 @@
 // The built-in agents' inference servers and training sessions on the CPU backend are compiled
 // once, in the library (src/session/builtin_agents.cpp), and on the CUDA backend, with their
 // learners, in seedrl::cuda (src/session/cuda_sessions.cpp, declared here for the programs that
-// link it, which CMake gives SEEDRL_CUDA_SESSIONS): programs that train them do not instantiate
-// them again. Included at the end of session/training_session.hpp.
+// link it, which CMake gives SEEDRL_CUDA_SESSIONS): a program that trains them and includes this
+// header (opt-in; seedrl/seedrl.hpp does) does not instantiate them again. A host program with an
+// agent of its own need not include it, nor compile the four built-in agents' headers.
 #pragma once
 
 #include "seedrl/agents/ppo.hpp"

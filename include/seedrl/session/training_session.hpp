@@ -30,9 +30,10 @@
 // next period (the final one every few seconds), and only max_checkpoint_failures failures in a
 // row end it. The session writes nothing to the console itself: its lines go to options.messages.
 //
-// Groups (options.group, e.g. seedrl::mpi::LearnerGroup): the session is one member of N that
-// train one set of parameters, each with its own actors, server and learner. At construction
-// rank 0 alone resumes from its logdir's checkpoint, and its parameters, optimizer state and
+// Groups (options.group, e.g. seedrl::mpi::LearnerGroup; the session's RunScope is then a
+// GroupScope, session/group_scope.hpp, where alone it is a SoloScope, session/run_scope.hpp): the
+// session is one member of N that train one set of parameters, each with its own actors, server
+// and learner. At construction rank 0 alone resumes from its logdir's checkpoint, and its parameters, optimizer state and
 // step count become every member's (LearnerCore::join_group). Every learner step averages the
 // members' gradients and then sums their frame and episode counters and a stop vote (the
 // interrupt flag), so that every member stops after the same step: once the group's frames reach
@@ -50,6 +51,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -65,8 +67,7 @@
 #include "seedrl/io/metrics_logger.hpp"
 #include "seedrl/io/onnx.hpp"
 #include "seedrl/learner/learner.hpp"
-#include "seedrl/learner/training_group.hpp"
-#include "seedrl/session/group_counters.hpp"
+#include "seedrl/session/group_scope.hpp"
 #include "seedrl/session/run_logdir.hpp"
 #include "seedrl/session/run_onnx.hpp"
 #include "seedrl/session/run_report.hpp"
@@ -97,9 +98,9 @@ class TrainingSession {
   /// The endpoint actors connect to (LocalClient, SocketServer).
   InferenceServer<A, B>& server() { return server_; }
   Learner<A, B>& learner() { return learner_; }
-  bool resumed() const { return resumed_; }
+  bool resumed() const { return begun_.resumed; }
   /// The frames of the resumed run (with a group: the group's).
-  std::int64_t frames_at_start() const { return frames_at_start_; }
+  std::int64_t frames_at_start() const { return begun_.frames; }
 
   /// Records an error from any thread; it ends run(), which rethrows the first one.
   void report_error(std::exception_ptr error) SEEDRL_EXCLUDES(error_mutex_) {
@@ -113,128 +114,6 @@ class TrainingSession {
   TrainingResult run(const TrainingHooks& hooks = {});
 
  private:
-  using Totals = RunTotals;  // this session's counters, or the group's as of the last exchange
-
-  // The learner's reducer in a group: the group's mean gradient, then the counters and the stop
-  // vote (one small sum), then now and then the check that the members have not diverged.
-  class GroupStep final : public GradientReducer {
-   public:
-    explicit GroupStep(TrainingSession& session) : session_(session) {}
-    void all_reduce(const Tensor& gradients, bool finite) override {
-      all_reduce_step(std::span<const Tensor>(&gradients, 1), finite);
-    }
-    void all_reduce_step(std::span<const Tensor> gradients, bool finite) override {
-      TrainingGroup& group = *session_.options_.group;
-      group.all_reduce_step(gradients, finite);
-      session_.exchange_totals(session_.interrupted());
-      ++reductions_;
-      const std::int64_t every = session_.options_.group_check_steps;
-      if (every > 0 && reductions_ % every == 0) {
-        // The networks before this step's update: identical wherever the group is healthy.
-        for (const auto& [name, values] : session_.learner_.networks().values())
-          group.check_identical(
-              values, str_cat("the parameters of network '", name, "' (checked at learner step ",
-                              session_.learner_.steps(), ")"));
-      }
-    }
-
-   private:
-    TrainingSession& session_;
-    std::int64_t reductions_ = 0;
-  };
-
-  static TrainingSessionOptions for_member(const TrainingSessionOptions& options) {
-    TrainingSessionOptions o = options;
-    // Members sample actions from streams of their own.
-    if (o.group && o.group->rank() > 0)
-      o.server.seed += 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(o.group->rank());
-    return o;
-  }
-
-  bool is_root() const { return options_.group == nullptr || options_.group->rank() == 0; }
-
-  // Whether the run loop should end: the group has decided to stop, or (alone) the frame budget
-  // or the interrupt flag.
-  bool stopping() const {
-    if (options_.group) return group_stopped_.load();
-    return server_.training_frames() >= options_.total_frames || interrupted();
-  }
-
-  Totals totals() SEEDRL_EXCLUDES(totals_mutex_) {
-    if (options_.group) return group_totals();
-    return {server_.training_frames(), server_.episodes().summary()};
-  }
-  Totals group_totals() SEEDRL_EXCLUDES(totals_mutex_) {
-    MutexLock lock(totals_mutex_);
-    return group_totals_;
-  }
-
-  // Collective: sums every member's counters into group_totals_, with `stop_vote` as this
-  // member's vote to stop; the group stops once its frames reach the budget or anyone voted.
-  void exchange_totals(bool stop_vote) SEEDRL_EXCLUDES(totals_mutex_) {
-    GroupCounters counters =
-        GroupCounters::of(server_.training_frames(), server_.episodes().summary(), stop_vote);
-    options_.group->sum(counters.values());
-    const Totals t = counters.totals();
-    {
-      MutexLock lock(totals_mutex_);
-      group_totals_ = t;
-    }
-    if (counters.stop_voted() || t.frames >= options_.total_frames) group_stopped_ = true;
-  }
-
-  // Collective, at construction: rank 0 resumes from its checkpoint (if any) and the group takes
-  // its state. Rank 0's frames and episodes carry the resumed counts (the group's totals are
-  // sums); every member takes its observation statistics.
-  void join_group(TrainingGroup& group) {
-    const bool root = group.rank() == 0;
-    const std::string path = options_.logdir.empty() ? "" : checkpoint_path(options_.logdir);
-    std::exception_ptr error;
-    double state[2] = {0.0, 0.0};  // resumed, failed
-    if (root && !path.empty()) {
-      try {
-        logdir_.open(options_.logdir, options_.max_checkpoint_failures);
-        if (resume()) state[0] = 1.0;
-      } catch (...) {
-        error = std::current_exception();
-        state[1] = 1.0;
-      }
-    }
-    group.sum(state);  // every member learns whether rank 0 resumed, or failed to
-    if (error) std::rethrow_exception(error);
-    SEEDRL_REQUIRE(state[1] == 0.0,
-                   "the learner group's rank 0 could not take its logdir or resume from its "
-                   "checkpoint (its error says why)");
-    resumed_ = state[0] > 0.0;
-    frames_at_start_ = group.broadcast_count(resume_.counters ? resume_.counters->frames : 0);
-    if (resumed_) {
-      std::string normalization =
-          resume_.counters ? resume_.counters->normalization : std::string();
-      group.broadcast(normalization);
-      if (root) {
-        server_.set_training_frames(resume_.counters->frames);
-        server_.episodes().set_counts(resume_.counters->episodes, 0);
-        server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
-      }
-      server_.restore_normalization(normalization, root ? resume_.path : "rank 0's checkpoint");
-    }
-    learner_.join_group(group);
-    learner_.set_gradient_reducer(&group_step_);
-    {
-      MutexLock lock(totals_mutex_);
-      group_totals_.frames = frames_at_start_;
-    }
-  }
-
-  // Loads the newest generation of the logdir's checkpoint that verifies (resume_); false when
-  // there is none. Throws listing every generation's fault when none loads.
-  bool resume() {
-    resume_ = io::load_newest_generation(
-        checkpoint_path(options_.logdir),
-        [&](const std::string& file) { return learner_.load_checkpoint(file); });
-    return resume_.counters.has_value();
-  }
-
   std::exception_ptr first_error() SEEDRL_EXCLUDES(error_mutex_) {
     MutexLock lock(error_mutex_);
     return error_;
@@ -248,15 +127,13 @@ class TrainingSession {
     }
   }
 
-  bool interrupted() const { return options_.interrupt && options_.interrupt->load(); }
-
   double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
   // Only rank 0 of a group speaks.
   void say(io::MessageKind kind, std::string_view line) const {
-    if (options_.messages && is_root()) options_.messages(kind, line);
+    if (options_.messages && scope_->speaks()) options_.messages(kind, line);
   }
 
   // The learner thread adds every step's metrics to the accumulator that report() empties.
@@ -268,7 +145,7 @@ class TrainingSession {
         B::set_num_threads(options_.learner_threads);
       // In a group the stop comes from the group (every member after the same step) and nothing
       // is drained; alone, the learner drains the queue the server closes.
-      while (!group_stopped_) {
+      while (!scope_->stop_learning_now()) {
         std::optional<LearnerStepStats> s = learner_.step();
         if (!s) break;
         if (s->skipped && options_.max_skipped_steps > 0 &&
@@ -291,7 +168,7 @@ class TrainingSession {
   bool save(const TrainingHooks& hooks) {
     if (!logdir_.active()) return true;
     io::CheckpointCounters counters;
-    const Totals now = totals();
+    const RunTotals now = scope_->totals();
     counters.frames = now.frames;
     counters.episodes = now.episodes.episodes;
     counters.episode_window = server_.episodes().window_text();
@@ -333,8 +210,8 @@ class TrainingSession {
     }
     if (hooks.metrics)
       for (const Metric& m : hooks.metrics()) learner.push_back(m);
-    if (!is_root()) return;  // a group's reports are rank 0's
-    const Totals now = totals();
+    if (!scope_->speaks()) return;  // a group's reports are rank 0's
+    const RunTotals now = scope_->totals();
     const RunReport::Row row =
         report_.row(std::chrono::steady_clock::now(), now.frames, now.episodes, learner_.steps(),
                     learner, server_.stats().mean_batch_size());
@@ -352,14 +229,8 @@ class TrainingSession {
   UnrollQueue unrolls_;
   Learner<A, B> learner_;
   InferenceServer<A, B> server_;
-  io::LoadedGeneration resume_;
-  bool resumed_ = false;
-  std::int64_t frames_at_start_ = 0;
-
-  GroupStep group_step_;
-  std::atomic<bool> group_stopped_{false};
-  Mutex totals_mutex_;
-  Totals group_totals_ SEEDRL_GUARDED_BY(totals_mutex_);
+  std::unique_ptr<RunScope<A, B>> scope_;  // alone, or a group member (set by the constructor)
+  RunStart begun_;                         // what the run resumed from
 
   Mutex error_mutex_;
   std::exception_ptr error_ SEEDRL_GUARDED_BY(error_mutex_);
@@ -375,6 +246,6 @@ class TrainingSession {
 }  // namespace seedrl
 
 // The constructor, run() and the destructor: out of the class, so that the built-in agents'
-// sessions, compiled once in the library, are not compiled again by each program.
-#include "seedrl/session/builtin_agents.hpp"        // IWYU pragma: export
+// sessions, compiled once in the library, are not compiled again by a program that includes
+// session/builtin_agents.hpp (opt-in: this header brings no agent).
 #include "seedrl/session/training_session_run.hpp"  // IWYU pragma: export

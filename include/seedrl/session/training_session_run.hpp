@@ -17,13 +17,12 @@ namespace seedrl {
 template <Agent A, nn::Backend B>
 TrainingSession<A, B>::TrainingSession(const A& agent, const StepSpec& spec,
                                        const TrainingSessionOptions& options)
-    : options_((options.validate(), for_member(options))),
+    : options_((options.validate(), member_options(options))),
       unrolls_(options.unroll_queue_capacity > 0
                    ? options.unroll_queue_capacity
                    : static_cast<std::size_t>(queued_batches() * agent.options().batch_size)),
       learner_(agent, make_unroll_spec(agent, spec, options.server), unrolls_),
       server_(agent, learner_.parameters(), unrolls_, spec, options_.server),
-      group_step_(*this),
       learner_metrics_(learner_.metric_schema()) {
   const int micro_batches = options_.effective_micro_batches();
   if constexpr (requires { learner_.set_workers(1, 1); }) {
@@ -33,19 +32,8 @@ TrainingSession<A, B>::TrainingSession(const A& agent, const StepSpec& spec,
                    "TrainingSessionOptions: this learner has no workers or micro-batches; "
                    "learner_workers and micro_batches must be 1");
   }
-  if (options_.group) {
-    join_group(*options_.group);
-    return;
-  }
-  if (options_.logdir.empty()) return;
-  logdir_.open(options_.logdir, options_.max_checkpoint_failures);
-  if (!resume()) return;
-  resumed_ = true;
-  frames_at_start_ = resume_.counters->frames;
-  server_.set_training_frames(resume_.counters->frames);
-  server_.episodes().set_counts(resume_.counters->episodes, 0);
-  server_.episodes().restore_window(resume_.counters->episode_window, resume_.path);
-  server_.restore_normalization(resume_.counters->normalization, resume_.path);
+  scope_ = make_run_scope(SessionParts<A, B>{options_, logdir_, server_, learner_});
+  begun_ = scope_->start();
 }
 
 template <Agent A, nn::Backend B>
@@ -58,24 +46,17 @@ TrainingResult TrainingSession<A, B>::run(const TrainingHooks& hooks) {
   files.write_run_info(info);
   say(io::MessageKind::info, run_line(info));
   if (const auto note = logdir_.describe()) say(io::MessageKind::info, *note);
-  for (const std::string& note : resume_.notes) say(io::MessageKind::info, note);
-  if (resume_.counters) say(io::MessageKind::info, resume_line(resume_.path, *resume_.counters));
-  if (options_.group) {
-    say(io::MessageKind::info, str_cat("learner group of ", options_.group->size(),
-                                       " members: frames, fps and episodes below are the group's"));
-  } else if (const int processes = launched_processes(); processes > 1) {
-    say(io::MessageKind::info,
-        str_cat("warning: an MPI launcher started ", processes,
-                " copies of this program, but this session trains alone (no "
-                "TrainingSessionOptions::group): they are independent runs"));
-  }
+  for (const std::string& note : begun_.checkpoint.notes) say(io::MessageKind::info, note);
+  if (begun_.checkpoint.counters)
+    say(io::MessageKind::info, resume_line(begun_.checkpoint.path, *begun_.checkpoint.counters));
+  if (const auto line = scope_->setup_line()) say(io::MessageKind::info, *line);
   server_.start();
   std::thread learner_thread([this] { learn(); });
 
   last_checkpoint_ = start_;
   report_.start(start_, frames_at_start(), learner_.steps());
   const auto period = std::chrono::duration<double>(options_.report_seconds);
-  while (!failed_ && !stopping()) {
+  while (!failed_ && !scope_->stopping()) {
     std::this_thread::sleep_for(std::min(period, std::chrono::duration<double>(0.05)));
     const auto now = std::chrono::steady_clock::now();
     // What either throws ends the run (the learner thread joins), never the process.
@@ -90,10 +71,8 @@ TrainingResult TrainingSession<A, B>::run(const TrainingHooks& hooks) {
     }
   }
   // A member's error ends the group here: the others cannot finish without it.
-  if (options_.group && failed_) options_.group->abort(describe_exception(first_error()));
-  const bool interrupted_early = options_.group
-                                     ? group_totals().frames < options_.total_frames
-                                     : interrupted() && totals().frames < options_.total_frames;
+  if (failed_) scope_->failed(first_error());
+  const bool interrupted_early = scope_->ended_early();
   const bool finished = !failed_ && !interrupted_early;
 
   // Whatever a hook throws must not leave the learner thread running.
@@ -113,28 +92,25 @@ TrainingResult TrainingSession<A, B>::run(const TrainingHooks& hooks) {
   if (shutdown_error) report_error(shutdown_error);
   if (std::exception_ptr error = first_error()) {
     files.flush();
-    if (options_.group) options_.group->abort(describe_exception(error));
+    scope_->failed(error);
     std::rethrow_exception(error);
   }
-  if (options_.group) exchange_totals(false);  // every member's last counts (collective)
+  scope_->finish();  // a group's last counts (collective)
   report(files, hooks, io::MessageKind::done);
   files.flush();
   // The final checkpoint is what a resume starts from: a disk that is full now may have room
   // in a moment. Until max_checkpoint_failures in a row, which throws.
   while (!save(hooks)) std::this_thread::sleep_for(kFinalCheckpointRetry);
-  if (!options_.export_onnx.empty() && is_root()) {
+  if (!options_.export_onnx.empty() && scope_->speaks()) {
     io::export_onnx(learner_.network(), options_.export_onnx,
                     run_onnx_options(server_.normalization_text(), server_.step_spec(),
                                      learner_.policy_metadata()));
     say(io::MessageKind::info, str_cat("exported the network as ONNX: ", options_.export_onnx));
   }
 
-  TrainingResult result = training_result(totals(), frames_at_start(), elapsed(), learner_.steps(),
-                                          resumed(), interrupted_early);
-  if (options_.group) {
-    result.ranks = options_.group->size();
-    result.rank = options_.group->rank();
-  }
+  TrainingResult result = training_result(scope_->totals(), frames_at_start(), elapsed(),
+                                          learner_.steps(), resumed(), interrupted_early);
+  scope_->describe(result);
   return result;
 }
 
