@@ -23,13 +23,10 @@
 //
 // vtrace-nature steps a synthetic environment of Atari's shape (4 x 84 x 84 u8 frames, 18
 // actions, an episode every 2,000 steps), whose own cost is a 28 KB frame shift per step.
-#include <dirent.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,105 +40,21 @@
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/recipes/minatar.hpp"
 #include "support/bench_util.hpp"
+#include "support/synthetic_atari.hpp"
+#include "support/thread_times.hpp"
 #include "support/unrolls.hpp"
 
 namespace {
 
 using namespace seedrl;
 using Backend = cpu::Backend;
+using bench::GroupTime;
 using bench::Json;
 using bench::now_seconds;
-
-// ---- A synthetic environment of Atari's shape ----
-
-class SyntheticAtari {
- public:
-  explicit SyntheticAtari(std::uint64_t seed) : rng_(seed) {}
-  TensorSpec observation_spec() const { return {{4, 84, 84}, DType::u8}; }
-  ActionSpec action_spec() const { return ActionSpec(18); }
-  void reset(const Tensor& observation) {
-    steps_ = 0;
-    std::memset(observation.raw_data(), 0, observation.bytes());
-  }
-  StepResult step(std::int32_t action, const Tensor& observation) {
-    // The newest of the 4 frames replaces the oldest; a few pixels change.
-    auto* frames = observation.data<std::uint8_t>();
-    constexpr std::size_t kFrame = 84 * 84;
-    std::memmove(frames, frames + kFrame, 3 * kFrame);
-    std::uint8_t* newest = frames + 3 * kFrame;
-    for (int i = 0; i < 16; ++i)
-      newest[rng_.below(kFrame)] = static_cast<std::uint8_t>(rng_.below(256) ^ action);
-    StepResult r;
-    r.reward = rng_.below(50) == 0 ? 1.0f : 0.0f;
-    r.terminated = ++steps_ >= 2000;
-    if (r.terminated) reset(observation);
-    return r;
-  }
-
- private:
-  Rng rng_;
-  int steps_ = 0;
-};
-
-// ---- Where the threads' time went: /proc/self/task/*/{comm,schedstat} ----
-
-struct ThreadTime {
-  std::string name;
-  double on_core = 0.0, waiting_for_core = 0.0;  // seconds, since the thread started
-};
-
-std::map<int, ThreadTime> thread_times() {
-  std::map<int, ThreadTime> out;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return out;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string base = std::string("/proc/self/task/") + entry->d_name;
-    ThreadTime t;
-    std::ifstream comm(base + "/comm"), sched(base + "/schedstat");
-    std::getline(comm, t.name);
-    double on_ns = 0, wait_ns = 0;
-    if (!(sched >> on_ns >> wait_ns)) continue;
-    t.on_core = on_ns * 1e-9;
-    t.waiting_for_core = wait_ns * 1e-9;
-    out[std::atoi(entry->d_name)] = t;
-  }
-  closedir(dir);
-  return out;
-}
-
-// seedrl-learner (and the learner workers seedrl-learner1...), seedrl-insert (R2D2's concurrent
-// insertion), seedrl-infer and seedrl-actor by their names (their OpenMP workers inherit them);
-// everything else (the session's own thread, the process's first thread) is "other".
-std::string group_of(const std::string& name) {
-  for (const char* known : {"seedrl-learner", "seedrl-insert", "seedrl-infer", "seedrl-actor"})
-    if (name.starts_with(known)) return std::string(known).substr(7);
-  return "other";
-}
-
-struct GroupTime {
-  int threads = 0;
-  double on_core = 0.0, waiting_for_core = 0.0, blocked = 0.0;
-};
-
-// Each group's time over the window between two snapshots of `seconds`.
-std::map<std::string, GroupTime> window_times(const std::map<int, ThreadTime>& before,
-                                              const std::map<int, ThreadTime>& after,
-                                              double seconds) {
-  std::map<std::string, GroupTime> groups;
-  for (const auto& [tid, end] : after) {
-    const auto start = before.find(tid);
-    if (start == before.end()) continue;  // started within the window: too short to matter
-    GroupTime& g = groups[group_of(end.name)];
-    const double on = end.on_core - start->second.on_core;
-    const double waiting = end.waiting_for_core - start->second.waiting_for_core;
-    ++g.threads;
-    g.on_core += on;
-    g.waiting_for_core += waiting;
-    g.blocked += std::max(0.0, seconds - on - waiting);
-  }
-  return groups;
-}
+using bench::SyntheticAtari;
+using bench::thread_times;
+using bench::ThreadTime;
+using bench::window_times;
 
 // ---- (a) The pipeline ----
 
