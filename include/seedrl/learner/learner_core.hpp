@@ -19,11 +19,7 @@
 //
 // Micro-batches and learner workers (set_workers; learners whose loss is a mean over the items of
 // their batch): a step's batch is split into micro-batches of whole unrolls or sequences whose
-// gradients a WorkerTeam computes, each worker with its own LearnerPass (learner/learner_pass.hpp)
-// over a replica of the networks that reads this learner's values; their weighted sum in
-// micro-batch order (learner/micro_batch_sum.hpp) is the whole batch's, whichever thread did
-// which, and the same bits for any thread count (docs/runtime.md, "Learner workers and
-// micro-batches").
+// gradients workers compute and sum in micro-batch order (learner/learner_workers.hpp).
 //
 // Thread-safety: one thread trains; inference reads the parameters concurrently under
 // SharedParameters; steps(), skipped_steps() from any thread; save_checkpoint from a thread that
@@ -32,7 +28,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -46,13 +41,12 @@
 #include "seedrl/agent/acting.hpp"
 #include "seedrl/agent/agent.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
-#include "seedrl/core/thread_priority.hpp"
 #include "seedrl/experience/unroll.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/learner/learner.hpp"
 #include "seedrl/learner/learner_metrics.hpp"
 #include "seedrl/learner/learner_pass.hpp"
-#include "seedrl/learner/micro_batch_sum.hpp"
+#include "seedrl/learner/learner_workers.hpp"
 #include "seedrl/learner/network_set.hpp"
 #include "seedrl/learner/pass_result.hpp"
 #include "seedrl/learner/training_group.hpp"
@@ -62,7 +56,6 @@
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
 #include "seedrl/learner/transitions.hpp"
-#include "seedrl/learner/worker_team.hpp"
 #include "seedrl/nn/gradient_clipping.hpp"
 #include "seedrl/nn/network.hpp"
 #include "seedrl/nn/optimizer.hpp"
@@ -171,41 +164,10 @@ class LearnerCore {
                    agent_name_, ">: this learner trains on whole batches; learner workers (",
                    workers, ") and micro-batches (", micro_batches, ") must be 1");
     // Each worker's pass computes on a replica of the networks that reads this learner's values.
-    pass();
-    passes_.resize(1);
-    replica_sets_.clear();
-    for (int w = 1; w < workers; ++w) {
-      auto replica = std::make_unique<NetworkSet<B>>(networks_.options(), false);
-      replica->alias_values_of(networks_);
-      passes_.push_back(make_pass(*replica));
-      replica_sets_.push_back(std::move(replica));
-    }
-    team_.reset();
-    if (workers > 1)
-      team_ = std::make_unique<WorkerTeam>(
-          workers, "seedrl-learner",
-          [] {
-            if constexpr (requires { B::set_num_threads(1); }) B::set_num_threads(1);
-            // The helpers take only what inference and the actors leave free: at normal priority
-            // they delayed inference and the pipeline lost more than it gained
-            // (docs/performance.md).
-            set_background_priority();
-          },
-          kWorkerPoll);
-    // The optimizer's element-wise update in blocks of whole vectors, shared by the workers.
-    optimizer_split_ = nullptr;
-    if (team_) {
-      optimizer_split_ = [this](std::int64_t n, const nn::Optimizer::Range& range) {
-        constexpr std::int64_t kBlock = 16384;
-        team_->run((n + kBlock - 1) / kBlock, [&](std::int64_t b, int /*worker*/) {
-          range(b * kBlock, std::min(n, (b + 1) * kBlock));
-        });
-      };
-    }
-    micro_batches_ = micro_batches;
+    workers_.configure(workers, micro_batches, networks_, pass_maker());
   }
-  int workers() const { return static_cast<int>(replica_sets_.size()) + 1; }
-  int micro_batches() const { return micro_batches_; }
+  int workers() const { return workers_.workers(); }
+  int micro_batches() const { return workers_.micro_batches(); }
 
   /// What a learner tells Policy about its acting network beyond its description (SAC: the
   /// "policy" is a squashed Gaussian); saved with every checkpoint, not checked on load.
@@ -274,10 +236,7 @@ class LearnerCore {
 
   /// The pass that computes on this learner's own networks, on the stepping thread (see
   /// learner/learner_pass.hpp); a learner casts it to its own pass type (make_pass).
-  LearnerPass<B>& pass() {
-    if (passes_.empty()) passes_.push_back(make_pass(networks_));
-    return *passes_.front();
-  }
+  LearnerPass<B>& pass() { return workers_.pass(networks_, pass_maker()); }
   /// What a learner's make_pass gives every pass it makes.
   LearnerPassContext pass_context() const { return {&spec_, agent_name_, &steps_}; }
   /// A pass over `networks` (this learner's, a worker's replica, or a copy such as R2D2's
@@ -341,7 +300,7 @@ class LearnerCore {
         typename NetworkSet<B>::Trained& t = networks_.trained(i);
         if (t.updating)
           t.optimizer->step(static_cast<float>(t.options.learning_rate.at(steps_)),
-                            optimizer_split_);
+                            workers_.optimizer_split());
       }
       ++steps_;
       networks_.update_targets(steps_);
@@ -381,21 +340,7 @@ class LearnerCore {
   template <class Pass, class Fn>
   Gradients gradients(std::int64_t count, Fn fn) {
     pass();
-    auto pass_of = [&](int worker) -> Pass& {
-      return static_cast<Pass&>(*passes_[static_cast<std::size_t>(worker)]);
-    };
-    const std::int64_t parts = std::min<std::int64_t>(micro_batches_, count);
-    if (parts <= 1) return fn(pass_of(0), std::int64_t{0}, count);
-    summed_.resize(networks_.trained_count());
-    for (std::size_t k = 0; k < summed_.size(); ++k) summed_[k] = networks_.trained(k).updating;
-    return micro_batch_sum_.run(
-        count, parts, workers(), team_.get(), summed_,
-        [&](int worker, std::size_t k) -> const Tensor& {
-          return pass_of(worker).networks().trained(k).network.parameters().grads();
-        },
-        [&](int worker, std::int64_t first, std::int64_t n) {
-          return fn(pass_of(worker), first, n);
-        });
+    return workers_.template gradients<Pass>(networks_, count, fn);
   }
 
   template <class AfterUpdate>
@@ -435,21 +380,13 @@ class LearnerCore {
   SkippedSteps skipped_;
   GradientReducer* reducer_ = nullptr;
 
-  // Micro-batches and workers (set_workers): the other workers' learners, the team, and each
-  // micro-batch's weighted gradient.
-  int micro_batches_ = 1;
-  std::vector<std::unique_ptr<NetworkSet<B>>> replica_sets_;  // workers 1.. (before passes_)
-  std::unique_ptr<WorkerTeam> team_;
-  nn::Optimizer::Splitter optimizer_split_;  // over team_, when there is one
-  // How long idle workers poll before they sleep (WorkerTeam): a step's parts follow each other
-  // within microseconds; waking a sleeping thread cost more than a micro-batch gained
-  // (docs/performance.md, learner workers).
-  static constexpr std::chrono::microseconds kWorkerPoll{2000};
-  MicroBatchSum<B> micro_batch_sum_;
-  std::vector<char> summed_;  // per trained network: whether its gradients are summed
+  // The passes, and the micro-batches and workers (set_workers): after networks_, whose values
+  // the workers' replicas read.
+  LearnerWorkers<B> workers_;
 
-  // Pass 0 on networks_ (the stepping thread), then one per worker over replica_sets_.
-  std::vector<std::unique_ptr<LearnerPass<B>>> passes_;
+  auto pass_maker() {
+    return [this](NetworkSet<B>& networks) { return make_pass(networks); };
+  }
 };
 
 // Compiled once, in the library (src/learner/learner_core.cpp).
