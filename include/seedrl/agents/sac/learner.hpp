@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "seedrl/agents/sac/agent.hpp"
+#include "seedrl/agents/sac/batch_tensors.hpp"
 #include "seedrl/algo/sac_loss.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/scratch_buffer.hpp"
@@ -45,19 +46,6 @@
 #include "seedrl/shared/staging.hpp"
 
 namespace seedrl {
-
-/// The n-step transitions of a batch of windows (their first steps), as SAC's losses read them.
-struct SacWindows {
-  Eigen::ArrayXf returns;                    ///< G [B]
-  Eigen::ArrayXf discounts;                  ///< gamma^k, 0 after a termination [B]
-  Eigen::ArrayXf mask;                       ///< 1 for a transition [B]
-  std::vector<std::int64_t> bootstrap_step;  ///< k: the step of s_k in the window [B]
-  std::int64_t count = 0;
-  double policy_lag = 0.0;
-};
-/// The windows of `batch` (steps [0, n] of each column).
-SacWindows sac_windows(const UnrollBatch& batch, std::int64_t n_step, float discount,
-                       float max_abs_reward, std::int64_t version);
 
 template <nn::Backend B>
 class Learner<SacAgent, B> final : public LearnerCore<B> {
@@ -234,48 +222,12 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
 
   double log_alpha() {
     nn::Network<B>& t = this->networks().trained("temperature").network;
-    return static_cast<double>(host_scalar(t.forward(one_frame()).scalars));
+    return static_cast<double>(sac_detail::host_scalar(t.forward(one_frame()).scalars));
   }
   Tensor one_frame() {
     if (!one_frame_.defined()) one_frame_ = Tensor::zeros({1, 1, 1}, DType::f32, B::device);
     return one_frame_;
   }
-  static float host_scalar(const Tensor& t) {
-    return t.device() == Device::cpu ? t.data<float>()[0] : t.clone(Device::cpu).data<float>()[0];
-  }
-
-  // Gathers row `steps[b]` of every column b of `x` [L, B, ...] into [1, B, ...] (host).
-  Tensor gather(ScratchBuffer& buffer, const Tensor& x, const std::vector<std::int64_t>& steps) {
-    const std::int64_t batch = x.dim(1);
-    const Tensor out = buffer.view(x.shape().drop_front(1).prepend({1}), x.dtype());
-    for (std::int64_t b = 0; b < batch; ++b)
-      std::memcpy(out[0].row_data(b), x[steps[static_cast<std::size_t>(b)]].row_data(b),
-                  x[0].row_bytes());
-    return out;
-  }
-
-  // Row-major [N, D] host copy of a network output [1, N, D] (or [1, N] as [N]).
-  static SacMatrix host_matrix(const Tensor& t, std::int64_t n, std::int64_t d) {
-    const Tensor host = t.device() == Device::cpu ? t : t.clone(Device::cpu);
-    return host.reshape({n, d}).matrix<float>().array();
-  }
-  static Eigen::ArrayXf host_vector(const Tensor& t, std::int64_t n) {
-    const Tensor host = t.device() == Device::cpu ? t : t.clone(Device::cpu);
-    return host.reshape({n}).flat<float>();
-  }
-  // A host [N, D] matrix as a tensor [1, N, D] on the device (through `staging`).
-  static Tensor device_tensor(StagingBuffer& staging, ScratchBuffer& host, const SacMatrix& m) {
-    const Tensor t = host.view({1, m.rows(), m.cols()});
-    Eigen::Map<SacMatrix>(t.data<float>(), m.rows(), m.cols()) = m;
-    return staging(t);
-  }
-  static Tensor device_vector(StagingBuffer& staging, ScratchBuffer& host,
-                              const Eigen::ArrayXf& v) {
-    const Tensor t = host.view({1, v.size()});
-    Eigen::Map<Eigen::ArrayXf>(t.data<float>(), v.size()) = v;
-    return staging(t);
-  }
-
   // The losses of one sampled batch and every network's gradients.
   Update update(const std::vector<std::shared_ptr<const Unroll>>& items,
                 const std::vector<float>& weights, bool actor_due) {
@@ -309,10 +261,10 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
           0.5f * (box.high[static_cast<std::size_t>(j)] + box.low[static_cast<std::size_t>(j)]);
     }
     const std::vector<std::int64_t> first(static_cast<std::size_t>(n), 0);
-    const Tensor s = observations_(gather(s_buffer_, batch.observations, first));
-    const Tensor s_next =
-        next_observations_(gather(s_next_buffer_, batch.observations, w.bootstrap_step));
-    const Tensor a = actions_(gather(a_buffer_, batch.actions, first));
+    const Tensor s = observations_(sac_detail::gather(s_buffer_, batch.observations, first));
+    const Tensor s_next = next_observations_(
+        sac_detail::gather(s_next_buffer_, batch.observations, w.bootstrap_step));
+    const Tensor a = actions_(sac_detail::gather(a_buffer_, batch.actions, first));
     const double log_alpha_now = log_alpha();
     const auto alpha = static_cast<float>(std::exp(log_alpha_now));
     Update u;
@@ -325,38 +277,45 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
     Eigen::ArrayXf log_prob_now;
     {
       const nn::NetworkOutputs& out = actor.forward(s);
-      const SacMatrix mean = host_matrix(out.mean, n, d), raw = host_matrix(out.log_std, n, d);
+      const SacMatrix mean = sac_detail::host_matrix(out.mean, n, d),
+                      raw = sac_detail::host_matrix(out.log_std, n, d);
       const SacSample sample =
           sac_sample(mean, raw, scale_, bias_, o.log_std_bounds, &rng_, nullptr);
       log_prob_now = sample.log_prob;
       entropy = -(sample.log_prob * w.mask).sum() / std::max(1.0f, w.mask.sum());
       if (actor_due) {
-        const Tensor a_tilde = device_tensor(staged_a_tilde_, a_tilde_host_, sample.action);
+        const Tensor a_tilde =
+            sac_detail::device_tensor(staged_a_tilde_, a_tilde_host_, sample.action);
         const nn::NetworkInput inputs[] = {{"action", a_tilde}};
-        const Eigen::ArrayXf q1 = host_vector(critic1.forward(s, {}, {}, inputs).q, n);
-        const Eigen::ArrayXf q2 = host_vector(critic2.forward(s, {}, {}, inputs).q, n);
+        const Eigen::ArrayXf q1 = sac_detail::host_vector(critic1.forward(s, {}, {}, inputs).q, n);
+        const Eigen::ArrayXf q2 = sac_detail::host_vector(critic2.forward(s, {}, {}, inputs).q, n);
         const SacActorLoss l = sac_actor_loss(sample.log_prob, q1, q2, alpha, w.mask);
         actor_loss = l.loss;
-        critic1.backward({.q = device_vector(staged_q1_, q1_host_, l.grad_q1)});
-        const SacMatrix g1 = host_matrix(critic1.input_gradient("action"), n, d);
-        critic2.backward({.q = device_vector(staged_q2_, q2_host_, l.grad_q2)});
-        const SacMatrix g2 = host_matrix(critic2.input_gradient("action"), n, d);
+        critic1.backward({.q = sac_detail::device_vector(staged_q1_, q1_host_, l.grad_q1)});
+        const SacMatrix g1 = sac_detail::host_matrix(critic1.input_gradient("action"), n, d);
+        critic2.backward({.q = sac_detail::device_vector(staged_q2_, q2_host_, l.grad_q2)});
+        const SacMatrix g2 = sac_detail::host_matrix(critic2.input_gradient("action"), n, d);
         const SacSampleGrads g =
             sac_sample_backward(sample, raw, scale_, o.log_std_bounds, g1 + g2, l.grad_log_prob);
-        actor.backward({.mean = device_tensor(staged_grad_mean_, grad_mean_host_, g.mean),
-                        .log_std = device_tensor(staged_grad_raw_, grad_raw_host_, g.raw_log_std)});
+        actor.backward(
+            {.mean = sac_detail::device_tensor(staged_grad_mean_, grad_mean_host_, g.mean),
+             .log_std =
+                 sac_detail::device_tensor(staged_grad_raw_, grad_raw_host_, g.raw_log_std)});
       }
     }
     // The critics' targets, without gradient: a' ~ pi(s_k), the target critics at (s_k, a').
     Eigen::ArrayXf targets;
     {
       const nn::NetworkOutputs& out = actor.forward(s_next);
-      const SacMatrix mean = host_matrix(out.mean, n, d), raw = host_matrix(out.log_std, n, d);
+      const SacMatrix mean = sac_detail::host_matrix(out.mean, n, d),
+                      raw = sac_detail::host_matrix(out.log_std, n, d);
       const SacSample next = sac_sample(mean, raw, scale_, bias_, o.log_std_bounds, &rng_);
-      const Tensor a_next = device_tensor(staged_a_next_, a_next_host_, next.action);
+      const Tensor a_next = sac_detail::device_tensor(staged_a_next_, a_next_host_, next.action);
       const nn::NetworkInput inputs[] = {{"action", a_next}};
-      const Eigen::ArrayXf q1 = host_vector(target1.forward(s_next, {}, {}, inputs).q, n);
-      const Eigen::ArrayXf q2 = host_vector(target2.forward(s_next, {}, {}, inputs).q, n);
+      const Eigen::ArrayXf q1 =
+          sac_detail::host_vector(target1.forward(s_next, {}, {}, inputs).q, n);
+      const Eigen::ArrayXf q2 =
+          sac_detail::host_vector(target2.forward(s_next, {}, {}, inputs).q, n);
       targets = sac_critic_targets(w.returns, w.discounts, q1, q2, next.log_prob, alpha);
     }
     // The critics' step on the replayed actions.
@@ -365,21 +324,22 @@ class Learner<SacAgent, B> final : public LearnerCore<B> {
     for (int c = 0; c < 2; ++c) {
       nn::Network<B>& critic = c == 0 ? critic1 : critic2;
       const nn::NetworkInput inputs[] = {{"action", a}};
-      const Eigen::ArrayXf q = host_vector(critic.forward(s, {}, {}, inputs).q, n);
+      const Eigen::ArrayXf q = sac_detail::host_vector(critic.forward(s, {}, {}, inputs).q, n);
       const SacCriticLoss l = sac_critic_loss(q, targets, w.mask * importance);
       critic_loss += l.loss;
       mean_q += 0.5 * (q * w.mask).sum() / std::max(1.0f, w.mask.sum());
       u.priorities = u.priorities.max((q - targets).abs());
-      critic.backward({.q = device_vector(c == 0 ? staged_q1_ : staged_q2_,
-                                          c == 0 ? q1_host_ : q2_host_, l.grad_q)});
+      critic.backward({.q = sac_detail::device_vector(c == 0 ? staged_q1_ : staged_q2_,
+                                                      c == 0 ? q1_host_ : q2_host_, l.grad_q)});
     }
     // The temperature's step.
     const SacTemperatureLoss t = sac_temperature_loss(log_alpha_now, log_prob_now,
                                                       agent_.target_entropy(this->steps()), w.mask);
     temperature.forward(one_frame());
     temperature.backward(
-        {.scalars = device_vector(staged_scalar_, scalar_host_,
-                                  Eigen::ArrayXf::Constant(1, static_cast<float>(t.grad_log_alpha)))
+        {.scalars = sac_detail::device_vector(
+                        staged_scalar_, scalar_host_,
+                        Eigen::ArrayXf::Constant(1, static_cast<float>(t.grad_log_alpha)))
                         .reshape({1, 1, 1})});
     u.values = {critic_loss, actor_loss, mean_q, entropy, t.loss};
     u.finite = std::isfinite(critic_loss) && std::isfinite(actor_loss) && targets.allFinite();
