@@ -32,17 +32,17 @@
 //
 // Groups (options.group, e.g. seedrl::mpi::LearnerGroup; the session's RunScope is then a
 // GroupScope, session/group_scope.hpp, where alone it is a SoloScope, session/run_scope.hpp): the
-// session is one member of N that train one set of parameters, each with its own actors, server
-// and learner. At construction rank 0 alone resumes from its logdir's checkpoint, and its parameters, optimizer state and
-// step count become every member's (LearnerCore::join_group). Every learner step averages the
-// members' gradients and then sums their frame and episode counters and a stop vote (the
-// interrupt flag), so that every member stops after the same step: once the group's frames reach
-// total_frames, or any member is interrupted. There is no draining of the queue then (a member
-// that trained one more batch than the others would wait for them forever). Rank 0 alone writes
-// reports, metrics, run_info.json, checkpoints (with the group's counters) and the ONNX export,
-// and says the run's lines; every group_check_steps steps all members check that they hold
-// identical parameters. An error on any member aborts the whole group (TrainingGroup::abort)
-// with the error on stderr. Environment seeds are the owner's business: give each member its own.
+// session is one member of N that train one set of parameters, each with its own actors, server and
+// learner. At construction rank 0 alone resumes from its logdir's checkpoint, and its parameters,
+// optimizer state and step count become every member's (LearnerCore::join_group). Every learner
+// step averages the members' gradients and then sums their frame and episode counters and a stop
+// vote (the interrupt flag), so that every member stops after the same step: once the group's
+// frames reach total_frames, or any member is interrupted. There is no draining of the queue then
+// (a member that trained one more batch than the others would wait for them forever). Rank 0 alone
+// writes reports, metrics, run_info.json, checkpoints (with the group's counters) and the ONNX
+// export, and says the run's lines; every group_check_steps steps all members check that they hold
+// identical parameters. An error on any member aborts the whole group (TrainingGroup::abort) with
+// the error on stderr. Environment seeds are the owner's business: give each member its own.
 #pragma once
 
 #include <algorithm>
