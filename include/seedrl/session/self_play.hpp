@@ -34,7 +34,7 @@
 #include "seedrl/league/league.hpp"
 #include "seedrl/session/actor_threads.hpp"
 #include "seedrl/session/self_play_league.hpp"
-#include "seedrl/session/training_session.hpp"
+#include "seedrl/session/builtin_agents.hpp"  // the built-in V-trace self-play below
 
 namespace seedrl {
 
