@@ -33,8 +33,8 @@
 #include "seedrl/inference/opponents.hpp"
 #include "seedrl/league/league.hpp"
 #include "seedrl/session/actor_threads.hpp"
-#include "seedrl/session/self_play_league.hpp"
 #include "seedrl/session/builtin_agents.hpp"  // the built-in V-trace self-play below
+#include "seedrl/session/self_play_league.hpp"
 
 namespace seedrl {
 

@@ -17,13 +17,8 @@ namespace {
 
 using cuda::detail::stream;
 
-using cuda_layer::activation_backward;
-using cuda_layer::bytes_of;
-using cuda_layer::ColumnSums;
-using cuda_layer::DeviceScratch;
-using cuda_layer::f32;
-using cuda_layer::fused;
-using cuda_layer::RegistersRuntime;
+// The CUDA layers' shared helpers (layer_util.hpp).
+using namespace cuda_layer;  // NOLINT(google-build-using-namespace)
 
 }  // namespace
 
