@@ -130,6 +130,9 @@ void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
              "PPO: clip the ratio around the learner's policy at the start of each batch, "
              "weighting by the behaviour policy (decoupled PPO); false: around the "
              "behaviour policy");
+  app.option("--synchronous", synchronous,
+             "PPO: the actors wait while the learner trains on a batch (no policy lag beyond "
+             "the batch's own updates, as synchronous PPO; the actors idle meanwhile)");
   app.option("--max-behaviour-weight", max_behaviour_weight,
              "PPO with --proximal-policy: cap of the weights pi_prox / mu")
       .positive();

@@ -186,7 +186,7 @@ struct PpoCli : RunCli {
   std::int64_t epochs = 0, minibatch = 0, max_policy_lag = 0;
   float max_behaviour_weight = 0.0f;
   bool clip_value = false, normalize_observations = false, scale_rewards = false,
-       proximal_policy = false, value_torso = false;
+       proximal_policy = false, value_torso = false, synchronous = false;
   std::string activation;
 
   PpoCli() : PpoCli(recipes::ppo_base()) {}
@@ -207,6 +207,7 @@ struct PpoCli : RunCli {
     normalize_observations = a.normalization.observations;
     scale_rewards = a.normalization.rewards;
     proximal_policy = a.proximal_policy;
+    synchronous = a.synchronous;
     value_torso = a.network.separate_value_torso;
     activation = a.network.mlp_activation == nn::Activation::tanh ? "tanh" : "relu";
   }
@@ -230,6 +231,7 @@ struct PpoCli : RunCli {
     o.minibatch_size = minibatch;
     o.max_policy_lag = max_policy_lag;
     o.proximal_policy = proximal_policy;
+    o.synchronous = synchronous;
     o.max_behaviour_weight = max_behaviour_weight;
     o.loss.clip = clip;
     o.loss.clip_value = clip_value;

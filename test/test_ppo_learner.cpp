@@ -3,10 +3,14 @@
 // checkpoints with the normalisation statistics, and learning Pendulum end to end.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
+#include <thread>
 
 #include "seedrl/agents/ppo.hpp"
+#include "seedrl/core/binary_io.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/io/safetensors.hpp"
@@ -173,6 +177,39 @@ TEST_CASE("Learner<PpoAgent>: epochs x minibatches of updates; stale unrolls are
   CHECK(learner.steps() == 18);
 }
 
+TEST_CASE("Learner<PpoAgent>: synchronous, it holds the actors while it trains on a batch") {
+  PpoAgentOptions o = box_options();
+  o.synchronous = true;
+  const PpoAgent agent(o);
+  const UnrollSpec spec = box_spec(6);
+  UnrollQueue queue(8);
+  Learner<PpoAgent, Backend> learner(agent, spec, queue);
+  for (auto& u : random_unrolls(spec, 2, 11, {F, 0, 0, 0, 0, 0})) queue.push(std::move(u));
+  CHECK_FALSE(queue.acting().held());
+  // 2 unrolls x 5 transitions, minibatches of 4: 3 updates an epoch, 3 epochs, all held.
+  for (int i = 0; i < 9; ++i) {
+    REQUIRE(learner.step());
+    CHECK(queue.acting().held());
+  }
+  // The next update waits for a batch, and the actors act meanwhile.
+  std::atomic<bool> stepped{false};
+  std::thread next([&] { stepped = learner.step().has_value(); });
+  while (queue.acting().held()) std::this_thread::yield();
+  for (auto& u : random_unrolls(spec, 2, 12, {F, 0, 0, 0, 0, 0})) queue.push(std::move(u));
+  next.join();
+  CHECK(stepped.load());
+  CHECK(queue.acting().held());
+  queue.close();  // the run ends: inference must not wait for a learner that has stopped
+  CHECK_FALSE(queue.acting().held());
+
+  // Not synchronous (the default): nothing is ever held.
+  UnrollQueue free_queue(8);
+  Learner<PpoAgent, Backend> free_learner(PpoAgent(box_options()), spec, free_queue);
+  for (auto& u : random_unrolls(spec, 2, 13, {F, 0, 0, 0, 0, 0})) free_queue.push(std::move(u));
+  REQUIRE(free_learner.step());
+  CHECK_FALSE(free_queue.acting().held());
+}
+
 TEST_CASE("Learner<PpoAgent>: decoupled PPO clips around the learner's policy, weighted by mu") {
   // The recorded behaviour (means and log stds in [-0.5, 0.5]) is far from the learner's initial
   // policy (mean about 0, log std 0), as after a batch of updates made while the actors acted.
@@ -289,6 +326,31 @@ PpoAgent pendulum_agent(std::int64_t frames) {
   return PpoAgent(o);
 }
 
+// The cells of one CSV line.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+  return out;
+}
+
+// The policy_lag column of a run's metrics.csv, one value per report.
+std::vector<double> policy_lags(const std::filesystem::path& dir) {
+  std::istringstream csv(read_file((dir / "metrics.csv").string()));
+  std::string line;
+  std::getline(csv, line);
+  const std::vector<std::string> header = cells(line);
+  const auto column = std::find(header.begin(), header.end(), "policy_lag") - header.begin();
+  REQUIRE(column < static_cast<std::ptrdiff_t>(header.size()));
+  std::vector<double> lags;
+  while (std::getline(csv, line)) {
+    const std::vector<std::string> row = cells(line);
+    const std::string& cell = row.at(static_cast<std::size_t>(column));
+    if (!cell.empty() && cell != "nan") lags.push_back(std::stod(cell));
+  }
+  return lags;
+}
+
 }  // namespace
 
 TEST_CASE("train_locally: PPO learns Pendulum's swing-up" * doctest::test_suite("learning")) {
@@ -358,6 +420,30 @@ TEST_CASE("TrainingSession<PpoAgent>: checkpoints carry the normalisation and th
                            PpoAgent(plain), Pendulum().observation_spec(), Pendulum().action_spec(),
                            pendulum_run(10'000, dir).session())),
                        doctest::Contains("normalises nothing"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("TrainingSession<PpoAgent>: synchronous acting bounds the policy lag by a batch") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "seedrl_test_ppo_synchronous";
+  std::filesystem::remove_all(dir);
+  const std::int64_t frames = 5 * 2048;  // five batches of 16 unrolls of 128 steps
+  PpoAgentOptions o = pendulum_agent(frames).options();
+  o.synchronous = true;
+  LocalTrainerOptions run = pendulum_run(frames, dir.string());
+  run.report_seconds = 0.02;
+  const TrainingResult result = train_locally<PpoAgent, Backend>(
+      PpoAgent(o),
+      [](std::int32_t, std::int32_t e) { return Pendulum(static_cast<std::uint64_t>(e)); }, run);
+  // 10 epochs of 32 minibatches: 320 updates a batch. Acted by the parameters the last batch left,
+  // an update's transitions are as old as the updates made on them so far (0 - 319), and a report
+  // averages some of those; a step or two of an unroll may run before the learner holds the
+  // actors. Acting while the learner trains (the default) puts each batch a batch's updates
+  // further back (320 - 639, as the actors outrun the learner on this machine).
+  CHECK(result.learner_steps >= 4 * 320);
+  const std::vector<double> lags = policy_lags(dir);
+  REQUIRE(lags.size() >= 3);
+  for (const double lag : lags) CHECK(lag < 330.0);
   std::filesystem::remove_all(dir);
 }
 

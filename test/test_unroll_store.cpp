@@ -1,6 +1,8 @@
 // UnrollStore: unroll contents across episode ends, overlaps, burn-in, resets.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "seedrl/core/binary_io.hpp"
@@ -324,6 +326,38 @@ TEST_CASE("UnrollQueue: popping the next batch gives the previous one back to th
   queue.close();
   CHECK_FALSE(queue.pop_many(1, batch));  // closed and empty; the last batch went to the pool
   CHECK(queue.pool().size() == 2);
+}
+
+TEST_CASE("ActingGate: wait() passes while open, blocks while held, close() opens it for good") {
+  UnrollQueue queue(2);
+  ActingGate& gate = queue.acting();
+  gate.wait();  // open: returns at once
+  CHECK(gate.waits() == 0);
+  gate.hold();
+  CHECK(gate.held());
+  std::atomic<bool> passed{false};
+  std::thread waiter([&] {
+    gate.wait();
+    passed = true;
+  });
+  while (gate.waits() == 0) std::this_thread::yield();  // the waiter is blocked
+  CHECK_FALSE(passed.load());
+  gate.release();
+  waiter.join();
+  CHECK(passed.load());
+  CHECK_FALSE(gate.held());
+
+  // Closing the queue opens the gate, and a hold after that holds nothing: a run that ends wakes
+  // inference whatever the learner does.
+  gate.hold();
+  std::thread closed_waiter([&] { gate.wait(); });
+  while (gate.waits() < 2) std::this_thread::yield();
+  queue.close();
+  closed_waiter.join();
+  gate.hold();
+  CHECK_FALSE(gate.held());
+  gate.wait();
+  CHECK(gate.waits() == 2);
 }
 
 }  // namespace test_unroll_store

@@ -29,6 +29,7 @@
 #include "seedrl/core/tensor.hpp"
 #include "seedrl/core/tensor_spec.hpp"
 #include "seedrl/core/thread_annotations.hpp"
+#include "seedrl/experience/acting_gate.hpp"
 #include "seedrl/experience/bounded_queue.hpp"
 #include "seedrl/nn/lstm_state.hpp"
 
@@ -184,6 +185,9 @@ class UnrollPool {
 /// the consumer is done with once it asks for the next) to pool(); the inference server's store
 /// takes its unrolls from there. A consumer that keeps an unroll moves it out of `out` first
 /// (null entries are skipped); one that keeps a tensor of it only stops its reuse.
+///
+/// acting() is the gate a synchronous consumer holds to pause the producers (acting_gate.hpp);
+/// close() opens it for good.
 class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
   using Base = BoundedQueue<std::unique_ptr<Unroll>>;
 
@@ -200,10 +204,18 @@ class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
     return Base::pop_available(max_count, out);
   }
 
+  /// Hides BoundedQueue::close (call it on the UnrollQueue): the gate opens too.
+  void close() {
+    acting_.close();
+    Base::close();
+  }
+
   UnrollPool& pool() { return pool_; }
+  ActingGate& acting() { return acting_; }
 
  private:
   UnrollPool pool_;
+  ActingGate acting_;
 };
 
 /// B unrolls stacked time-major: [L, B, ...] tensors, built by stack().

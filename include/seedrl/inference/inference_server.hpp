@@ -4,8 +4,8 @@
 //                          a batch is up to max_batch frames, every connected environment's
 //                          frame, or what arrived within batch_timeout of the oldest request (a
 //                          half-full batch is served; seed_rl's batcher would wait forever)
-//            gather   copy observations (and declared step fields) once into the batch
-//                     tensors, slots' recurrent state in
+//            gather   (past a synchronous learner's gate: experience/acting_gate.hpp) copy
+//                     observations, declared step fields and slots' recurrent state in
 //            forward  the network on the learner's newest values (inference/server_network.hpp),
 //                     for the rows that act for it (not a waiting seat's, nor an opponent set's:
 //                     inference/live_rows.hpp):
@@ -47,7 +47,6 @@
 #include "seedrl/core/scratch_buffer.hpp"
 #include "seedrl/core/thread_annotations.hpp"
 #include "seedrl/core/thread_name.hpp"
-#include "seedrl/experience/bounded_queue.hpp"
 #include "seedrl/experience/episode_stats.hpp"
 #include "seedrl/experience/normalization.hpp"
 #include "seedrl/experience/unroll_store.hpp"
@@ -234,6 +233,7 @@ class InferenceServer final : public InferenceEndpoint {
   // failure of some requests' rows (an opponent set's) answers them alone; their slots restart.
   void process(std::span<StepRequest* const> batch, std::int64_t frames,
                std::span<Status> answers) {
+    unrolls_.acting().wait();
     outcomes_.begin(batch, answers);
     gather(batch, frames);
     forward();

@@ -47,6 +47,11 @@ struct PpoAgentOptions : AgentOptions {
   /// at a learning rate of 1e-3.
   bool proximal_policy = false;
   float max_behaviour_weight = 1.0f;  ///< cap of pi_prox / mu (proximal_policy)
+  /// Inference waits while the learner trains on a batch (experience/acting_gate.hpp): each batch
+  /// is acted by the parameters the last one left, as in synchronous PPO (CleanRL, gymnax), and
+  /// the policy lag is the batch's own updates, not SEED's 2 - 3 batches. The control that
+  /// measures what the lag costs; the actors idle while the learner works.
+  bool synchronous = false;
 
   PpoAgentOptions() {
     batch_size = 16;

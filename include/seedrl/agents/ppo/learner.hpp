@@ -133,11 +133,15 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
   };
 
   // Pops batch_size unrolls and prepares them; false once the queue is closed and empty.
+  // Synchronous (PpoAgentOptions::synchronous): the actors act only while it waits for a batch.
   bool take_batch() {
+    const bool synchronous = agent_.options().synchronous;
     while (true) {
       std::vector<std::unique_ptr<Unroll>> popped;
+      if (synchronous) unrolls_.acting().release();
       if (!unrolls_.pop_many(static_cast<std::size_t>(agent_.options().batch_size), popped))
         return false;
+      if (synchronous) unrolls_.acting().hold();
       if (prepare(std::move(popped))) return true;
     }
   }
