@@ -4,6 +4,7 @@
 // is its value target. Nothing on the way was told about the field but the spec.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -225,8 +226,16 @@ TEST_CASE("Step fields: a field that is not finite is refused for its actor; the
   Actor<NanTarget, RemoteClient> poisoned(std::vector<NanTarget>(1),
                                           RemoteClient(client_options(sockets.address())));
   Status refused;
+  std::atomic<bool> poisoned_done{false};
   std::thread acting([&] { CHECK(good.run().is_ok()); });
-  std::thread poisoned_acting([&] { refused = poisoned.run(); });
+  std::thread poisoned_acting([&] {
+    refused = poisoned.run();
+    poisoned_done = true;
+  });
+  // The learner takes the good actor's unrolls meanwhile: a full queue would hold inference, and
+  // with it the poisoned actor's third step and its refusal (the good actor may connect first and
+  // fill the queue before the other reaches that step).
+  while (!poisoned_done) REQUIRE(learner.step(1).has_value());
   poisoned_acting.join();  // refused for good: the actor stops with the reason
   CHECK(refused.is_invalid_argument());
   CHECK(refused.message().find(

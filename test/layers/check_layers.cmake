@@ -1,19 +1,22 @@
 # The layer check (test `layers`): every #include "seedrl/..." in include/seedrl and src goes to
 # the same layer or one below, and no file there, nor any program or script in examples/,
-# bench/, python/ and scripts/, has more than MAX_LINES lines.
+# bench/, python/ and scripts/, has more than MAX_LINES lines (tests under test/: TEST_MAX_LINES).
 #
 # The order of the layers is read from docs/runtime.md, the block between the lines
 # "<!-- layers: begin -->" and "<!-- layers: end -->": one layer per line, lowest first, as
 # "<n>. `folder/` ..." items; a line naming several folders (`nn/`, `backend/`) makes them one
 # layer, whose folders may include each other. So the documented order is the checked order.
 #
-#   cmake -DSOURCE_DIR=<repository> [-DMAX_LINES=500] -P check_layers.cmake
+#   cmake -DSOURCE_DIR=<repository> [-DMAX_LINES=400] [-DTEST_MAX_LINES=500] -P check_layers.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers: set SOURCE_DIR")
 endif()
 if(NOT MAX_LINES)
-  set(MAX_LINES 500)
+  set(MAX_LINES 400)
+endif()
+if(NOT TEST_MAX_LINES)
+  set(TEST_MAX_LINES 500)
 endif()
 
 file(READ "${SOURCE_DIR}/docs/runtime.md" doc)
@@ -57,23 +60,29 @@ file(GLOB_RECURSE others RELATIVE "${SOURCE_DIR}"
   "${SOURCE_DIR}/examples/*.cpp" "${SOURCE_DIR}/examples/*.hpp" "${SOURCE_DIR}/examples/*.c"
   "${SOURCE_DIR}/bench/*.cpp" "${SOURCE_DIR}/bench/*.hpp" "${SOURCE_DIR}/bench/*.py"
   "${SOURCE_DIR}/python/*.py" "${SOURCE_DIR}/scripts/*.py" "${SOURCE_DIR}/scripts/*.sh")
+file(GLOB_RECURSE tests RELATIVE "${SOURCE_DIR}"
+  "${SOURCE_DIR}/test/*.cpp" "${SOURCE_DIR}/test/*.hpp" "${SOURCE_DIR}/test/*.c"
+  "${SOURCE_DIR}/test/*.py" "${SOURCE_DIR}/test/*.sh")
 set(faults 0)
 set(checked 0)
-# Reads `file` into `text` (the caller's) and counts a fault when it has more than MAX_LINES lines.
-macro(read_and_check_length file)
+# Reads `file` into `text` (the caller's) and counts a fault when it has more than `cap` lines.
+macro(read_and_check_length file cap)
   file(READ "${SOURCE_DIR}/${file}" text)
   string(REGEX MATCHALL "\n" newlines "${text}")
   list(LENGTH newlines line_count)
-  if(line_count GREATER MAX_LINES)
-    message(SEND_ERROR "${file}: ${line_count} lines, more than ${MAX_LINES}: split it by concept")
+  if(line_count GREATER ${cap})
+    message(SEND_ERROR "${file}: ${line_count} lines, more than ${cap}: split it by concept")
     math(EXPR faults "${faults} + 1")
   endif()
 endmacro()
 foreach(other IN LISTS others)
-  read_and_check_length("${other}")
+  read_and_check_length("${other}" ${MAX_LINES})
+endforeach()
+foreach(test_file IN LISTS tests)
+  read_and_check_length("${test_file}" ${TEST_MAX_LINES})
 endforeach()
 foreach(source IN LISTS sources)
-  read_and_check_length("${source}")
+  read_and_check_length("${source}" ${MAX_LINES})
   # The folder under include/seedrl/ or src/; the umbrella headers at the top may include anything.
   if(NOT source MATCHES "^(include/seedrl|src)/([a-z_]+)/")
     continue()

@@ -1,4 +1,5 @@
-// BoxActions: a batch's box actions at the inference server, in the three forms it needs.
+// BoxActions: a batch's box actions at the inference server, in the three forms it needs; and
+// BoxActionKind, the server's action kind (inference/action_kind.hpp) for a box of floats.
 //
 //   drawn      the agent's draws, unbounded (the unrolls keep them: their log-probability is of
 //              these)
@@ -9,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "seedrl/agent/agent.hpp"
 #include "seedrl/core/action_spec.hpp"
+#include "seedrl/inference/action_kind.hpp"
 #include "seedrl/math/softmax.hpp"
 #include "seedrl/nn/network.hpp"
 
@@ -45,6 +48,40 @@ struct BoxActions {
       }
     }
   }
+};
+
+/// Every row is in the forward (a box's draws are the whole batch's); opponent sets act in
+/// discrete action spaces only. The unrolls keep the drawn action and, for agents that store
+/// logits, the behaviour's mean and log std.
+template <Agent A, nn::Backend B>
+class BoxActionKind final : public ActionKind<A, B> {
+ public:
+  explicit BoxActionKind(const StepSpec& spec) : action_(spec.action) {}
+
+  void plan(StepBatch& batch, bool) const override { batch.live.plan_all(batch.flags.size()); }
+  void select(const A& agent, StepBatch& batch, Rng& rng, BatchOutcomes&) override {
+    box_.select(agent, *batch.outputs, batch.evaluation, action_, rng, batch.version);
+  }
+  void scatter(const StepBatch& batch) const override {
+    const std::int64_t dims = action_.dims();
+    batch.for_each_row([&](StepRequest& r, std::int32_t e, std::int64_t row) {
+      std::memcpy(r.box_actions.data() + e * dims, box_.clipped.row(row).data(),
+                  static_cast<std::size_t>(dims) * sizeof(float));
+    });
+  }
+  void record(const StepBatch&, std::int64_t row, UnrollStep& step) const override {
+    step.box_action = box_.drawn.row(row).data();
+    if constexpr (A::kStoresLogits) step.behaviour = box_.behaviour.row(row).data();
+  }
+
+  void serve_opponents(const A&) override {
+    fail("InferenceServer: opponent sets act in discrete action spaces, not ", action_.to_string());
+  }
+  const OpponentActing<A, B>* opponents() const override { return nullptr; }
+
+ private:
+  const ActionSpec action_;
+  BoxActions box_;
 };
 
 }  // namespace seedrl
