@@ -177,15 +177,19 @@ TEST_CASE("Learner<PpoAgent>: epochs x minibatches of updates; stale unrolls are
   CHECK(learner.steps() == 18);
 }
 
-TEST_CASE("Learner<PpoAgent>: synchronous, it holds the actors while it trains on a batch") {
+TEST_CASE(
+    "Learner<PpoAgent>: synchronous, the batch's last unroll holds the actors until the next") {
   PpoAgentOptions o = box_options();
   o.synchronous = true;
   const PpoAgent agent(o);
   const UnrollSpec spec = box_spec(6);
   UnrollQueue queue(8);
   Learner<PpoAgent, Backend> learner(agent, spec, queue);
-  for (auto& u : random_unrolls(spec, 2, 11, {F, 0, 0, 0, 0, 0})) queue.push(std::move(u));
+  std::vector<std::unique_ptr<Unroll>> batch = random_unrolls(spec, 2, 11, {F, 0, 0, 0, 0, 0});
+  queue.push(std::move(batch[0]));
   CHECK_FALSE(queue.acting().held());
+  queue.push(std::move(batch[1]));  // a batch (2 unrolls): the pusher is held at once
+  CHECK(queue.acting().held());
   // 2 unrolls x 5 transitions, minibatches of 4: 3 updates an epoch, 3 epochs, all held.
   for (int i = 0; i < 9; ++i) {
     REQUIRE(learner.step());
@@ -206,6 +210,7 @@ TEST_CASE("Learner<PpoAgent>: synchronous, it holds the actors while it trains o
   UnrollQueue free_queue(8);
   Learner<PpoAgent, Backend> free_learner(PpoAgent(box_options()), spec, free_queue);
   for (auto& u : random_unrolls(spec, 2, 13, {F, 0, 0, 0, 0, 0})) free_queue.push(std::move(u));
+  CHECK_FALSE(free_queue.acting().held());
   REQUIRE(free_learner.step());
   CHECK_FALSE(free_queue.acting().held());
 }

@@ -360,4 +360,33 @@ TEST_CASE("ActingGate: wait() passes while open, blocks while held, close() open
   CHECK(gate.waits() == 2);
 }
 
+TEST_CASE(
+    "ActingGate: hold_after(n): n unrolls queued hold the producers until the next is asked") {
+  const UnrollSpec sp = spec(3, 1);
+  UnrollQueue queue(8);
+  ActingGate& gate = queue.acting();
+  gate.hold_after(3);
+  for (int i = 0; i < 2; ++i) REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK_FALSE(gate.held());
+  REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK(gate.held());  // at once, in the pushing thread: no later step gets through
+  gate.release();      // asked for with a batch queued: that batch comes first, still held
+  CHECK(gate.held());
+  std::vector<std::unique_ptr<Unroll>> batch;
+  REQUIRE(queue.pop_many(3, batch));
+  CHECK(gate.held());  // taking the batch does not open it; asking for the next does
+  gate.release();
+  CHECK_FALSE(gate.held());
+  // What is queued counts toward the next batch, what is taken no longer does.
+  for (int i = 0; i < 2; ++i) REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK_FALSE(gate.held());
+  REQUIRE(queue.pop_available(1, batch));  // one taken: one queued
+  REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK_FALSE(gate.held());
+  REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK(gate.held());
+  queue.close();
+  CHECK_FALSE(gate.held());
+}
+
 }  // namespace test_unroll_store

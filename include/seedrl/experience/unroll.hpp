@@ -186,8 +186,8 @@ class UnrollPool {
 /// takes its unrolls from there. A consumer that keeps an unroll moves it out of `out` first
 /// (null entries are skipped); one that keeps a tensor of it only stops its reuse.
 ///
-/// acting() is the gate a synchronous consumer holds to pause the producers (acting_gate.hpp);
-/// close() opens it for good.
+/// acting() is the gate a synchronous consumer uses to pause the producers (acting_gate.hpp):
+/// push() counts toward its hold, close() opens it for good.
 class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
   using Base = BoundedQueue<std::unique_ptr<Unroll>>;
 
@@ -197,13 +197,23 @@ class UnrollQueue : public BoundedQueue<std::unique_ptr<Unroll>> {
 
   bool pop_many(std::size_t count, std::vector<std::unique_ptr<Unroll>>& out) {
     pool_.give(out);
-    return Base::pop_many(count, out);
+    const bool popped = Base::pop_many(count, out);
+    acting_.taken(static_cast<long long>(out.size()));
+    return popped;
   }
   bool pop_available(std::size_t max_count, std::vector<std::unique_ptr<Unroll>>& out) {
     pool_.give(out);
-    return Base::pop_available(max_count, out);
+    const bool popped = Base::pop_available(max_count, out);
+    acting_.taken(static_cast<long long>(out.size()));
+    return popped;
   }
 
+  /// Hides BoundedQueue::push (call it on the UnrollQueue): the gate counts the unroll first, so
+  /// that a consumer woken by the push never takes it before it was counted.
+  bool push(std::unique_ptr<Unroll> unroll) {
+    acting_.pushed();
+    return Base::push(std::move(unroll));
+  }
   /// Hides BoundedQueue::close (call it on the UnrollQueue): the gate opens too.
   void close() {
     acting_.close();

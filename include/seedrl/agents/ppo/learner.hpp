@@ -78,6 +78,7 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
     SEEDRL_REQUIRE(spec.overlap == 1,
                    "Learner<PpoAgent>: PPO unrolls have no burn-in (overlap 1), got overlap ",
                    spec.overlap);
+    if (agent.options().synchronous) unrolls.acting().hold_after(agent.options().batch_size);
   }
 
   const PpoAgent& agent() const { return agent_; }
@@ -133,7 +134,8 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
   };
 
   // Pops batch_size unrolls and prepares them; false once the queue is closed and empty.
-  // Synchronous (PpoAgentOptions::synchronous): the actors act only while it waits for a batch.
+  // Synchronous (PpoAgentOptions::synchronous): the push that completes a batch holds the actors
+  // (the constructor's hold_after); asking for the next lets them act, unless it is queued.
   bool take_batch() {
     const bool synchronous = agent_.options().synchronous;
     while (true) {
@@ -141,7 +143,6 @@ class Learner<PpoAgent, B> final : public LearnerCore<B> {
       if (synchronous) unrolls_.acting().release();
       if (!unrolls_.pop_many(static_cast<std::size_t>(agent_.options().batch_size), popped))
         return false;
-      if (synchronous) unrolls_.acting().hold();
       if (prepare(std::move(popped))) return true;
     }
   }
