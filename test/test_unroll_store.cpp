@@ -329,11 +329,13 @@ TEST_CASE("UnrollQueue: popping the next batch gives the previous one back to th
 }
 
 TEST_CASE("ActingGate: wait() passes while open, blocks while held, close() opens it for good") {
+  const UnrollSpec sp = spec(3, 1);
   UnrollQueue queue(2);
   ActingGate& gate = queue.acting();
   gate.wait();  // open: returns at once
   CHECK(gate.waits() == 0);
-  gate.hold();
+  gate.hold_after(1);
+  REQUIRE(queue.push(Unroll::allocate(sp)));
   CHECK(gate.held());
   std::atomic<bool> passed{false};
   std::thread waiter([&] {
@@ -342,19 +344,22 @@ TEST_CASE("ActingGate: wait() passes while open, blocks while held, close() open
   });
   while (gate.waits() == 0) std::this_thread::yield();  // the waiter is blocked
   CHECK_FALSE(passed.load());
+  std::vector<std::unique_ptr<Unroll>> taken;
+  REQUIRE(queue.pop_available(1, taken));
   gate.release();
   waiter.join();
   CHECK(passed.load());
   CHECK_FALSE(gate.held());
 
-  // Closing the queue opens the gate, and a hold after that holds nothing: a run that ends wakes
+  // Closing the queue opens the gate, and a push after that holds nothing: a run that ends wakes
   // inference whatever the learner does.
-  gate.hold();
+  REQUIRE(queue.push(Unroll::allocate(sp)));
+  CHECK(gate.held());
   std::thread closed_waiter([&] { gate.wait(); });
   while (gate.waits() < 2) std::this_thread::yield();
   queue.close();
   closed_waiter.join();
-  gate.hold();
+  CHECK_FALSE(queue.push(Unroll::allocate(sp)));
   CHECK_FALSE(gate.held());
   gate.wait();
   CHECK(gate.waits() == 2);

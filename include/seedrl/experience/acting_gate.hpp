@@ -38,11 +38,6 @@ class ActingGate {
     MutexLock lock(mutex_);
     queued_ = queued_ > count ? queued_ - count : 0;
   }
-  /// Producers wait from now until release() or close().
-  void hold() SEEDRL_EXCLUDES(mutex_) {
-    MutexLock lock(mutex_);
-    if (!closed_) held_.store(true, std::memory_order_release);
-  }
   /// Opens the gate, unless hold_after's batch is queued already (the consumer takes that first).
   void release() SEEDRL_EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
