@@ -100,8 +100,12 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
   return train_agent_in_process(program, env_name, cli, std::move(run), agent, make_env);
 }
 
-inline void add_game_option(CommandLine& app, std::string& game) {
+/// --game, and --minimal-actions (the game's own actions rather than all six).
+inline void add_game_option(CommandLine& app, std::string& game, minatar::Options& options) {
   app.option("--game", game, "MinAtar game").one_of(minatar_games());
+  app.option("--minimal-actions", options.minimal_action_set,
+             "the game's minimal action set (Breakout 3: no-op, left, right), as MinAtar's "
+             "baselines; false: all six actions");
 }
 
 /// A figure for a JSON line: the number, or null where nothing was measured.
@@ -172,15 +176,26 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
 /// stderr).
 template <class Cli>
 int train_on_minatar(const char* program, const std::string& game, const Cli& cli,
-                     const LocalTrainerOptions& run) {
+                     const LocalTrainerOptions& run, const minatar::Options& options = {},
+                     const std::vector<std::int64_t>& mlp_hidden = {}) {
   try {
-    const TrainingResult result = with_minatar_game(game, [&](auto make_env) {
-      const auto probe = make_env(0);
-      return train_in_process(program, game, cli, run,
-                              nn::NetworkOptions::minatar(probe.observation_spec().shape[2],
-                                                          probe.action_spec().num_actions),
-                              make_env);
-    });
+    const TrainingResult result = with_minatar_game(
+        game,
+        [&](auto make_env) {
+          const auto probe = make_env(0);
+          if (mlp_hidden.empty())
+            return train_in_process(program, game, cli, run,
+                                    nn::NetworkOptions::minatar(probe.observation_spec().shape[2],
+                                                                probe.action_spec().num_actions),
+                                    make_env);
+          const auto flat = [make_env](std::uint64_t seed) { return FloatPixels(make_env(seed)); };
+          return train_in_process(
+              program, game, cli, run,
+              nn::NetworkOptions::mlp(probe.observation_spec().shape.numel(),
+                                      probe.action_spec().num_actions, mlp_hidden),
+              flat);
+        },
+        options);
     print_result(game, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {

@@ -9,7 +9,9 @@
 //
 // Progress on stderr; the last line of stdout is the JSON object of the other examples (frames,
 // seconds, fps, episodes, mean_return, ...).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "seedrl/recipes/minatar.hpp"
@@ -25,10 +27,15 @@ int main(int argc, char** argv) {
   examples::PpoCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
+  minatar::Options game_options;
   cli.add_options(app, run);
-  examples::add_game_option(app, game);
+  examples::add_game_option(app, game, game_options);
+  std::vector<std::int64_t> mlp_torso;
+  app.option("--mlp-torso", mlp_torso,
+             "an MLP of these hidden sizes on the flattened pixels instead of the MinAtar torso "
+             "(gymnax's networks: 256 256)");
   examples::add_actor_options(app, run, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
-  return examples::train_on_minatar("minatar_ppo", game, cli, run);
+  return examples::train_on_minatar("minatar_ppo", game, cli, run, game_options, mlp_torso);
 }

@@ -24,11 +24,12 @@ int main(int argc, char** argv) {
   examples::VTraceCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
+  minatar::Options game_options;
   cli.add_options(app, run);
   app.remove("--env");
-  examples::add_game_option(app, game);
+  examples::add_game_option(app, game, game_options);
   examples::add_actor_options(app, run, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
-  return examples::train_on_minatar("minatar_vtrace", game, cli, run);
+  return examples::train_on_minatar("minatar_vtrace", game, cli, run, game_options);
 }

@@ -206,11 +206,12 @@ std::vector<std::string> box_environments() {
   return names;
 }
 
-/// Calls `f(make_env)` for a built-in environment or MinAtar game, by name.
+/// Calls `f(make_env)` for a built-in environment or MinAtar game (with `minatar`), by name.
 template <class F>
-decltype(auto) with_builtin_environment(const std::string& name, F&& f) {
+decltype(auto) with_builtin_environment(const std::string& name, F&& f,
+                                        const minatar::Options& minatar = {}) {
   for (const std::string& game : examples::minatar_games())
-    if (game == name) return examples::with_minatar_game(name, f);
+    if (game == name) return examples::with_minatar_game(name, f, minatar);
   if (name == "pendulum") return f([](std::uint64_t seed) { return Pendulum(seed); });
 #ifdef SEEDRL_PLAY_MUJOCO
   if (name != "cartpole" && name != "catch") {
@@ -349,10 +350,16 @@ int main(int argc, char** argv) {
       }
       return examples::play_named_game_series(env_name, policy, opponent.get(), series, recording);
     }
+    // A MinAtar policy of fewer than six actions was trained on the game's minimal action set
+    // (--minimal-actions).
+    minatar::Options game_options;
+    game_options.minimal_action_set = policy.action_spec().num_actions > 0 &&
+                                      policy.action_spec().num_actions < minatar::kNumActions;
     const PlayResult r =
         play(policy,
              with_builtin_environment(
-                 env_name, [&](auto make_env) { return make_play_envs(make_env, envs, seed); }),
+                 env_name, [&](auto make_env) { return make_play_envs(make_env, envs, seed); },
+                 game_options),
              episodes, recording);
     if (!recording.path.empty()) {
       io::write_gif(recording.path, recording.animation);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "seedrl/env/minatar/asterix.hpp"
@@ -95,6 +96,50 @@ TEST_CASE("MinAtar: episodes are a function of the seed") {
   };
   CHECK(play(11) == play(11));
   CHECK(play(11) != play(12));
+}
+
+TEST_CASE_TEMPLATE("MinAtar: the minimal action set plays the game's own actions, by index", Env,
+                   MinAtarBreakout, MinAtarFreeway, MinAtarAsterix, MinAtarSeaquest,
+                   MinAtarSpaceInvaders) {
+  Options minimal;
+  minimal.minimal_action_set = true;
+  Env full(5), small(5, minimal);
+  const auto& set = std::remove_cvref_t<decltype(full.game())>::kMinimalActions;
+  REQUIRE(small.action_spec().num_actions == static_cast<std::int64_t>(set.size()));
+  CHECK(full.action_spec().num_actions == kNumActions);
+  // The same seed and the same choices, one by full index and one by index into the set: the
+  // same frames, rewards and played actions (sticky ones included).
+  Tensor a = observation_for(full), b = observation_for(small);
+  full.reset(a);
+  small.reset(b);
+  Rng choices(6);
+  for (int t = 0; t < 3000; ++t) {
+    const auto i = static_cast<std::int32_t>(choices.below(set.size()));
+    const StepResult rf = full.step(set[static_cast<std::size_t>(i)], a);
+    const StepResult rs = small.step(i, b);
+    REQUIRE(rf.reward == rs.reward);
+    REQUIRE(rf.episode_over() == rs.episode_over());
+    REQUIRE(full.last_action() == small.last_action());
+    REQUIRE(std::equal(a.data<std::uint8_t>(), a.data<std::uint8_t>() + a.numel(),
+                       b.data<std::uint8_t>()));
+    if (rf.episode_over()) {
+      full.reset(a);
+      small.reset(b);
+    }
+  }
+  CHECK_THROWS_WITH_AS(small.step(static_cast<std::int32_t>(set.size()), b),
+                       doctest::Contains("out of range"), Error);
+}
+
+TEST_CASE("MinAtar: the minimal action sets are MinAtar's") {
+  CHECK(std::vector<std::int32_t>(BreakoutRules::kMinimalActions.begin(),
+                                  BreakoutRules::kMinimalActions.end()) ==
+        std::vector<std::int32_t>{action::kNoop, action::kLeft, action::kRight});
+  CHECK(FreewayRules::kMinimalActions.size() == 3);
+  CHECK(AsterixRules::kMinimalActions.size() == 5);
+  CHECK(SeaquestRules::kMinimalActions.size() == 6);
+  CHECK(SpaceInvadersRules::kMinimalActions.size() == 4);
+  CHECK_FALSE(Options{}.minimal_action_set);  // all six unless asked
 }
 
 }  // namespace test_minatar

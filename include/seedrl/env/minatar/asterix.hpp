@@ -29,6 +29,9 @@ class AsterixRules {
  public:
   static constexpr std::int32_t kChannels = 4;
   static constexpr const char* kName = "Asterix";
+  /// The actions the game reads (MinAtar's minimal_action_set()).
+  static constexpr std::array<std::int32_t, 5> kMinimalActions{
+      action::kNoop, action::kLeft, action::kUp, action::kRight, action::kDown};
   static constexpr std::int32_t kRampInterval = 100;
   static constexpr std::int32_t kInitialSpawnPeriod = 10;
   static constexpr std::int32_t kInitialMovePeriod = 5;

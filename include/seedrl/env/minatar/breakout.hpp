@@ -28,6 +28,9 @@ class BreakoutRules {
  public:
   static constexpr std::int32_t kChannels = 4;
   static constexpr const char* kName = "Breakout";
+  /// The actions the game reads (MinAtar's minimal_action_set()).
+  static constexpr std::array<std::int32_t, 3> kMinimalActions{action::kNoop, action::kLeft,
+                                                               action::kRight};
   enum Channel : std::int32_t { kPaddle = 0, kBall = 1, kTrail = 2, kBrick = 3 };
   /// Ball directions: (dx, dy) of each, y growing downwards.
   enum Direction : std::int32_t { kUpLeft = 0, kUpRight = 1, kDownRight = 2, kDownLeft = 3 };

@@ -29,6 +29,9 @@ class FreewayRules {
  public:
   static constexpr std::int32_t kChannels = 7;
   static constexpr const char* kName = "Freeway";
+  /// The actions the game reads (MinAtar's minimal_action_set()).
+  static constexpr std::array<std::int32_t, 3> kMinimalActions{action::kNoop, action::kUp,
+                                                               action::kDown};
   static constexpr std::int32_t kPlayerSpeed = 3;   ///< frames between chicken moves
   static constexpr std::int32_t kTimeLimit = 2500;  ///< frames per episode
   static constexpr std::int32_t kColumn = 4;        ///< the chicken's column

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,9 @@ class SeaquestRules {
  public:
   static constexpr std::int32_t kChannels = 10;
   static constexpr const char* kName = "Seaquest";
+  /// The actions the game reads (MinAtar's minimal_action_set()).
+  static constexpr std::array<std::int32_t, 6> kMinimalActions{
+      action::kNoop, action::kLeft, action::kUp, action::kRight, action::kDown, action::kFire};
   static constexpr std::int32_t kMaxOxygen = 200;
   static constexpr std::int32_t kInitialSpawnPeriod = 20;
   static constexpr std::int32_t kDiverSpawnPeriod = 30;

@@ -32,6 +32,9 @@ class SpaceInvadersRules {
  public:
   static constexpr std::int32_t kChannels = 6;
   static constexpr const char* kName = "SpaceInvaders";
+  /// The actions the game reads (MinAtar's minimal_action_set()).
+  static constexpr std::array<std::int32_t, 4> kMinimalActions{action::kNoop, action::kLeft,
+                                                               action::kRight, action::kFire};
   static constexpr std::int32_t kShotCoolDown = 5;
   static constexpr std::int32_t kMarchPeriod = 12;
   static constexpr std::int32_t kAlienShotPeriod = 10;
