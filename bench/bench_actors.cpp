@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "cartpole_logic.hpp"
-#include "command_line.hpp"
 #include "seedrl/capi/seedrl.h"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
@@ -200,7 +200,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::CommandLine app("Actor steps/s by language: C++, the C ABI, Python");
+  cli::CommandLine app("Actor steps/s by language: C++, the C ABI, Python");
   std::vector<std::int32_t> envs{8, 64};
   double seconds = 3.0;
   std::int32_t repeats = 3;

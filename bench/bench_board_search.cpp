@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "command_line.hpp"
 #include "seedrl/acting/board_search.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/session/match.hpp"
 #include "support/bench_util.hpp"
@@ -22,7 +22,7 @@
 using namespace seedrl;
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "seedrl bench_board_search: the search player's moves per second on Connect Four");
   std::vector<int> depths{1, 2, 4, 6};
   int positions = 64;

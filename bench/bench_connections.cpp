@@ -39,8 +39,8 @@
 #include <thread>
 #include <vector>
 
-#include "command_line.hpp"
 #include "connection_load.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/socket_server.hpp"
 #include "seedrl/transport/token.hpp"
@@ -260,7 +260,7 @@ void measure_line(Load& load, ServerProcess& server, double warmup, double secon
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::CommandLine app("Many actor connections on one server, from few threads");
+  cli::CommandLine app("Many actor connections on one server, from few threads");
   std::vector<std::int32_t> connections{1, 64, 1024, 4096};
   std::vector<std::int64_t> obs_sizes{16, 28224};
   double seconds = 5.0, warmup = 1.0, rate = 0.0;

@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
-#include "command_line.hpp"
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/agents/vtrace.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/inference/graphed_forward.hpp"
 #include "seedrl/inference/inference_server.hpp"
 #include "seedrl/seedrl.hpp"
@@ -307,7 +307,7 @@ std::string run_all(const Settings& s, const std::vector<std::string>& models,
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "seedrl bench_inference: central batched inference vs per-actor inference");
   Settings s;
   s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

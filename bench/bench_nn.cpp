@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "command_line.hpp"
 #include "seedrl/agents/vtrace.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 #include "seedrl/seedrl.hpp"
 #include "support/bench_util.hpp"
@@ -203,8 +203,7 @@ std::string run_models(const Settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
-      "seedrl bench_nn: model forward/training throughput on a backend");
+  seedrl::cli::CommandLine app("seedrl bench_nn: model forward/training throughput on a backend");
   Settings s;
   s.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.option("--backend", s.backend, "cpu, or cuda where seedrl was built with it")

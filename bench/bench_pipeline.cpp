@@ -310,8 +310,7 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::CommandLine app(
-      "The whole training pipeline against its compute limit, in the same run");
+  cli::CommandLine app("The whole training pipeline against its compute limit, in the same run");
   Settings settings;
   app.option("--seconds", settings.seconds, "pipeline window to measure").positive();
   app.option("--warmup", settings.warmup, "seconds before the window").non_negative();
@@ -328,19 +327,18 @@ int main(int argc, char** argv) {
   // The Nature CNN: the MinAtar example's agent, 4 actors x 8 environments, batch 8 x 20.
   nature_run.envs_per_actor = 8;
 
-  examples::CommandLine* a =
+  cli::CommandLine* a =
       &app.subcommand("vtrace-minatar", "V-trace, MinAtar Breakout (minatar_vtrace)");
   minatar_vtrace.add_options(*a, minatar_vtrace_run);
   examples::add_actor_options(*a, minatar_vtrace_run, 1024);
-  examples::CommandLine* b =
-      &app.subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
+  cli::CommandLine* b = &app.subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
   minatar_r2d2.add_options(*b, r2d2_run);
   examples::add_actor_options(*b, r2d2_run, 1024);
-  examples::CommandLine* c =
+  cli::CommandLine* c =
       &app.subcommand("vtrace-nature", "V-trace, Nature CNN, synthetic Atari frames");
   nature_vtrace.add_options(*c, nature_run);
   examples::add_actor_options(*c, nature_run, 1024);
-  examples::CommandLine* d = &app.subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
+  cli::CommandLine* d = &app.subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
   pendulum_ppo.add_options(*d, ppo_run);
   examples::add_actor_options(*d, ppo_run, 256);
   app.require_subcommands(0, 1);

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "command_line.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/io/checkpoint.hpp"
 #include "seedrl/nn/description.hpp"
 #include "seedrl/policy/policy.hpp"
@@ -87,7 +87,7 @@ Figure measure(Policy<>& policy, const Tensor& observations, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "seedrl bench_policy: Policy::act latency beside idle or busy threads");
   std::vector<std::string> models{"minatar", "mlp"};
   std::vector<int> thread_counts{1, 2};

@@ -11,7 +11,7 @@
 #include <numeric>
 #include <vector>
 
-#include "command_line.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/replay/replay_buffer.hpp"
 #include "support/bench_util.hpp"
 
@@ -54,8 +54,7 @@ class LinearScanSampler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
-      "seedrl bench_replay: prioritized replay operations per second");
+  seedrl::cli::CommandLine app("seedrl bench_replay: prioritized replay operations per second");
   std::size_t capacity = 1000000;
   std::size_t batch = 64;
   double seconds = 2.0;

@@ -15,15 +15,15 @@
 #include <cstdio>
 #include <string>
 
-#include "command_line.hpp"
 #include "seedrl/agents/sac.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/experience/unroll_store.hpp"
 
 int main(int argc, char** argv) {
   using namespace seedrl;
   using Backend = cpu::Backend;
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "The SAC update (CleanRL's, HalfCheetah's sizes), seedrl against PyTorch");
   int threads = 2;
   double seconds = 5.0;

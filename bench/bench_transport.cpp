@@ -31,9 +31,9 @@
 #include <thread>
 #include <vector>
 
-#include "command_line.hpp"
 #include "seedrl/acting/actor.hpp"
 #include "seedrl/acting/inference_client.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/socket_server.hpp"
@@ -249,7 +249,7 @@ Measurement run_transport(const std::string& transport, int clients, std::int64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "seedrl transport benchmark: lock-step actor steps per second and latency");
   std::vector<std::string> transports{"inproc", "unix", "tcp", "tls"};
 #ifdef SEEDRL_BENCH_GRPC

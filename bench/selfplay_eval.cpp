@@ -37,7 +37,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "command_line.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/standoff.hpp"
 #include "seedrl/session/match.hpp"
@@ -167,7 +167,7 @@ int evaluate(const std::string& checkpoint, const std::string& opponent, int dep
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "A self-play checkpoint against reference players (random, perfect, alpha-beta)");
   std::string checkpoint, env = "tictactoe", opponent = "random";
   int depth = 2, games = 1000;

@@ -3,7 +3,7 @@
 
 namespace seedrl::examples {
 
-void RunCli::add_run_options(CommandLine& app, TrainingSessionOptions& session) {
+void RunCli::add_run_options(cli::CommandLine& app, TrainingSessionOptions& session) {
   // run_info.json and the "run:" line record the command, so that a run directory says how it
   // was made.
   app.on_parsed([&app, &session] { session.run_info.push_back({"command", app.given_command()}); });
@@ -67,7 +67,7 @@ void RunCli::add_run_options(CommandLine& app, TrainingSessionOptions& session) 
       .non_negative();
 }
 
-void VTraceCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
+void VTraceCli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
   add_environment_option(app, env_name, environments);
   add_run_options(app, session);
   app.option("--hidden", hidden, "MLP torso sizes").positive();
@@ -92,7 +92,8 @@ void VTraceCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
       .range(1, 4096);
 }
 
-void VTraceCli::use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session) {
+void VTraceCli::use_pendulum_defaults(const cli::CommandLine& app,
+                                      TrainingSessionOptions& session) {
   const recipes::Recipe<VTraceAgentOptions> recipe = recipes::pendulum_vtrace();
   const VTraceCli pendulum(recipe);
   auto unset = [&](const char* flag) { return app.count(flag) == 0; };
@@ -108,7 +109,7 @@ void VTraceCli::use_pendulum_defaults(const CommandLine& app, TrainingSessionOpt
   normalize = pendulum.normalize;
 }
 
-void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
+void PpoCli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
   add_run_options(app, session);
   app.option("--hidden", hidden, "MLP torso sizes").positive();
   app.option("--activation", activation, "MLP hidden-layer activation").one_of({"relu", "tanh"});
@@ -142,14 +143,14 @@ void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
              "scale rewards by the running std of the discounted return");
 }
 
-void PpoCli::use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
+void PpoCli::use_vtrace_defaults(const cli::CommandLine& app, LocalTrainerOptions& run,
                                  const recipes::Recipe<VTraceAgentOptions>& recipe) {
   if (app.count("--unroll") == 0) run.server.unroll_length = recipe.run.server.unroll_length;
   if (app.count("--batch") == 0) batch = recipe.agent.batch_size;
   if (app.count("--learning-rate") == 0) learning_rate = recipe.agent.learning_rate.initial;
 }
 
-void R2D2Cli::add_options(CommandLine& app, TrainingSessionOptions& session) {
+void R2D2Cli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
   add_run_options(app, session);
   app.option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
       .range(0, 10000);

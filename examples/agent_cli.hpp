@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "command_line.hpp"
 #include "environments.hpp"
 #include "program.hpp"
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/io/messages.hpp"
 #include "seedrl/recipes/control.hpp"
 #include "seedrl/session/builtin_agents.hpp"
@@ -39,7 +39,7 @@ struct RunCli {
   double lr_floor = 0.0;  ///< where a decaying rate ends, a fraction of learning_rate
   int batch_timeout_us = 0;
   std::string backend = "cpu";
-  Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
+  cli::Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
 
   /// The defaults of the options above from `recipe`: its frames, the options every agent has,
   /// the learning rate's schedule, the inference batch timeout.
@@ -60,7 +60,7 @@ struct RunCli {
   }
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
-  void add_run_options(CommandLine& app, TrainingSessionOptions& session);
+  void add_run_options(cli::CommandLine& app, TrainingSessionOptions& session);
 
   /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
   /// group when MPI launched the program); the examples show the run's progress on the console.
@@ -133,7 +133,7 @@ struct VTraceCli : RunCli {
   }
 
   /// --env, the run's options and the V-trace agent's.
-  void add_options(CommandLine& app, TrainingSessionOptions& session);
+  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with an MLP for observations of `observation_size`
   /// floats.
@@ -166,7 +166,7 @@ struct VTraceCli : RunCli {
   /// `pendulum_ppo --agent vtrace`: Adam 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no
   /// entropy bonus, gradient norm 0.5, observations and rewards normalised) for every option the
   /// command line did not set.
-  void use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session);
+  void use_pendulum_defaults(const cli::CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent for an in-process run.
   VTraceAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
@@ -213,7 +213,7 @@ struct PpoCli : RunCli {
   }
 
   /// The run's options and PPO's (the caller adds --env).
-  void add_options(CommandLine& app, TrainingSessionOptions& session);
+  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
 
   /// Updates per batch of `transitions`.
   std::int64_t updates_per_batch(std::int64_t transitions) const {
@@ -250,7 +250,7 @@ struct PpoCli : RunCli {
   /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
   /// PPO: `recipe`'s unroll, batch and rate (recipes::vtrace_from: 16, 8 and PPO's rate) unless
   /// the command line set them.
-  void use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
+  void use_vtrace_defaults(const cli::CommandLine& app, LocalTrainerOptions& run,
                            const recipes::Recipe<VTraceAgentOptions>& recipe);
 
   /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
@@ -305,7 +305,7 @@ struct R2D2Cli : RunCli {
   }
 
   /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
-  void add_options(CommandLine& app, TrainingSessionOptions& session);
+  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
   /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.

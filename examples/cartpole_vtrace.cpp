@@ -23,8 +23,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  seedrl::examples::CommandLine app(
-      "SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process");
+  seedrl::cli::CommandLine app("SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::cartpole_vtrace();
   examples::VTraceCli cli(recipe);

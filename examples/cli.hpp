@@ -1,9 +1,9 @@
 // Command-line pieces shared by the example programs: the run's and the agents' options
 // (agent_cli.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli; their defaults are recipes'), in-process
 // training and the final JSON line; with environments.hpp (the built-in environments
-// by name) and program.hpp (signals, the learner group under mpirun, errors). Copy them along
-// with the program you start from, and the two files a program compiles with them
-// (command_line.cpp, agent_cli.cpp: examples/helpers.cmake).
+// by name) and program.hpp (signals, the learner group under mpirun, errors), on seedrl::cli's
+// command line (seedrl/cli/command_line.hpp). Copy them along with the program you start from,
+// and the file a program compiles with them (agent_cli.cpp: examples/helpers.cmake).
 //
 // Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
 // group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank
@@ -37,7 +37,8 @@
 namespace seedrl::examples {
 
 /// --actors and --envs-per-actor of the in-process programs.
-inline void add_actor_options(CommandLine& app, LocalTrainerOptions& run, int max_envs_per_actor) {
+inline void add_actor_options(cli::CommandLine& app, LocalTrainerOptions& run,
+                              int max_envs_per_actor) {
   app.option("--actors", run.num_actors, "actor threads").range(1, 256);
   app.option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
       .range(1, max_envs_per_actor);
@@ -101,7 +102,7 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
 }
 
 /// --game, and --minimal-actions (the game's own actions rather than all six).
-inline void add_game_option(CommandLine& app, std::string& game, minatar::Options& options) {
+inline void add_game_option(cli::CommandLine& app, std::string& game, minatar::Options& options) {
   app.option("--game", game, "MinAtar game").one_of(minatar_games());
   app.option("--minimal-actions", options.minimal_action_set,
              "the game's minimal action set (Breakout 3: no-op, left, right), as MinAtar's "

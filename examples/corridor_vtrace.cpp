@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <string>
 
-#include "command_line.hpp"
 #include "corridor_env.hpp"
 #include "program.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/seedrl.hpp"
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app("V-trace on the corridor tutorial environment");
+  seedrl::cli::CommandLine app("V-trace on the corridor tutorial environment");
   std::int64_t frames = 100'000;
   std::int32_t length = 8;
   std::uint64_t seed = 1;

@@ -40,7 +40,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  seedrl::examples::CommandLine app("SEED RL actors for a distributed_learner");
+  seedrl::cli::CommandLine app("SEED RL actors for a distributed_learner");
   std::string env_name = "cartpole";
   RemoteClientOptions client;
   std::int32_t envs = 8, threads = 1;

@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   using namespace seedrl;
   using Backend = cpu::Backend;
 
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "SEED RL V-trace learner serving actors over TCP or Unix-domain sockets");
   examples::VTraceCli cli;
   TrainingSessionOptions run;

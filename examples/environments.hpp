@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "command_line.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/env/cartpole.hpp"
 #include "seedrl/env/catch.hpp"
 #include "seedrl/env/flatten_observation.hpp"
@@ -95,7 +95,7 @@ inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, st
 }
 
 /// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
-inline void add_environment_option(CommandLine& app, std::string& name,
+inline void add_environment_option(cli::CommandLine& app, std::string& name,
                                    const std::vector<std::string>& names = {"cartpole", "catch"}) {
   std::string list;
   for (std::size_t i = 0; i < names.size(); ++i)

@@ -44,13 +44,13 @@ struct GameExample {
   /// `train(agent_name, cli, run, mask, hidden)` with that agent's Cli.
   template <class Train>
   int main(int argc, char** argv, Train&& train) {
-    CommandLine app(description);
+    cli::CommandLine app(description);
     app.require_subcommands(1, 1);  // --no-mask after the agent's name too
     bool no_mask = false;
     app.flag("--no-mask", no_mask, "do not declare the legal-action mask (the same game)");
-    CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
-                             &app.subcommand("ppo", "PPO"),
-                             &app.subcommand("r2d2", r2d2_description)};
+    cli::CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
+                                  &app.subcommand("ppo", "PPO"),
+                                  &app.subcommand("r2d2", r2d2_description)};
     vtrace.add_options(*agents[0], vtrace_run);
     ppo.add_options(*agents[1], ppo_run);
     r2d2.add_options(*agents[2], r2d2_run);

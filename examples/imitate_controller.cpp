@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <string>
 
-#include "command_line.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/seedrl.hpp"
 
 using namespace seedrl;
@@ -38,7 +38,7 @@ void sample_states(Tensor& states, Rng& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app("Train a seedrl network to imitate a CartPole controller");
+  seedrl::cli::CommandLine app("Train a seedrl network to imitate a CartPole controller");
   int steps = 2000;
   std::int64_t batch = 256;
   std::uint64_t seed = 1;

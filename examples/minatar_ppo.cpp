@@ -21,7 +21,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  seedrl::examples::CommandLine app("PPO on a MinAtar game, in one process");
+  seedrl::cli::CommandLine app("PPO on a MinAtar game, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/minatar.hpp), unless flags change it.
   const auto recipe = recipes::minatar_ppo();
   examples::PpoCli cli(recipe);

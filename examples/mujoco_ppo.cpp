@@ -22,8 +22,7 @@
 int main(int argc, char** argv) {
   using namespace seedrl;
 
-  seedrl::examples::CommandLine app(
-      "SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process");
+  seedrl::cli::CommandLine app("SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::mujoco_ppo();
   examples::PpoCli cli(recipe);

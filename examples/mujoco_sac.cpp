@@ -19,7 +19,7 @@
 
 int main(int argc, char** argv) {
   using namespace seedrl;
-  seedrl::examples::CommandLine app("SEED RL SAC on MuJoCo locomotion, in one process");
+  seedrl::cli::CommandLine app("SEED RL SAC on MuJoCo locomotion, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::mujoco_sac();
   examples::SacCli cli(recipe);

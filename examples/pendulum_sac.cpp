@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   using namespace seedrl;
-  seedrl::examples::CommandLine app("SEED RL SAC on Pendulum-v1, in one process");
+  seedrl::cli::CommandLine app("SEED RL SAC on Pendulum-v1, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::pendulum_sac();
   examples::SacCli cli(recipe);

@@ -248,8 +248,7 @@ std::unique_ptr<Policy<>> load_policy(std::string& checkpoint, const PolicyOptio
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
-      "A trained agent plays evaluation episodes from its checkpoint");
+  seedrl::cli::CommandLine app("A trained agent plays evaluation episodes from its checkpoint");
   std::string checkpoint, env_name, acting;
   std::int64_t episodes = 100;
   std::int32_t envs = 8;

@@ -57,7 +57,7 @@ struct SacCli : RunCli {
     reset_updates = a.reset_updates;
   }
 
-  void add_options(CommandLine& app, TrainingSessionOptions& session) {
+  void add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
     add_run_options(app, session);
     app.option("--hidden", hidden, "the actor's MLP sizes").positive();
     app.option("--critic-hidden", critic_hidden, "each critic's MLP sizes").positive();

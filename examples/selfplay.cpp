@@ -150,7 +150,7 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
 }  // namespace
 
 int main(int argc, char** argv) {
-  seedrl::examples::CommandLine app(
+  seedrl::cli::CommandLine app(
       "Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff");
   // The recipe docs/results.md measures (seedrl/recipes/games.hpp), unless flags change it.
   const auto recipe = recipes::selfplay("tictactoe");

@@ -1,113 +1,18 @@
-// The example programs' options: the command a program records in run_info.json is the one that
-// ran, so that pasting it into a shell parses to the same settings (flags, negated flags, quoting;
-// examples/command_line.hpp); the SAC programs' --lr-decay decays all three rates over the run's
-// learner steps (examples/sac_cli.hpp); each program's command line, left at its defaults, makes
-// its recipe's agent (seedrl/recipes/: the defaults live there and only there).
+// The example programs' options: the SAC programs' --lr-decay decays all three rates over the
+// run's learner steps (examples/sac_cli.hpp); each program's command line, left at its defaults,
+// makes its recipe's agent (seedrl/recipes/: the defaults live there and only there). The command
+// line itself: test_cli.cpp.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "command_line.hpp"
 #include "sac_cli.hpp"
+#include "seedrl/cli/command_line.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/recipes/games.hpp"
 #include "seedrl/recipes/minatar.hpp"
-
-namespace {
-
-struct Parsed {
-  std::string env = "cartpole", logdir;
-  int frames = 10;
-  std::vector<std::int64_t> hidden{64, 64};
-  bool replay = false, graphs = true;
-  std::string command;
-};
-
-// The options as a program declares them; `args` parsed as argv (the program's path first).
-void declare(seedrl::examples::CommandLine& app, Parsed& p) {
-  app.option("--env", p.env, "environment");
-  app.option("--frames", p.frames, "budget");
-  app.option("--hidden", p.hidden, "sizes");
-  app.option("--logdir", p.logdir, "where");
-  app.flag("--checkpoint-replay", p.replay, "a flag");
-  app.flag("!--no-cuda-graphs", p.graphs, "a negated flag");
-  app.on_parsed([&app, &p] { p.command = app.given_command(); });
-}
-
-Parsed parse(std::vector<std::string> args) {
-  Parsed p;
-  seedrl::examples::CommandLine app("test");
-  declare(app, p);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  REQUIRE_FALSE(app.parse(static_cast<int>(argv.size()), argv.data()).has_value());
-  return p;
-}
-
-// Splits a command the way a POSIX shell does for the quoting given_command writes (words
-// separated by spaces, single-quoted spans taken as they are).
-std::vector<std::string> shell_words(const std::string& command) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false, quoted = false, escaped = false;
-  for (char c : command) {
-    if (escaped) {
-      word += c;
-      escaped = false;
-    } else if (quoted) {
-      if (c == '\'')
-        quoted = false;
-      else
-        word += c;
-    } else if (c == '\'') {
-      quoted = in_word = true;
-    } else if (c == '\\') {
-      escaped = in_word = true;  // given_command escapes only a quote, as '\''
-    } else if (c == ' ') {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(word);
-  return words;
-}
-
-}  // namespace
-
-TEST_CASE("the recorded command: the program's name and the options given, in declaration order") {
-  const Parsed p = parse({"/opt/bin/mujoco_sac", "--frames=300", "--env", "hopper", "--hidden",
-                          "32", "16", "--checkpoint-replay", "--no-cuda-graphs"});
-  CHECK(p.command ==
-        "mujoco_sac --env hopper --frames 300 --hidden 32 16 --checkpoint-replay --no-cuda-graphs");
-  CHECK(parse({"selfplay"}).command == "selfplay");  // defaults are not repeated
-}
-
-TEST_CASE("flags given a value are recorded with the value that sets the same") {
-  CHECK(parse({"p", "--checkpoint-replay=false"}).command == "p --checkpoint-replay=false");
-  // "!--no-cuda-graphs=false" sets graphs to true: the negation is not applied twice.
-  const Parsed p = parse({"p", "--no-cuda-graphs=false"});
-  CHECK(p.graphs);
-  CHECK(p.command == "p --no-cuda-graphs=false");
-}
-
-TEST_CASE("the recorded command parses back to the same settings, quoting included") {
-  const std::vector<std::string> logdirs{"runs/a b", "it's", "$HOME/x", "a\"b", "", "plain"};
-  for (const std::string& logdir : logdirs) {
-    CAPTURE(logdir);
-    const Parsed first = parse({"p", "--logdir", logdir, "--env", "x;y", "--no-cuda-graphs"});
-    const Parsed again = parse(shell_words(first.command));
-    CHECK(again.logdir == logdir);
-    CHECK(again.env == "x;y");
-    CHECK_FALSE(again.graphs);
-    CHECK(again.command == first.command);
-  }
-}
 
 namespace {
 
@@ -116,7 +21,7 @@ seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
   const auto recipe = seedrl::recipes::mujoco_sac();
   seedrl::examples::SacCli cli(recipe);
   seedrl::LocalTrainerOptions run = recipe.run;
-  seedrl::examples::CommandLine app("test");
+  seedrl::cli::CommandLine app("test");
   cli.add_options(app, run);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -188,7 +93,7 @@ using seedrl::recipes::Recipe;
 // A command line of no flags: the recipe's defaults as the program sees them.
 template <class Cli, class Run>
 void parse_nothing(Cli& cli, Run& run) {
-  seedrl::examples::CommandLine app("test");
+  seedrl::cli::CommandLine app("test");
   cli.add_options(app, run);
   char name[] = "program";
   char* argv[] = {name};
@@ -359,7 +264,7 @@ TEST_CASE("--agent vtrace on a PPO program takes the V-trace recipe's unroll, ba
   const auto vtrace = seedrl::recipes::pendulum_vtrace();
   seedrl::examples::PpoCli cli(ppo);
   seedrl::LocalTrainerOptions run = ppo.run;
-  seedrl::examples::CommandLine app("test");
+  seedrl::cli::CommandLine app("test");
   cli.add_options(app, run);
   char name[] = "pendulum_ppo", flag[] = "--batch", value[] = "5";
   char* argv[] = {name, flag, value};

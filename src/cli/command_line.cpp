@@ -1,13 +1,13 @@
-// CommandLine and Option over CLI11: the one translation unit of the example programs that
-// compiles CLI11 (command_line.hpp says why).
-#include "command_line.hpp"
+// CommandLine and Option over CLI11: the one translation unit that compiles CLI11
+// (seedrl/cli/command_line.hpp says why).
+#include "seedrl/cli/command_line.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <utility>
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
 Option& Option::range(double low, double high) {
   option_->check(CLI::Range(low, high));
@@ -166,4 +166,4 @@ std::string CommandLine::given_command(std::initializer_list<std::string_view> s
   return command;
 }
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli

@@ -1,6 +1,6 @@
 # Installs the seedrl build tree into a fresh prefix, then configures, builds and runs a separate
 # project that uses only find_package(seedrl CONFIG REQUIRED) and seedrl::seedrl (and seedrl::cuda
-# when the package was built with it), and a C program of seedrl::c (the C ABI, its pkg-config
+# when the package was built with it), seedrl::cli's command line, and a C program of seedrl::c (the C ABI, its pkg-config
 # file installed beside it).
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -18,6 +18,7 @@ run(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build"
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
 run("${WORK_DIR}/build/consumer_train")
+run("${WORK_DIR}/build/consumer_cli")
 run("${WORK_DIR}/build/consumer_c")
 foreach(libdir lib lib64 lib/x86_64-linux-gnu)
   if(EXISTS "${prefix}/${libdir}/pkgconfig/seedrl-c.pc")

@@ -1,9 +1,10 @@
-// The example programs' command line: options bound to variables, checked, parsed, and the command
-// that ran rebuilt for run_info.json. It is CLI11 underneath, compiled once in the examples'
-// helper library (command_line.cpp): CLI11 is header-only, and a program that includes it compiles
-// its parser, its help formatter and its validators again, 10 to 15 seconds of every program's
-// build. A program that needs more of CLI11 (subcommands of its own) takes app() and includes
-// <CLI/CLI.hpp> itself. agent_cli.hpp builds on it.
+// A program's command line (seedrl::cli, the component the example programs and benchmarks parse
+// their options with): options bound to variables, checked, parsed, and the command that ran
+// rebuilt for run_info.json. It is CLI11 underneath, compiled once in the component's library
+// (src/cli/command_line.cpp): CLI11 is header-only, and a program that includes it compiles its
+// parser, its help formatter and its validators again, 10 to 15 seconds of every program's build.
+// A program that needs more of CLI11 takes app() and includes <CLI/CLI.hpp> itself (CLI11 is then
+// a dependency of that program).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,7 @@ class App;
 class Option;
 }  // namespace CLI
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
 /// One option of a CommandLine, for saying what its values must be.
 class Option {
@@ -105,4 +106,4 @@ class CommandLine {
   std::vector<std::unique_ptr<CommandLine>> subcommands_;
 };
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli
