@@ -318,9 +318,9 @@ int main(int argc, char** argv) {
 
   // The examples' recipes (seedrl/recipes/): what minatar_vtrace, minatar_r2d2 and pendulum_ppo
   // run without flags.
-  examples::VTraceCli minatar_vtrace(recipes::minatar_vtrace()), nature_vtrace = minatar_vtrace;
-  examples::R2D2Cli minatar_r2d2(recipes::minatar_r2d2());
-  examples::PpoCli pendulum_ppo(recipes::pendulum_ppo());
+  cli::VTraceCli minatar_vtrace(recipes::minatar_vtrace()), nature_vtrace = minatar_vtrace;
+  cli::R2D2Cli minatar_r2d2(recipes::minatar_r2d2());
+  cli::PpoCli pendulum_ppo(recipes::pendulum_ppo());
   LocalTrainerOptions minatar_vtrace_run = recipes::minatar_vtrace().run,
                       nature_run = minatar_vtrace_run, r2d2_run = recipes::minatar_r2d2().run,
                       ppo_run = recipes::pendulum_ppo().run;
@@ -348,7 +348,7 @@ int main(int argc, char** argv) {
   try {
     // A MinAtar Breakout configuration with the MinAtar network and `cli`'s agent.
     auto measure_minatar = [&](const char* name, auto& cli, LocalTrainerOptions& run) {
-      cli.finish(run);
+      cli.finish(run, examples::learner_group());
       examples::with_minatar_game("breakout", [&](auto make_env) {
         const auto probe = make_env(0);
         const auto agent =
@@ -362,14 +362,14 @@ int main(int argc, char** argv) {
     if (all || a->given()) measure_minatar("vtrace-minatar", minatar_vtrace, minatar_vtrace_run);
     if (all || b->given()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
     if (all || c->given()) {
-      nature_vtrace.finish(nature_run);
+      nature_vtrace.finish(nature_run, examples::learner_group());
       const auto agent = nature_vtrace.make_agent(nn::NetworkOptions::nature(18), nature_run);
       measure(
           "vtrace-nature", agent, nature_run,
           [](std::uint64_t seed) { return SyntheticAtari(seed); }, settings);
     }
     if (all || d->given()) {
-      pendulum_ppo.finish(ppo_run);
+      pendulum_ppo.finish(ppo_run, examples::learner_group());
       const Pendulum probe(0);
       const auto agent = pendulum_ppo.make_agent(
           examples::box_network(pendulum_ppo, probe.observation_spec(), probe.action_spec()),

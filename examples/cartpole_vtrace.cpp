@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL V-trace on CartPole-v1 (or bsuite Catch), in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::cartpole_vtrace();
-  examples::VTraceCli cli(recipe);
+  cli::VTraceCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 256);

@@ -1,9 +1,8 @@
-// Command-line pieces shared by the example programs: the run's and the agents' options
-// (agent_cli.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli; their defaults are recipes'), in-process
-// training and the final JSON line; with environments.hpp (the built-in environments
-// by name) and program.hpp (signals, the learner group under mpirun, errors), on seedrl::cli's
-// command line (seedrl/cli/command_line.hpp). Copy them along with the program you start from,
-// and the file a program compiles with them (agent_cli.cpp: examples/helpers.cmake).
+// Command-line pieces shared by the example programs: in-process training and the final JSON
+// line, on the library's command line and agents' options (seedrl/cli/agent_options.hpp: RunCli,
+// VTraceCli, R2D2Cli, PpoCli; their defaults are recipes'); with environments.hpp (the built-in
+// environments by name) and program.hpp (signals, the learner group under mpirun, errors). Copy
+// them along with the program you start from.
 //
 // Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
 // group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank
@@ -19,13 +18,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "agent_cli.hpp"
 #include "environments.hpp"
 #include "program.hpp"
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
+#include "seedrl/cli/agent_options.hpp"
 #ifdef SEEDRL_EXAMPLES_CUDA
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
@@ -54,7 +53,7 @@ template <class Cli, class AgentT, class MakeEnv>
 TrainingResult train_agent_in_process(const char* program, const std::string& env_name,
                                       const Cli& cli, LocalTrainerOptions run, const AgentT& agent,
                                       MakeEnv make_env) {
-  cli.finish(run);
+  cli.finish(run, learner_group());
   run.interrupt = stop_on_signals();
   const int rank = group_rank(), ranks = group_size();
   if (rank == 0) {
@@ -91,8 +90,8 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
   return train_locally<AgentT, cpu::Backend>(agent, envs, run);
 }
 
-/// Trains the agent `cli` (VTraceCli, R2D2Cli or PpoCli) describes, with `network`, in one
-/// process on environments from `make_env(seed)` (train_agent_in_process).
+/// Trains the agent `cli` (cli::VTraceCli, cli::R2D2Cli or cli::PpoCli) describes, with `network`,
+/// in one process on environments from `make_env(seed)` (train_agent_in_process).
 template <class Cli, class MakeEnv>
 TrainingResult train_in_process(const char* program, const std::string& env_name, const Cli& cli,
                                 LocalTrainerOptions run, nn::NetworkOptions network,
@@ -140,7 +139,7 @@ inline void print_result(const std::string& env_name, std::uint64_t seed,
 
 /// The MLP Gaussian policy of the continuous-control programs for environments of these specs:
 /// `cli`'s hidden sizes, activation and value torso.
-inline nn::NetworkOptions box_network(const PpoCli& cli, const TensorSpec& observations,
+inline nn::NetworkOptions box_network(const cli::PpoCli& cli, const TensorSpec& observations,
                                       const ActionSpec& actions) {
   nn::NetworkOptions network = nn::NetworkOptions::mlp(observations.shape.numel(), 0, cli.hidden);
   network.gaussian(actions.dims());
@@ -154,7 +153,7 @@ inline nn::NetworkOptions box_network(const PpoCli& cli, const TensorSpec& obser
 /// and returns the exit status (errors on stderr).
 template <class MakeEnv>
 int train_box_agent(const char* program, const std::string& env_name, const std::string& agent,
-                    const PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
+                    const cli::PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
   try {
     const auto probe = make_env(0);
     const nn::NetworkOptions network =

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool evaluation = false;
   double report_seconds = 10.0, max_backoff_s = 5.0;
-  examples::add_environment_option(app, env_name, {"cartpole", "catch", "pendulum"});
+  cli::add_environment_option(app, env_name, {"cartpole", "catch", "pendulum"});
   app.option("--connect", client.address, "learner address (host:port, [v6]:port or unix:/path)");
   std::string token_file;
   app.option("--token", client.token,

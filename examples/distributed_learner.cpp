@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
 
   seedrl::cli::CommandLine app(
       "SEED RL V-trace learner serving actors over TCP or Unix-domain sockets");
-  examples::VTraceCli cli;
+  cli::VTraceCli cli;
   TrainingSessionOptions run;
   run.checkpoint_seconds = 300;
   run.server.unroll_length = 20;
@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   if (cli.env_name == "pendulum") cli.use_pendulum_defaults(app, run);
 
   try {
-    cli.finish(run);
+    cli.finish(run, examples::learner_group());
     if (listen.empty()) listen.push_back("127.0.0.1:8686");
     if (!token.empty())
       std::fprintf(stderr,

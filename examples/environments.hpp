@@ -94,15 +94,6 @@ inline std::uint64_t environment_seed(std::uint64_t seed, std::int64_t actor, st
          static_cast<std::uint64_t>(env);
 }
 
-/// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
-inline void add_environment_option(cli::CommandLine& app, std::string& name,
-                                   const std::vector<std::string>& names = {"cartpole", "catch"}) {
-  std::string list;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  app.option("--env", name, "environment: " + list).one_of(names);
-}
-
 /// with_environment(), and Pendulum (box actions) for the programs that serve either kind.
 template <class F>
 decltype(auto) with_environment_or_pendulum(const std::string& name, F&& f) {

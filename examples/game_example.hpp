@@ -35,9 +35,9 @@ struct GameExample {
   const char* description = "";  ///< the program's --help line
   const char* r2d2_description = "R2D2";
   LocalTrainerOptions vtrace_run, ppo_run, r2d2_run;
-  VTraceCli vtrace;
-  PpoCli ppo;
-  R2D2Cli r2d2;
+  cli::VTraceCli vtrace;
+  cli::PpoCli ppo;
+  cli::R2D2Cli r2d2;
   std::vector<std::int64_t> r2d2_hidden;  ///< R2D2's MLP (it has no --hidden)
 
   /// Parses the command line and trains the agent it names:

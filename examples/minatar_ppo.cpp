@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("PPO on a MinAtar game, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/minatar.hpp), unless flags change it.
   const auto recipe = recipes::minatar_ppo();
-  examples::PpoCli cli(recipe);
+  cli::PpoCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
   minatar::Options game_options;

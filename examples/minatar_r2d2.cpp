@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL R2D2 on a MinAtar game, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/minatar.hpp), unless flags change it.
   const auto recipe = recipes::minatar_r2d2();
-  examples::R2D2Cli cli(recipe);
+  cli::R2D2Cli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
   minatar::Options game_options;

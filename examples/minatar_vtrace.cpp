@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL V-trace on a MinAtar game, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/minatar.hpp), unless flags change it.
   const auto recipe = recipes::minatar_vtrace();
-  examples::VTraceCli cli(recipe);
+  cli::VTraceCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string game = "breakout";
   minatar::Options game_options;

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL PPO (or V-trace) on MuJoCo locomotion, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::mujoco_ppo();
-  examples::PpoCli cli(recipe);
+  cli::PpoCli cli(recipe);
   cli.env_name = "halfcheetah";
   std::string agent = "ppo";
   LocalTrainerOptions run = recipe.run;

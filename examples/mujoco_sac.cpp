@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL SAC on MuJoCo locomotion, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::mujoco_sac();
-  examples::SacCli cli(recipe);
+  cli::SacCli cli(recipe);
   std::string env_name = "halfcheetah";
   LocalTrainerOptions run = recipe.run;
   app.option("--env", env_name, "halfcheetah, hopper, walker2d or ant")

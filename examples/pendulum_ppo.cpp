@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL PPO (or V-trace) on Pendulum-v1, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::pendulum_ppo();
-  examples::PpoCli cli(recipe);
+  cli::PpoCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   std::string agent = "ppo";
   app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   seedrl::cli::CommandLine app("SEED RL SAC on Pendulum-v1, in one process");
   // The recipe docs/results.md measures (seedrl/recipes/control.hpp), unless flags change it.
   const auto recipe = recipes::pendulum_sac();
-  examples::SacCli cli(recipe);
+  cli::SacCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   cli.add_options(app, run);
   examples::add_actor_options(app, run, 64);

@@ -74,7 +74,7 @@ auto make_game(int opening_moves, std::uint64_t seed) {
 }
 
 template <class Game>
-int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
+int train(const cli::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
   using Env = decltype(make_game<Game>(0, 0));
   const Env probe = make_game<Game>(setup.opening_moves, 0);
   const StepSpec spec{probe.observation_spec(), probe.action_spec(), probe.step_fields()};
@@ -87,7 +87,7 @@ int train(const examples::VTraceCli& cli, SelfPlayOptions run, const Setup& setu
   if (setup.random) fixed.emplace("random", random_legal_player<Env>());
   add_search_players(fixed, setup.search_depths);
   run.league.validate();
-  cli.finish(run);
+  cli.finish(run, examples::learner_group());
   run.interrupt = examples::stop_on_signals();
   run.seed = cli.seed;
   // An MLP on the flattened board (or the duel's features), or convolutions on the planes.
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
       "Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff");
   // The recipe docs/results.md measures (seedrl/recipes/games.hpp), unless flags change it.
   const auto recipe = recipes::selfplay("tictactoe");
-  examples::VTraceCli cli(recipe);
+  cli::VTraceCli cli(recipe);
   cli.environments = {"tictactoe", "connect4", "standoff"};
   cli.env_name = "tictactoe";
   SelfPlayOptions run = recipe.run;

@@ -15,7 +15,7 @@ namespace seedrl::recipes {
 /// schedule over it. The network in `agent` is complete but for the sizes the environment gives
 /// (observation shape, actions), which the program fills in; `agent.learning_rate.initial` is the
 /// rate, and a program that decays it computes the decay's steps from `frames` (they depend on
-/// the batch and the learner group's size: examples/agent_cli.hpp).
+/// the batch and the learner group's size: seedrl/cli/agent_options.hpp).
 template <class AgentOptionsT, class RunOptionsT = LocalTrainerOptions>
 struct Recipe {
   AgentOptionsT agent;

@@ -1,15 +1,15 @@
-// The example programs' options: the SAC programs' --lr-decay decays all three rates over the
-// run's learner steps (examples/sac_cli.hpp); each program's command line, left at its defaults,
-// makes its recipe's agent (seedrl/recipes/: the defaults live there and only there). The command
-// line itself: test_cli.cpp.
+// The training programs' options (seedrl::cli: cli/agent_options.hpp, cli/sac_options.hpp): the
+// SAC programs' --lr-decay decays all three rates over the run's learner steps; each program's
+// command line, left at its defaults, makes its recipe's agent (seedrl/recipes/: the defaults live
+// there and only there). The command line itself: test_cli.cpp.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sac_cli.hpp"
 #include "seedrl/cli/command_line.hpp"
+#include "seedrl/cli/sac_options.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/recipes/games.hpp"
 #include "seedrl/recipes/minatar.hpp"
@@ -19,7 +19,7 @@ namespace {
 // SacCli's agent for Pendulum after parsing `args` (the program's name first).
 seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
   const auto recipe = seedrl::recipes::mujoco_sac();
-  seedrl::examples::SacCli cli(recipe);
+  seedrl::cli::SacCli cli(recipe);
   seedrl::LocalTrainerOptions run = recipe.run;
   seedrl::cli::CommandLine app("test");
   cli.add_options(app, run);
@@ -127,7 +127,7 @@ void check_schedule(const seedrl::nn::LinearDecay& rate, const R& recipe,
 
 template <class Run>
 void check_vtrace(const Recipe<seedrl::VTraceAgentOptions, Run>& recipe) {
-  seedrl::examples::VTraceCli cli(recipe);
+  seedrl::cli::VTraceCli cli(recipe);
   Run run = recipe.run;
   parse_nothing(cli, run);
   CHECK(cli.frames == recipe.frames);
@@ -147,7 +147,7 @@ void check_vtrace(const Recipe<seedrl::VTraceAgentOptions, Run>& recipe) {
 }
 
 void check_ppo(const Recipe<seedrl::PpoAgentOptions>& recipe) {
-  seedrl::examples::PpoCli cli(recipe);
+  seedrl::cli::PpoCli cli(recipe);
   seedrl::LocalTrainerOptions run = recipe.run;
   parse_nothing(cli, run);
   CHECK(cli.frames == recipe.frames);
@@ -175,7 +175,7 @@ void check_ppo(const Recipe<seedrl::PpoAgentOptions>& recipe) {
 }
 
 void check_r2d2(const Recipe<seedrl::R2D2AgentOptions>& recipe) {
-  seedrl::examples::R2D2Cli cli(recipe);
+  seedrl::cli::R2D2Cli cli(recipe);
   seedrl::LocalTrainerOptions run = recipe.run;
   parse_nothing(cli, run);
   CHECK(cli.frames == recipe.frames);
@@ -202,7 +202,7 @@ void check_r2d2(const Recipe<seedrl::R2D2AgentOptions>& recipe) {
 }
 
 void check_sac(const Recipe<seedrl::SacAgentOptions>& recipe) {
-  seedrl::examples::SacCli cli(recipe);
+  seedrl::cli::SacCli cli(recipe);
   seedrl::LocalTrainerOptions run = recipe.run;
   parse_nothing(cli, run);
   CHECK(cli.frames == recipe.frames);
@@ -262,7 +262,7 @@ TEST_CASE("each program's command line, left alone, makes its recipe's agent") {
 TEST_CASE("--agent vtrace on a PPO program takes the V-trace recipe's unroll, batch and rate") {
   const auto ppo = seedrl::recipes::pendulum_ppo();
   const auto vtrace = seedrl::recipes::pendulum_vtrace();
-  seedrl::examples::PpoCli cli(ppo);
+  seedrl::cli::PpoCli cli(ppo);
   seedrl::LocalTrainerOptions run = ppo.run;
   seedrl::cli::CommandLine app("test");
   cli.add_options(app, run);

@@ -1,9 +1,17 @@
-// The example programs' options (agent_cli.hpp), declared once for all of them.
-#include "agent_cli.hpp"
+// The training programs' options (cli/agent_options.hpp), declared once for all of them.
+#include "seedrl/cli/agent_options.hpp"
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
-void RunCli::add_run_options(cli::CommandLine& app, TrainingSessionOptions& session) {
+void add_environment_option(CommandLine& app, std::string& name,
+                            const std::vector<std::string>& names) {
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  app.option("--env", name, "environment: " + list).one_of(names);
+}
+
+void RunCli::add_run_options(CommandLine& app, TrainingSessionOptions& session) {
   // run_info.json and the "run:" line record the command, so that a run directory says how it
   // was made.
   app.on_parsed([&app, &session] { session.run_info.push_back({"command", app.given_command()}); });
@@ -67,7 +75,7 @@ void RunCli::add_run_options(cli::CommandLine& app, TrainingSessionOptions& sess
       .non_negative();
 }
 
-void VTraceCli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
+void VTraceCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
   add_environment_option(app, env_name, environments);
   add_run_options(app, session);
   app.option("--hidden", hidden, "MLP torso sizes").positive();
@@ -92,8 +100,7 @@ void VTraceCli::add_options(cli::CommandLine& app, TrainingSessionOptions& sessi
       .range(1, 4096);
 }
 
-void VTraceCli::use_pendulum_defaults(const cli::CommandLine& app,
-                                      TrainingSessionOptions& session) {
+void VTraceCli::use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session) {
   const recipes::Recipe<VTraceAgentOptions> recipe = recipes::pendulum_vtrace();
   const VTraceCli pendulum(recipe);
   auto unset = [&](const char* flag) { return app.count(flag) == 0; };
@@ -109,7 +116,7 @@ void VTraceCli::use_pendulum_defaults(const cli::CommandLine& app,
   normalize = pendulum.normalize;
 }
 
-void PpoCli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
+void PpoCli::add_options(CommandLine& app, TrainingSessionOptions& session) {
   add_run_options(app, session);
   app.option("--hidden", hidden, "MLP torso sizes").positive();
   app.option("--activation", activation, "MLP hidden-layer activation").one_of({"relu", "tanh"});
@@ -143,14 +150,14 @@ void PpoCli::add_options(cli::CommandLine& app, TrainingSessionOptions& session)
              "scale rewards by the running std of the discounted return");
 }
 
-void PpoCli::use_vtrace_defaults(const cli::CommandLine& app, LocalTrainerOptions& run,
+void PpoCli::use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
                                  const recipes::Recipe<VTraceAgentOptions>& recipe) {
   if (app.count("--unroll") == 0) run.server.unroll_length = recipe.run.server.unroll_length;
   if (app.count("--batch") == 0) batch = recipe.agent.batch_size;
   if (app.count("--learning-rate") == 0) learning_rate = recipe.agent.learning_rate.initial;
 }
 
-void R2D2Cli::add_options(cli::CommandLine& app, TrainingSessionOptions& session) {
+void R2D2Cli::add_options(CommandLine& app, TrainingSessionOptions& session) {
   add_run_options(app, session);
   app.option("--burn-in", session.server.burn_in, "LSTM warm-up steps before each unroll")
       .range(0, 10000);
@@ -178,4 +185,4 @@ void R2D2Cli::add_options(cli::CommandLine& app, TrainingSessionOptions& session
            "save the replay contents with every checkpoint (can be large)");
 }
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli

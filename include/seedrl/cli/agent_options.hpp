@@ -1,29 +1,33 @@
-// The example programs' command-line options: what every run takes (RunCli: the frame budget, the
-// seed, the session's options, the options every agent shares) and each agent's own (VTraceCli,
-// PpoCli, R2D2Cli). Their defaults are a recipe's (seedrl/recipes/: each program passes its
-// family's), so that a program run without flags trains with the settings docs/results.md
-// measured. cli.hpp builds on them. The options are declared in agent_cli.cpp, compiled once in
-// the examples' helper library.
+// The training programs' command-line options (seedrl::cli): what every run takes (RunCli: the
+// frame budget, the seed, the session's options, the options every agent shares) and each agent's
+// own (VTraceCli, PpoCli, R2D2Cli; SAC's: cli/sac_options.hpp). Their defaults are a recipe's
+// (seedrl/recipes/: each program passes its family's), so that a program run without flags trains
+// with the settings docs/results.md measured; no default is written here. The options are declared
+// in src/cli/agent_options.cpp, compiled once in libseedrl_cli.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "environments.hpp"
-#include "program.hpp"
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/cli/command_line.hpp"
 #include "seedrl/io/messages.hpp"
+#include "seedrl/learner/training_group.hpp"
 #include "seedrl/recipes/control.hpp"
 #include "seedrl/session/builtin_agents.hpp"
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 
-namespace seedrl::examples {
+namespace seedrl::cli {
+
+/// --env, one of `names` (cartpole and catch; the distributed examples add pendulum).
+void add_environment_option(CommandLine& app, std::string& name,
+                            const std::vector<std::string>& names = {"cartpole", "catch"});
 
 /// What every training program takes: the frame budget, the seed, the session's options and the
 /// options every agent shares. Agents' CLIs derive from it, their defaults taken from a recipe.
@@ -39,7 +43,11 @@ struct RunCli {
   double lr_floor = 0.0;  ///< where a decaying rate ends, a fraction of learning_rate
   int batch_timeout_us = 0;
   std::string backend = "cpu";
-  cli::Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
+  Option learner_workers_option;  ///< --learner-workers, to tell whether it was given
+
+  /// The members of the learner group this process trains in: the processes an MPI launcher
+  /// started (1 alone). A group's steps take frames from every member.
+  static std::int64_t group_members() { return std::max(1, launched_processes()); }
 
   /// The defaults of the options above from `recipe`: its frames, the options every agent has,
   /// the learning rate's schedule, the inference batch timeout.
@@ -60,18 +68,19 @@ struct RunCli {
   }
 
   /// --frames, --seed, the session's options into `session`, and the shared agent options.
-  void add_run_options(cli::CommandLine& app, TrainingSessionOptions& session);
+  void add_run_options(CommandLine& app, TrainingSessionOptions& session);
 
-  /// Completes `session` from the parsed options (frame budget, seed, batch timeout, the learner
-  /// group when MPI launched the program); the examples show the run's progress on the console.
-  void finish(TrainingSessionOptions& session) const {
+  /// Completes `session` from the parsed options (frame budget, seed, batch timeout) and joins it
+  /// to `group` (the learner group when an MPI launcher started the program, else null); the
+  /// run's progress shows on the console.
+  void finish(TrainingSessionOptions& session, TrainingGroup* group) const {
     // One device computes a batch as a whole: on the GPU an example's default of several learner
     // workers becomes one (asked for on the command line, the learner refuses it by name).
     if (backend == "cuda" && session.learner_workers > 1 && learner_workers_option.count() == 0) {
       session.learner_workers = 1;
       session.micro_batches = 0;
     }
-    session.group = learner_group();
+    session.group = group;
     session.total_frames = frames;
     session.server.seed = seed;
     session.server.batch_timeout = std::chrono::microseconds(batch_timeout_us);
@@ -95,7 +104,7 @@ struct RunCli {
   /// steps that `frames` take at `frames_per_step` new frames each (per member of a learner
   /// group: the group's steps take that many from every member).
   nn::LinearDecay learning_rate_schedule(std::int64_t frames_per_step) const {
-    const std::int64_t group_frames_per_step = frames_per_step * group_size();
+    const std::int64_t group_frames_per_step = frames_per_step * group_members();
     return {learning_rate, decay ? (frames + group_frames_per_step - 1) / group_frames_per_step : 0,
             learning_rate * lr_floor};
   }
@@ -133,7 +142,7 @@ struct VTraceCli : RunCli {
   }
 
   /// --env, the run's options and the V-trace agent's.
-  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with an MLP for observations of `observation_size`
   /// floats.
@@ -166,7 +175,7 @@ struct VTraceCli : RunCli {
   /// `pendulum_ppo --agent vtrace`: Adam 1e-3, gamma 0.9, unrolls of 16 in batches of 8, no
   /// entropy bonus, gradient norm 0.5, observations and rewards normalised) for every option the
   /// command line did not set.
-  void use_pendulum_defaults(const cli::CommandLine& app, TrainingSessionOptions& session);
+  void use_pendulum_defaults(const CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent for an in-process run.
   VTraceAgent make_agent(nn::NetworkOptions network, const LocalTrainerOptions& run) const {
@@ -213,7 +222,7 @@ struct PpoCli : RunCli {
   }
 
   /// The run's options and PPO's (the caller adds --env).
-  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// Updates per batch of `transitions`.
   std::int64_t updates_per_batch(std::int64_t transitions) const {
@@ -250,7 +259,7 @@ struct PpoCli : RunCli {
   /// --agent vtrace learns from each transition once, so it takes more, smaller updates than
   /// PPO: `recipe`'s unroll, batch and rate (recipes::vtrace_from: 16, 8 and PPO's rate) unless
   /// the command line set them.
-  void use_vtrace_defaults(const cli::CommandLine& app, LocalTrainerOptions& run,
+  void use_vtrace_defaults(const CommandLine& app, LocalTrainerOptions& run,
                            const recipes::Recipe<VTraceAgentOptions>& recipe);
 
   /// V-trace on the same options (--agent vtrace): network, batch, discount, learning rate
@@ -305,7 +314,7 @@ struct R2D2Cli : RunCli {
   }
 
   /// The run's options and the R2D2 agent's (--burn-in sets the server's burn-in steps).
-  void add_options(cli::CommandLine& app, TrainingSessionOptions& session);
+  void add_options(CommandLine& app, TrainingSessionOptions& session);
 
   /// The agent the parsed options describe, with `network` made a dueling LSTM Q-network (size
   /// and seed from the options) and `exploration_slots` environments sharing the epsilon schedule.
@@ -347,4 +356,4 @@ struct R2D2Cli : RunCli {
   R2D2AgentOptions base_;  ///< the recipe's agent: what no option sets
 };
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli
