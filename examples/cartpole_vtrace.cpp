@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
                                   probe.action_spec().num_actions, cli.hidden),
           make_env);
     });
-    examples::print_result(cli.env_name, cli.seed, result);
+    cli::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
     return examples::fail("cartpole_vtrace", e);

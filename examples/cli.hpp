@@ -25,6 +25,7 @@
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/cli/agent_options.hpp"
+#include "seedrl/cli/result_line.hpp"
 #ifdef SEEDRL_EXAMPLES_CUDA
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
@@ -108,35 +109,6 @@ inline void add_game_option(cli::CommandLine& app, std::string& game, minatar::O
              "baselines; false: all six actions");
 }
 
-/// A figure for a JSON line: the number, or null where nothing was measured.
-inline std::string json_number(const std::optional<double>& value) {
-  if (!value) return "null";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f", *value);
-  return text;
-}
-
-/// The last line of the training programs' stdout: one JSON object with the run's figures
-/// (mean returns are null when no episode was measured). In a learner group only rank 0 prints
-/// it, with the group's figures; "ranks" is the group's size (1 alone).
-/// `extra`: more members for the object, each with its leading comma (",\"key\":value").
-inline void print_result(const std::string& env_name, std::uint64_t seed,
-                         const TrainingResult& result, const std::string& extra = {}) {
-  if (result.rank != 0) return;
-  std::printf(
-      "{\"env\":\"%s\",\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,"
-      "\"mean_return\":%s,\"evaluation_mean_return\":%s,\"learner_steps\":%lld,\"seed\":%llu,"
-      "\"ranks\":%d,\"resumed\":%s,"
-      "\"interrupted\":%s%s}\n",
-      env_name.c_str(), static_cast<long long>(result.frames), result.seconds, result.fps,
-      static_cast<long long>(result.episodes), json_number(result.mean_return).c_str(),
-      json_number(result.evaluation_mean_return).c_str(),
-      static_cast<long long>(result.learner_steps), static_cast<unsigned long long>(seed),
-      result.ranks, result.resumed ? "true" : "false", result.interrupted ? "true" : "false",
-      extra.c_str());
-  std::fflush(stdout);
-}
-
 /// The MLP Gaussian policy of the continuous-control programs for environments of these specs:
 /// `cli`'s hidden sizes, activation and value torso.
 inline nn::NetworkOptions box_network(const cli::PpoCli& cli, const TensorSpec& observations,
@@ -164,7 +136,7 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
         agent == "vtrace" ? train_agent_in_process(program, env_name, cli, r,
                                                    cli.make_vtrace_agent(network, r), make_env)
                           : train_in_process(program, env_name, cli, r, network, make_env);
-    print_result(env_name, cli.seed, result);
+    cli::print_result(env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
     return fail(program, e);
@@ -196,7 +168,7 @@ int train_on_minatar(const char* program, const std::string& game, const Cli& cl
               flat);
         },
         options);
-    print_result(game, cli.seed, result);
+    cli::print_result(game, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
     return fail(program, e);

@@ -5,12 +5,12 @@
 //
 // Under mpirun -np N it trains as a learner group of N ranks (program.hpp), like the other
 // training examples.
-#include <cstdio>
 #include <string>
 
 #include "corridor_env.hpp"
 #include "program.hpp"
 #include "seedrl/cli/command_line.hpp"
+#include "seedrl/cli/result_line.hpp"
 #include "seedrl/seedrl.hpp"
 
 int main(int argc, char** argv) {
@@ -55,15 +55,9 @@ int main(int argc, char** argv) {
                   {length, true});
             },
             run);
-    // The mean return is empty when no episode ended (JSON null). A group's line is rank 0's.
-    if (result.rank == 0) {
-      std::printf(
-          "{\"frames\":%lld,\"seconds\":%.3f,\"fps\":%.1f,\"episodes\":%lld,\"mean_return\":%s,"
-          "\"ranks\":%d}\n",
-          static_cast<long long>(result.frames), result.seconds, result.fps,
-          static_cast<long long>(result.episodes),
-          result.mean_return ? std::to_string(*result.mean_return).c_str() : "null", result.ranks);
-    }
+    // The last line: the run's figures as JSON (the mean return null when no episode ended; a
+    // learner group's line is rank 0's).
+    seedrl::cli::print_result("corridor", seed, result);
     return 0;
   } catch (const std::exception& e) {
     return seedrl::examples::fail("corridor_vtrace", e);

@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
         custom ? train(custom_spec(observation_text, actions_text, mask))
                : examples::with_environment_or_pendulum(
                      cli.env_name, [&](auto make_env) { return train(step_spec(make_env(0))); });
-    examples::print_result(cli.env_name, cli.seed, result);
+    cli::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
     return examples::fail("distributed_learner", e);

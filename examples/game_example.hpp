@@ -82,10 +82,10 @@ int train_game(const char* program, const char* agent, const Cli& cli,
         program, program, cli, run, std::move(network), [&](std::uint64_t seed, bool evaluation) {
           return make_env(seed, evaluation ? &illegal.evaluation : &illegal.training);
         });
-    print_result(program, cli.seed, result,
-                 str_cat(",\"agent\":\"", agent, "\",\"masks\":", mask ? "true" : "false",
-                         ",\"illegal_actions\":", illegal.training.load(),
-                         ",\"evaluation_illegal_actions\":", illegal.evaluation.load()));
+    cli::print_result(program, cli.seed, result,
+                      str_cat(",\"agent\":\"", agent, "\",\"masks\":", mask ? "true" : "false",
+                              ",\"illegal_actions\":", illegal.training.load(),
+                              ",\"evaluation_illegal_actions\":", illegal.evaluation.load()));
     return 0;
   } catch (const std::exception& e) {
     return fail(program, e);

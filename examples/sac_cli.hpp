@@ -26,7 +26,7 @@ int train_sac(const char* program, const std::string& env_name, const cli::SacCl
     const SacAgent agent = cli.make_agent(probe.observation_spec(), probe.action_spec(), run);
     const TrainingResult result =
         train_agent_in_process(program, env_name, cli, run, agent, make_env);
-    print_result(env_name, cli.seed, result);
+    cli::print_result(env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
     return fail(program, e);

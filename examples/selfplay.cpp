@@ -137,12 +137,11 @@ int train(const cli::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
   std::string tallies;
   for (const auto& [kind, t] : result.league.tallies())
     tallies += str_cat(tallies.empty() ? "" : ",", "\"", kind, "\":", t.to_json());
-  examples::print_result(
+  cli::print_result(
       cli.env_name, cli.seed, result.training,
-      str_cat(",\"rating\":", examples::json_number(result.league.rating()), ",\"league\":{",
-              tallies, "},\"vs_random_as_first\":", match.as_first.to_json(),
-              ",\"vs_random_as_second\":", match.as_second.to_json(),
-              ",\"opponent_loads\":", result.opponent_loads,
+      str_cat(",\"rating\":", cli::json_number(result.league.rating()), ",\"league\":{", tallies,
+              "},\"vs_random_as_first\":", match.as_first.to_json(), ",\"vs_random_as_second\":",
+              match.as_second.to_json(), ",\"opponent_loads\":", result.opponent_loads,
               ",\"opponent_networks_built\":", result.opponent_networks_built));
   return 0;
 }

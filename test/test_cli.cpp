@@ -1,7 +1,8 @@
 // seedrl::cli's command line (cli/command_line.hpp): the command a program records in
 // run_info.json is the one that ran, so that pasting it into a shell parses to the same settings
 // (flags, negated flags, quoting); options with their checks; --help and a refused command line
-// end the program with a status.
+// end the program with a status; the result line a training program ends with
+// (cli/result_line.hpp).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "seedrl/cli/command_line.hpp"
+#include "seedrl/cli/result_line.hpp"
 
 // Everything in a namespace of this file: the tests are compiled in unity batches.
 namespace test_cli {
@@ -152,6 +154,33 @@ TEST_CASE("count says whether the command line gave an option; a secret's value 
   const std::string command = app.given_command();
   CHECK(command == "p --frames 3 --token ***");
   CHECK(command.find("s3cr3t") == std::string::npos);
+}
+
+TEST_CASE(
+    "the result line: the run's figures as one JSON object, null where nothing was measured") {
+  seedrl::TrainingResult r;
+  r.frames = 5000064;
+  r.seconds = 212.5;
+  r.fps = 23529.41;
+  r.episodes = 41003;
+  r.mean_return = 19.65;
+  r.learner_steps = 19520;
+  CHECK(seedrl::cli::result_line("breakout", 7, r) ==
+        "{\"env\":\"breakout\",\"frames\":5000064,\"seconds\":212.500,\"fps\":23529.4,"
+        "\"episodes\":41003,\"mean_return\":19.650,\"evaluation_mean_return\":null,"
+        "\"learner_steps\":19520,\"seed\":7,\"ranks\":1,\"resumed\":false,"
+        "\"interrupted\":false}");
+  r.mean_return.reset();
+  r.evaluation_mean_return = -1.0;
+  r.ranks = 4;
+  r.resumed = r.interrupted = true;
+  const std::string line = seedrl::cli::result_line("a\"b\\c\n", 1, r, ",\"x\":1");
+  CHECK(line.find("{\"env\":\"a\\\"b\\\\c\\u000a\",") == 0);
+  CHECK(line.find("\"mean_return\":null,\"evaluation_mean_return\":-1.000,") != std::string::npos);
+  CHECK(line.find("\"ranks\":4,\"resumed\":true,\"interrupted\":true,\"x\":1}") !=
+        std::string::npos);
+  CHECK(seedrl::cli::json_number(std::nullopt) == "null");
+  CHECK(seedrl::cli::json_string("plain") == "\"plain\"");
 }
 
 }  // namespace test_cli
