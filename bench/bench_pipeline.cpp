@@ -5,7 +5,7 @@
 //                  [--seconds 20] [--warmup 4] [--cores N]
 //
 // Without a configuration it measures all four, each with its example's defaults (the same
-// functions the examples take their defaults from: examples/cli.hpp); after a configuration
+// recipes the examples take their defaults from: seedrl/recipes/); after a configuration
 // every option of its example can be changed (--threads, --inference-threads, --actors,
 // --envs-per-actor, --batch, ...).
 //
@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/core/float_mode.hpp"
 #include "seedrl/core/random.hpp"
 #include "seedrl/env/minatar/breakout.hpp"
@@ -240,7 +240,7 @@ void measure(const std::string& name, const AgentT& agent, LocalTrainerOptions r
                name.c_str(), settings.seconds, settings.warmup);
   const PipelineFigures pipeline = run_pipeline(
       agent, run,
-      [&](std::int32_t a, std::int32_t e) { return make_env(examples::environment_seed(1, a, e)); },
+      [&](std::int32_t a, std::int32_t e) { return make_env(seedrl::environment_seed(1, a, e)); },
       settings.warmup, settings.seconds);
 
   std::fprintf(stderr, "bench_pipeline: %s: each part alone on one thread...\n", name.c_str());
@@ -330,17 +330,17 @@ int main(int argc, char** argv) {
   cli::CommandLine* a =
       &app.subcommand("vtrace-minatar", "V-trace, MinAtar Breakout (minatar_vtrace)");
   minatar_vtrace.add_options(*a, minatar_vtrace_run);
-  examples::add_actor_options(*a, minatar_vtrace_run, 1024);
+  cli::add_actor_options(*a, minatar_vtrace_run, 1024);
   cli::CommandLine* b = &app.subcommand("r2d2-minatar", "R2D2, MinAtar Breakout (minatar_r2d2)");
   minatar_r2d2.add_options(*b, r2d2_run);
-  examples::add_actor_options(*b, r2d2_run, 1024);
+  cli::add_actor_options(*b, r2d2_run, 1024);
   cli::CommandLine* c =
       &app.subcommand("vtrace-nature", "V-trace, Nature CNN, synthetic Atari frames");
   nature_vtrace.add_options(*c, nature_run);
-  examples::add_actor_options(*c, nature_run, 1024);
+  cli::add_actor_options(*c, nature_run, 1024);
   cli::CommandLine* d = &app.subcommand("ppo-pendulum", "PPO, MLP, Pendulum (pendulum_ppo)");
   pendulum_ppo.add_options(*d, ppo_run);
-  examples::add_actor_options(*d, ppo_run, 256);
+  cli::add_actor_options(*d, ppo_run, 256);
   app.require_subcommands(0, 1);
   if (const auto exit = app.parse(argc, argv)) return *exit;
   const bool all = !a->given() && !b->given() && !c->given() && !d->given();
@@ -348,8 +348,8 @@ int main(int argc, char** argv) {
   try {
     // A MinAtar Breakout configuration with the MinAtar network and `cli`'s agent.
     auto measure_minatar = [&](const char* name, auto& cli, LocalTrainerOptions& run) {
-      cli.finish(run, examples::learner_group());
-      examples::with_minatar_game("breakout", [&](auto make_env) {
+      cli.finish(run, cli::learner_group());
+      seedrl::with_minatar_game("breakout", [&](auto make_env) {
         const auto probe = make_env(0);
         const auto agent =
             cli.make_agent(nn::NetworkOptions::minatar(probe.observation_spec().shape[2],
@@ -362,18 +362,17 @@ int main(int argc, char** argv) {
     if (all || a->given()) measure_minatar("vtrace-minatar", minatar_vtrace, minatar_vtrace_run);
     if (all || b->given()) measure_minatar("r2d2-minatar", minatar_r2d2, r2d2_run);
     if (all || c->given()) {
-      nature_vtrace.finish(nature_run, examples::learner_group());
+      nature_vtrace.finish(nature_run, cli::learner_group());
       const auto agent = nature_vtrace.make_agent(nn::NetworkOptions::nature(18), nature_run);
       measure(
           "vtrace-nature", agent, nature_run,
           [](std::uint64_t seed) { return SyntheticAtari(seed); }, settings);
     }
     if (all || d->given()) {
-      pendulum_ppo.finish(ppo_run, examples::learner_group());
+      pendulum_ppo.finish(ppo_run, cli::learner_group());
       const Pendulum probe(0);
       const auto agent = pendulum_ppo.make_agent(
-          examples::box_network(pendulum_ppo, probe.observation_spec(), probe.action_spec()),
-          ppo_run);
+          cli::box_network(pendulum_ppo, probe.observation_spec(), probe.action_spec()), ppo_run);
       measure(
           "ppo-pendulum", agent, ppo_run, [](std::uint64_t seed) { return Pendulum(seed); },
           settings);

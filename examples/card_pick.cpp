@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "game_example.hpp"
+#include "seedrl/cli/game_program.hpp"
 #include "seedrl/env/card_pick.hpp"
 #include "seedrl/seedrl.hpp"
 
@@ -47,8 +47,8 @@ struct CountedCardPick {
 int main(int argc, char** argv) {
   // The recipes docs/results.md measures (seedrl/recipes/games.hpp), unless flags change them:
   // 2 actors of 8 deals, unrolls of 8, one greedy evaluation actor, 150 k frames.
-  examples::GameExample ex(recipes::card_pick_vtrace(), recipes::card_pick_ppo(),
-                           recipes::card_pick_r2d2());
+  cli::GameProgram ex(recipes::card_pick_vtrace(), recipes::card_pick_ppo(),
+                      recipes::card_pick_r2d2());
   ex.program = "card_pick";
   ex.description = "Legal-action masks: V-trace, PPO or R2D2 on CardPick, in one process";
   ex.vtrace.environments = {"card_pick"};
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   return ex.main(argc, argv,
                  [](const char* agent, const auto& cli, const LocalTrainerOptions& run, bool mask,
                     const std::vector<std::int64_t>& hidden) {
-                   return examples::train_game(
+                   return cli::train_game(
                        "card_pick", agent, cli, run, nn::NetworkOptions::mlp(16, 8, hidden), mask,
                        [mask](std::uint64_t seed, std::atomic<std::int64_t>* illegal) {
                          return CountedCardPick{

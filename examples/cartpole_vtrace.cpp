@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/local_trainer.hpp"
 
@@ -29,15 +29,15 @@ int main(int argc, char** argv) {
   cli::VTraceCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   cli.add_options(app, run);
-  examples::add_actor_options(app, run, 256);
+  cli::add_actor_options(app, run, 256);
   app.option("--eval-actors", run.evaluation_actors, "extra greedy actors that do not train")
       .range(0, 64);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
   try {
-    const TrainingResult result = examples::with_environment(cli.env_name, [&](auto make_env) {
+    const TrainingResult result = seedrl::with_environment(cli.env_name, [&](auto make_env) {
       const auto probe = make_env(0);
-      return examples::train_in_process(
+      return cli::train_in_process(
           "cartpole_vtrace", cli.env_name, cli, run,
           nn::NetworkOptions::mlp(probe.observation_spec().shape.numel(),
                                   probe.action_spec().num_actions, cli.hidden),
@@ -46,6 +46,6 @@ int main(int argc, char** argv) {
     cli::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    return examples::fail("cartpole_vtrace", e);
+    return cli::end_with_error("cartpole_vtrace", e);
   }
 }

@@ -31,8 +31,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
 #include "seedrl/acting/actor.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/transport/remote_client.hpp"
 #include "seedrl/transport/token.hpp"
@@ -84,10 +84,10 @@ int main(int argc, char** argv) {
     client.tls.min_version = parse_tls_version(tls_version, "--tls-version");
     client.validate();
     if (seed == 0) seed = std::random_device{}() | 1u;
-    const std::atomic<bool>& interrupted = *examples::stop_on_signals();
+    const std::atomic<bool>& interrupted = *cli::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
-    return examples::with_environment_or_pendulum(env_name, [&](auto make_env) -> int {
+    return seedrl::with_environment_or_pendulum(env_name, [&](auto make_env) -> int {
       using Env = decltype(make_env(0));
       using RemoteActor = Actor<Env, RemoteClient>;
       ActorOptions options;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
       for (std::int32_t a = 0; a < threads; ++a) {
         std::vector<Env> batch;
         for (std::int32_t e = 0; e < envs; ++e)
-          batch.push_back(make_env(examples::environment_seed(seed, a, e)));
+          batch.push_back(make_env(seedrl::environment_seed(seed, a, e)));
         actors.push_back(
             std::make_unique<RemoteActor>(std::move(batch), RemoteClient(client), options));
       }

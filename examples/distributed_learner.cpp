@@ -47,7 +47,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/training_session.hpp"
 #include "seedrl/transport/socket_server.hpp"
@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   if (cli.env_name == "pendulum") cli.use_pendulum_defaults(app, run);
 
   try {
-    cli.finish(run, examples::learner_group());
+    cli.finish(run, cli::learner_group());
     if (listen.empty()) listen.push_back("127.0.0.1:8686");
     if (!token.empty())
       std::fprintf(stderr,
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "distributed_learner: %s\n", line.c_str());
       std::fflush(stderr);
     };
-    run.interrupt = examples::stop_on_signals();
+    run.interrupt = cli::stop_on_signals();
     std::signal(SIGPIPE, SIG_IGN);
 
     const bool custom = cli.env_name == "custom";
@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
       std::vector<std::unique_ptr<SocketServer>> servers;
       for (const std::string& address : listen) {
         SocketServerOptions o = socket;
-        o.listen = member_address(address, examples::group_rank());
+        o.listen = member_address(address, cli::group_rank());
         if (SocketAddress::parse(o.listen).is_unix()) o.tls = {};  // a Unix socket stays local
         servers.push_back(std::make_unique<SocketServer>(session.server(), o));
         servers.back()->start();
@@ -305,11 +305,11 @@ int main(int argc, char** argv) {
     };
     const auto result =
         custom ? train(custom_spec(observation_text, actions_text, mask))
-               : examples::with_environment_or_pendulum(
+               : seedrl::with_environment_or_pendulum(
                      cli.env_name, [&](auto make_env) { return train(step_spec(make_env(0))); });
     cli::print_result(cli.env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    return examples::fail("distributed_learner", e);
+    return cli::end_with_error("distributed_learner", e);
   }
 }

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "game_example.hpp"
+#include "seedrl/cli/game_program.hpp"
 #include "seedrl/env/gunner.hpp"
 #include "seedrl/seedrl.hpp"
 
@@ -50,7 +50,7 @@ struct CountedGunner {
 int main(int argc, char** argv) {
   // The recipes docs/results.md measures (seedrl/recipes/games.hpp), unless flags change them:
   // 2 actors of 8 games, unrolls of 20 (R2D2: 10), one greedy evaluation actor, 1 M frames.
-  examples::GameExample ex(recipes::gunner_vtrace(), recipes::gunner_ppo(), recipes::gunner_r2d2());
+  cli::GameProgram ex(recipes::gunner_vtrace(), recipes::gunner_ppo(), recipes::gunner_r2d2());
   ex.program = "gunner";
   ex.description = "Action branches: V-trace, PPO or R2D2 on Gunner, in one process";
   ex.r2d2_description = "R2D2 with a branching dueling Q-network";
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   return ex.main(argc, argv,
                  [](const char* agent, const auto& cli, const LocalTrainerOptions& run, bool mask,
                     const std::vector<std::int64_t>& hidden) {
-                   return examples::train_game(
+                   return cli::train_game(
                        "gunner", agent, cli, run,
                        nn::NetworkOptions::mlp(16, 5, hidden).branches({3, 2}), mask,
                        [mask](std::uint64_t seed, std::atomic<std::int64_t>* illegal) {

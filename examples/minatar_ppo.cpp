@@ -2,7 +2,7 @@
 // step the game, a central inference server runs the MinAtar network (conv 16 3x3, linear 128,
 // policy and value heads) on their batched observations, and the PPO learner makes 4 epochs of 8
 // minibatches over each batch of 64 unrolls of 128 steps (8,192 transitions), after gymnax-blines'
-// MinAtar PPO (examples/cli.hpp's minatar_ppo_defaults says where it differs).
+// MinAtar PPO (seedrl/recipes/minatar.hpp says where it differs).
 //
 //   minatar_ppo [--game breakout|freeway|asterix|seaquest|space_invaders] [--frames 5000000]
 //               [--seed 1] [--logdir DIR] [--actors 4] [--envs-per-actor 16] [agent options]
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/recipes/minatar.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/local_trainer.hpp"
@@ -29,13 +29,13 @@ int main(int argc, char** argv) {
   std::string game = "breakout";
   minatar::Options game_options;
   cli.add_options(app, run);
-  examples::add_game_option(app, game, game_options);
+  cli::add_game_option(app, game, game_options);
   std::vector<std::int64_t> mlp_torso;
   app.option("--mlp-torso", mlp_torso,
              "an MLP of these hidden sizes on the flattened pixels instead of the MinAtar torso "
              "(gymnax's networks: 256 256)");
-  examples::add_actor_options(app, run, 1024);
+  cli::add_actor_options(app, run, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
-  return examples::train_on_minatar("minatar_ppo", game, cli, run, game_options, mlp_torso);
+  return cli::train_on_minatar("minatar_ppo", game, cli, run, game_options, mlp_torso);
 }

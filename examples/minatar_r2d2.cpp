@@ -11,7 +11,7 @@
 // object of the other examples (frames, seconds, fps, episodes, mean_return, ...).
 #include <string>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/recipes/minatar.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/local_trainer.hpp"
@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
   std::string game = "breakout";
   minatar::Options game_options;
   cli.add_options(app, run);
-  examples::add_game_option(app, game, game_options);
-  examples::add_actor_options(app, run, 1024);
+  cli::add_game_option(app, game, game_options);
+  cli::add_actor_options(app, run, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
-  return examples::train_on_minatar("minatar_r2d2", game, cli, run, game_options);
+  return cli::train_on_minatar("minatar_r2d2", game, cli, run, game_options);
 }

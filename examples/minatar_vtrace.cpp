@@ -10,7 +10,7 @@
 // as in MinAtar's published baselines.
 #include <string>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/recipes/minatar.hpp"
 #include "seedrl/seedrl.hpp"
 #include "seedrl/session/local_trainer.hpp"
@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
   minatar::Options game_options;
   cli.add_options(app, run);
   app.remove("--env");
-  examples::add_game_option(app, game, game_options);
-  examples::add_actor_options(app, run, 1024);
+  cli::add_game_option(app, game, game_options);
+  cli::add_actor_options(app, run, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
 
-  return examples::train_on_minatar("minatar_vtrace", game, cli, run, game_options);
+  return cli::train_on_minatar("minatar_vtrace", game, cli, run, game_options);
 }

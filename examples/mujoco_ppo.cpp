@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/mujoco.hpp"
 #include "seedrl/seedrl.hpp"
 
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       .one_of({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"});
   app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
-  examples::add_actor_options(app, run, 256);
+  cli::add_actor_options(app, run, 256);
   if (const auto exit = app.parse(argc, argv)) return *exit;
   if (agent == "vtrace") cli.use_vtrace_defaults(app, run, recipes::mujoco_vtrace());
 
@@ -44,7 +44,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mujoco_ppo: error: %s\n", e.what());
     return 1;
   }
-  return examples::train_box_agent("mujoco_ppo", std::string(mujoco_task_name(task)), agent, cli,
-                                   run,
-                                   [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
+  return cli::train_box_agent("mujoco_ppo", std::string(mujoco_task_name(task)), agent, cli, run,
+                              [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
 }

@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <string>
 
-#include "sac_cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/mujoco.hpp"
 
 int main(int argc, char** argv) {
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   app.option("--env", env_name, "halfcheetah, hopper, walker2d or ant")
       .one_of({"halfcheetah", "half_cheetah", "hopper", "walker2d", "ant"});
   cli.add_options(app, run);
-  examples::add_actor_options(app, run, 64);
+  cli::add_actor_options(app, run, 64);
   if (const auto exit = app.parse(argc, argv)) return *exit;
   MujocoTask task;
   try {
@@ -37,6 +37,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mujoco_sac: error: %s\n", e.what());
     return 1;
   }
-  return examples::train_sac("mujoco_sac", std::string(mujoco_task_name(task)), cli, run,
-                             [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
+  return cli::train_sac("mujoco_sac", std::string(mujoco_task_name(task)), cli, run,
+                        [task](std::uint64_t seed) { return MujocoEnv(task, seed); });
 }

@@ -12,7 +12,7 @@
 // (with a final checkpoint).
 #include <string>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/seedrl.hpp"
 
@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
   std::string agent = "ppo";
   app.option("--agent", agent, "ppo or vtrace").one_of({"ppo", "vtrace"});
   cli.add_options(app, run);
-  examples::add_actor_options(app, run, 256);
+  cli::add_actor_options(app, run, 256);
   if (const auto exit = app.parse(argc, argv)) return *exit;
   if (agent == "vtrace") cli.use_vtrace_defaults(app, run, recipes::pendulum_vtrace());
-  return examples::train_box_agent("pendulum_ppo", "pendulum", agent, cli, run,
-                                   [](std::uint64_t seed) { return Pendulum(seed); });
+  return cli::train_box_agent("pendulum_ppo", "pendulum", agent, cli, run,
+                              [](std::uint64_t seed) { return Pendulum(seed); });
 }

@@ -6,7 +6,7 @@
 //
 // --frames counts agent steps. Progress goes to stderr; the last line of stdout is one JSON
 // object with the run's figures (the mean return of the last 100 training episodes).
-#include "sac_cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/pendulum.hpp"
 
 int main(int argc, char** argv) {
@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   cli::SacCli cli(recipe);
   LocalTrainerOptions run = recipe.run;
   cli.add_options(app, run);
-  examples::add_actor_options(app, run, 64);
+  cli::add_actor_options(app, run, 64);
   if (const auto exit = app.parse(argc, argv)) return *exit;
-  return examples::train_sac("pendulum_sac", "pendulum", cli, run,
-                             [](std::uint64_t seed) { return Pendulum(seed); });
+  return cli::train_sac("pendulum_sac", "pendulum", cli, run,
+                        [](std::uint64_t seed) { return Pendulum(seed); });
 }

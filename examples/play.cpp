@@ -38,12 +38,12 @@
 #include <utility>
 #include <vector>
 
-#include "cli.hpp"
 #include "play_games.hpp"
 #include "play_recording.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/pendulum.hpp"
 #include "seedrl/env/render.hpp"
-#ifdef SEEDRL_PLAY_MUJOCO
+#ifdef SEEDRL_HAS_MUJOCO
 #include "seedrl/env/mujoco.hpp"
 #endif
 #include "seedrl/io/gif.hpp"
@@ -112,7 +112,7 @@ std::vector<std::unique_ptr<PlayEnv>> make_play_envs(MakeEnv make_env, std::int3
   games.reserve(static_cast<std::size_t>(envs));
   for (std::int32_t e = 0; e < envs; ++e)
     games.push_back(
-        std::make_unique<PlayEnvOf<Env>>(make_env(examples::environment_seed(seed, 0, e))));
+        std::make_unique<PlayEnvOf<Env>>(make_env(seedrl::environment_seed(seed, 0, e))));
   return games;
 }
 
@@ -200,7 +200,7 @@ PlayResult play(Policy<>& policy, std::vector<std::unique_ptr<PlayEnv>> games,
 /// The box-action environments play knows besides with_environment's and MinAtar's.
 std::vector<std::string> box_environments() {
   std::vector<std::string> names{"pendulum"};
-#ifdef SEEDRL_PLAY_MUJOCO
+#ifdef SEEDRL_HAS_MUJOCO
   for (const char* task : {"halfcheetah", "hopper", "walker2d", "ant"}) names.emplace_back(task);
 #endif
   return names;
@@ -210,16 +210,16 @@ std::vector<std::string> box_environments() {
 template <class F>
 decltype(auto) with_builtin_environment(const std::string& name, F&& f,
                                         const minatar::Options& minatar = {}) {
-  for (const std::string& game : examples::minatar_games())
-    if (game == name) return examples::with_minatar_game(name, f, minatar);
+  for (const std::string& game : seedrl::minatar_games())
+    if (game == name) return seedrl::with_minatar_game(name, f, minatar);
   if (name == "pendulum") return f([](std::uint64_t seed) { return Pendulum(seed); });
-#ifdef SEEDRL_PLAY_MUJOCO
+#ifdef SEEDRL_HAS_MUJOCO
   if (name != "cartpole" && name != "catch") {
     const MujocoTask task = parse_mujoco_task(name);
     return f([task](std::uint64_t seed) { return MujocoEnv(task, seed); });
   }
 #endif
-  return examples::with_environment(name, f);
+  return seedrl::with_environment(name, f);
 }
 
 /// The Policy of a checkpoint file, or of a run's logdir (its newest checkpoint that verifies:
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
   int threads = 1;
   Recording recording;
   std::vector<std::string> names{"cartpole", "catch"};
-  for (const std::string& game : examples::minatar_games()) names.push_back(game);
+  for (const std::string& game : seedrl::minatar_games()) names.push_back(game);
   for (const std::string& env : box_environments()) names.push_back(env);
   for (const char* game : {"tictactoe", "connect4", "standoff"}) names.emplace_back(game);
   app.option("--checkpoint", checkpoint, "a checkpoint file, or a training run's --logdir")

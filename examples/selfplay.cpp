@@ -28,8 +28,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "cli.hpp"
 #include "seedrl/acting/board_search.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/env/board_game.hpp"
 #include "seedrl/env/random_openings.hpp"
 #include "seedrl/env/standoff.hpp"
@@ -87,8 +87,8 @@ int train(const cli::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
   if (setup.random) fixed.emplace("random", random_legal_player<Env>());
   add_search_players(fixed, setup.search_depths);
   run.league.validate();
-  cli.finish(run, examples::learner_group());
-  run.interrupt = examples::stop_on_signals();
+  cli.finish(run, cli::learner_group());
+  run.interrupt = cli::stop_on_signals();
   run.seed = cli.seed;
   // An MLP on the flattened board (or the duel's features), or convolutions on the planes.
   nn::NetworkOptions network =
@@ -205,6 +205,6 @@ int main(int argc, char** argv) {
     if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, setup);
     return train<Standoff>(cli, run, setup);
   } catch (const std::exception& e) {
-    return examples::fail("selfplay", e);
+    return cli::end_with_error("selfplay", e);
   }
 }

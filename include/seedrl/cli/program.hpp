@@ -1,7 +1,10 @@
 // What a training program needs around its run: stopping cleanly on signals, the learner group
 // when an MPI launcher started it (mpirun -np N program ...: every rank its own actors, the
-// gradients averaged, rank 0 reporting), and ending with an error. Part of the examples' shared
-// pieces (cli.hpp includes it).
+// gradients averaged, rank 0 reporting), and ending with an error.
+//
+// The learner group is seedrl::mpi's: a program that links seedrl::mpi (which defines
+// SEEDRL_HAS_MPI for it) trains as a group under mpirun; one that does not refuses to start as
+// several processes. Header-only, so that the choice is the program's, not the library's.
 #pragma once
 
 #include <atomic>
@@ -13,11 +16,11 @@
 #include "seedrl/core/error.hpp"
 #include "seedrl/learner/training_group.hpp"
 
-#ifdef SEEDRL_EXAMPLES_MPI
+#ifdef SEEDRL_HAS_MPI
 #include "seedrl/mpi/learner_group.hpp"
 #endif
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
 /// Makes SIGINT and SIGTERM set the returned flag (for TrainingSessionOptions::interrupt, or to
 /// poll) instead of killing the program, so that it can stop cleanly and save what it has.
@@ -31,9 +34,9 @@ inline const std::atomic<bool>* stop_on_signals() {
 
 /// The learner group this program is a member of when an MPI launcher started it (mpirun -np N;
 /// MPI starts at the first call and ends at exit), else null: the program trains alone.
-/// Throws when several processes were launched but the examples were built without seedrl::mpi.
+/// Throws when several processes were launched but the program was built without seedrl::mpi.
 inline TrainingGroup* learner_group() {
-#ifdef SEEDRL_EXAMPLES_MPI
+#ifdef SEEDRL_HAS_MPI
   struct Mpi {
     mpi::Session session;
     mpi::LearnerGroup group{session};
@@ -42,15 +45,16 @@ inline TrainingGroup* learner_group() {
       launched_processes() > 0 ? std::make_unique<Mpi>() : nullptr;
   return mpi ? &mpi->group : nullptr;
 #else
-  SEEDRL_REQUIRE(launched_processes() <= 1, "started by an MPI launcher as ", launched_processes(),
-                 " processes, but the examples were built without seedrl::mpi (install MPI, "
-                 "e.g. libopenmpi-dev, and configure again)");
+  SEEDRL_REQUIRE(
+      launched_processes() <= 1, "started by an MPI launcher as ", launched_processes(),
+      " processes, but the program was built without seedrl::mpi (link it; seedrl is built with "
+      "it where MPI is installed, e.g. libopenmpi-dev)");
   return nullptr;
 #endif
 }
 
 /// This process's rank in learner_group() (0 alone) and the group's size (1 alone).
-#ifdef SEEDRL_EXAMPLES_MPI
+#ifdef SEEDRL_HAS_MPI
 inline int group_rank() {
   return learner_group() ? learner_group()->rank() : 0;
 }
@@ -72,7 +76,7 @@ inline int group_size() {
 
 /// The end of a program that failed: says why on stderr and returns the exit status. A member of
 /// a learner group ends the whole group instead (the others would wait for it).
-inline int fail(const char* program, const std::exception& error) {
+inline int end_with_error(const char* program, const std::exception& error) {
   std::fprintf(stderr, "%s: error: %s\n", program, error.what());
   std::fflush(stderr);
   try {
@@ -82,4 +86,4 @@ inline int fail(const char* program, const std::exception& error) {
   return 1;
 }
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli

@@ -1,7 +1,7 @@
-// What examples/card_pick and examples/gunner share: one game, three agents as subcommands
-// (vtrace, ppo, r2d2), --no-mask to play the same game without declaring the legal-action mask,
-// and a JSON line that counts the illegal actions of the training and the evaluation actors.
-// Copy it along with cli.hpp.
+// A program that trains on one game with three agents as subcommands (vtrace, ppo, r2d2),
+// --no-mask to play the same game without declaring the legal-action mask, and a JSON line that
+// counts the illegal actions of the training and the evaluation actors (examples/card_pick and
+// examples/gunner).
 #pragma once
 
 #include <atomic>
@@ -12,15 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "cli.hpp"
+#include "seedrl/cli/train.hpp"
 #include "seedrl/recipes/games.hpp"
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
 /// A program's game, its agents' settings (their recipes' defaults, which the command line may
 /// change) and their runs.
-struct GameExample {
-  GameExample(const recipes::Recipe<VTraceAgentOptions>& vtrace_recipe,
+struct GameProgram {
+  GameProgram(const recipes::Recipe<VTraceAgentOptions>& vtrace_recipe,
               const recipes::Recipe<PpoAgentOptions>& ppo_recipe,
               const recipes::Recipe<R2D2AgentOptions>& r2d2_recipe)
       : vtrace_run(vtrace_recipe.run),
@@ -35,22 +35,22 @@ struct GameExample {
   const char* description = "";  ///< the program's --help line
   const char* r2d2_description = "R2D2";
   LocalTrainerOptions vtrace_run, ppo_run, r2d2_run;
-  cli::VTraceCli vtrace;
-  cli::PpoCli ppo;
-  cli::R2D2Cli r2d2;
+  VTraceCli vtrace;
+  PpoCli ppo;
+  R2D2Cli r2d2;
   std::vector<std::int64_t> r2d2_hidden;  ///< R2D2's MLP (it has no --hidden)
 
   /// Parses the command line and trains the agent it names:
   /// `train(agent_name, cli, run, mask, hidden)` with that agent's Cli.
   template <class Train>
   int main(int argc, char** argv, Train&& train) {
-    cli::CommandLine app(description);
+    CommandLine app(description);
     app.require_subcommands(1, 1);  // --no-mask after the agent's name too
     bool no_mask = false;
     app.flag("--no-mask", no_mask, "do not declare the legal-action mask (the same game)");
-    cli::CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
-                                  &app.subcommand("ppo", "PPO"),
-                                  &app.subcommand("r2d2", r2d2_description)};
+    CommandLine* agents[] = {&app.subcommand("vtrace", "V-trace (IMPALA)"),
+                             &app.subcommand("ppo", "PPO"),
+                             &app.subcommand("r2d2", r2d2_description)};
     vtrace.add_options(*agents[0], vtrace_run);
     ppo.add_options(*agents[1], ppo_run);
     r2d2.add_options(*agents[2], r2d2_run);
@@ -82,14 +82,14 @@ int train_game(const char* program, const char* agent, const Cli& cli,
         program, program, cli, run, std::move(network), [&](std::uint64_t seed, bool evaluation) {
           return make_env(seed, evaluation ? &illegal.evaluation : &illegal.training);
         });
-    cli::print_result(program, cli.seed, result,
-                      str_cat(",\"agent\":\"", agent, "\",\"masks\":", mask ? "true" : "false",
-                              ",\"illegal_actions\":", illegal.training.load(),
-                              ",\"evaluation_illegal_actions\":", illegal.evaluation.load()));
+    print_result(program, cli.seed, result,
+                 str_cat(",\"agent\":\"", agent, "\",\"masks\":", mask ? "true" : "false",
+                         ",\"illegal_actions\":", illegal.training.load(),
+                         ",\"evaluation_illegal_actions\":", illegal.evaluation.load()));
     return 0;
   } catch (const std::exception& e) {
-    return fail(program, e);
+    return end_with_error(program, e);
   }
 }
 
-}  // namespace seedrl::examples
+}  // namespace seedrl::cli

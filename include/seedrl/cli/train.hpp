@@ -1,13 +1,13 @@
-// Command-line pieces shared by the example programs: in-process training and the final JSON
-// line, on the library's command line and agents' options (seedrl/cli/agent_options.hpp: RunCli,
-// VTraceCli, R2D2Cli, PpoCli; their defaults are recipes'); with environments.hpp (the built-in
-// environments by name) and program.hpp (signals, the learner group under mpirun, errors). Copy
-// them along with the program you start from.
+// The bodies of training programs: an agent from its command-line options (agent_options.hpp,
+// sac_options.hpp: RunCli, VTraceCli, R2D2Cli, PpoCli, SacCli, their defaults a recipe's) trained
+// in one process on built-in or the program's own environments, ending with the JSON line
+// (result_line.hpp); program.hpp stops them on signals and ends them with an error.
 //
-// Started by an MPI launcher (mpirun -np N program ...), every program here trains as a learner
-// group of N members (learner_group(); where the examples were built with seedrl::mpi): each rank
-// runs its own actors on environments of its own seeds, the gradients are averaged, rank 0
-// reports and writes the files, and the JSON line (rank 0's) says "ranks": N.
+// Started by an MPI launcher (mpirun -np N program ...), a program that links seedrl::mpi trains
+// as a learner group of N members (program.hpp's learner_group()): each rank runs its own actors
+// on environments of its own seeds, the gradients are averaged, rank 0 reports and writes the
+// files, and the JSON line (rank 0's) says "ranks": N. One that links seedrl::cuda may compute on
+// the GPU (--backend cuda).
 #pragma once
 
 #include <chrono>
@@ -18,15 +18,18 @@
 #include <type_traits>
 #include <vector>
 
-#include "environments.hpp"
-#include "program.hpp"
 #include "seedrl/agents/ppo.hpp"
 #include "seedrl/agents/r2d2.hpp"
+#include "seedrl/agents/sac.hpp"
 #include "seedrl/agents/vtrace.hpp"
 #include "seedrl/backend/cpu/backend.hpp"
 #include "seedrl/cli/agent_options.hpp"
+#include "seedrl/cli/program.hpp"
 #include "seedrl/cli/result_line.hpp"
-#ifdef SEEDRL_EXAMPLES_CUDA
+#include "seedrl/cli/sac_options.hpp"
+#include "seedrl/env/by_name.hpp"
+#include "seedrl/env/float_pixels.hpp"
+#ifdef SEEDRL_CUDA_SESSIONS
 #include "seedrl/backend/cuda/backend.hpp"
 #endif
 #include "seedrl/io/messages.hpp"
@@ -34,11 +37,10 @@
 #include "seedrl/session/local_trainer.hpp"
 #include "seedrl/session/training_session.hpp"
 
-namespace seedrl::examples {
+namespace seedrl::cli {
 
 /// --actors and --envs-per-actor of the in-process programs.
-inline void add_actor_options(cli::CommandLine& app, LocalTrainerOptions& run,
-                              int max_envs_per_actor) {
+inline void add_actor_options(CommandLine& app, LocalTrainerOptions& run, int max_envs_per_actor) {
   app.option("--actors", run.num_actors, "actor threads").range(1, 256);
   app.option("--envs-per-actor", run.envs_per_actor, "environments each actor steps")
       .range(1, max_envs_per_actor);
@@ -75,7 +77,7 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
     }
   };
   if (cli.backend == "cuda") {
-#ifdef SEEDRL_EXAMPLES_CUDA
+#ifdef SEEDRL_CUDA_SESSIONS
     if (!cuda::available()) {
       seedrl::fail("--backend cuda: no usable GPU (", cuda::unavailable_reason(), ")");
     }
@@ -84,14 +86,14 @@ TrainingResult train_agent_in_process(const char* program, const std::string& en
     return train_locally<AgentT, cuda::Backend>(agent, envs, run);
 #else
     seedrl::fail(
-        "--backend cuda: these examples were built without the CUDA backend (configure seedrl "
-        "with SEEDRL_WITH_CUDA=ON where nvcc and cuDNN are installed)");
+        "--backend cuda: this program was built without the CUDA backend (link seedrl::cuda; "
+        "seedrl builds it with SEEDRL_WITH_CUDA=ON where nvcc and cuDNN are installed)");
 #endif
   }
   return train_locally<AgentT, cpu::Backend>(agent, envs, run);
 }
 
-/// Trains the agent `cli` (cli::VTraceCli, cli::R2D2Cli or cli::PpoCli) describes, with `network`,
+/// Trains the agent `cli` (cli::VTraceCli, cli::R2D2Cli or PpoCli) describes, with `network`,
 /// in one process on environments from `make_env(seed)` (train_agent_in_process).
 template <class Cli, class MakeEnv>
 TrainingResult train_in_process(const char* program, const std::string& env_name, const Cli& cli,
@@ -102,7 +104,7 @@ TrainingResult train_in_process(const char* program, const std::string& env_name
 }
 
 /// --game, and --minimal-actions (the game's own actions rather than all six).
-inline void add_game_option(cli::CommandLine& app, std::string& game, minatar::Options& options) {
+inline void add_game_option(CommandLine& app, std::string& game, minatar::Options& options) {
   app.option("--game", game, "MinAtar game").one_of(minatar_games());
   app.option("--minimal-actions", options.minimal_action_set,
              "the game's minimal action set (Breakout 3: no-op, left, right), as MinAtar's "
@@ -111,7 +113,7 @@ inline void add_game_option(cli::CommandLine& app, std::string& game, minatar::O
 
 /// The MLP Gaussian policy of the continuous-control programs for environments of these specs:
 /// `cli`'s hidden sizes, activation and value torso.
-inline nn::NetworkOptions box_network(const cli::PpoCli& cli, const TensorSpec& observations,
+inline nn::NetworkOptions box_network(const PpoCli& cli, const TensorSpec& observations,
                                       const ActionSpec& actions) {
   nn::NetworkOptions network = nn::NetworkOptions::mlp(observations.shape.numel(), 0, cli.hidden);
   network.gaussian(actions.dims());
@@ -125,7 +127,7 @@ inline nn::NetworkOptions box_network(const cli::PpoCli& cli, const TensorSpec& 
 /// and returns the exit status (errors on stderr).
 template <class MakeEnv>
 int train_box_agent(const char* program, const std::string& env_name, const std::string& agent,
-                    const cli::PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
+                    const PpoCli& cli, const LocalTrainerOptions& run, MakeEnv make_env) {
   try {
     const auto probe = make_env(0);
     const nn::NetworkOptions network =
@@ -136,10 +138,10 @@ int train_box_agent(const char* program, const std::string& env_name, const std:
         agent == "vtrace" ? train_agent_in_process(program, env_name, cli, r,
                                                    cli.make_vtrace_agent(network, r), make_env)
                           : train_in_process(program, env_name, cli, r, network, make_env);
-    cli::print_result(env_name, cli.seed, result);
+    print_result(env_name, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    return fail(program, e);
+    return end_with_error(program, e);
   }
 }
 
@@ -168,11 +170,29 @@ int train_on_minatar(const char* program, const std::string& game, const Cli& cl
               flat);
         },
         options);
-    cli::print_result(game, cli.seed, result);
+    print_result(game, cli.seed, result);
     return 0;
   } catch (const std::exception& e) {
-    return fail(program, e);
+    return end_with_error(program, e);
   }
 }
 
-}  // namespace seedrl::examples
+/// The body of the SAC programs (pendulum_sac, mujoco_sac): SAC on box-action environments from
+/// `make_env(seed)`; prints the JSON line and returns the exit status (errors on stderr).
+template <class MakeEnv>
+int train_sac(const char* program, const std::string& env_name, const SacCli& cli,
+              LocalTrainerOptions run, MakeEnv make_env) {
+  try {
+    const auto probe = make_env(0);
+    run.run_info.push_back({"env", env_name});
+    const SacAgent agent = cli.make_agent(probe.observation_spec(), probe.action_spec(), run);
+    const TrainingResult result =
+        train_agent_in_process(program, env_name, cli, run, agent, make_env);
+    print_result(env_name, cli.seed, result);
+    return 0;
+  } catch (const std::exception& e) {
+    return end_with_error(program, e);
+  }
+}
+
+}  // namespace seedrl::cli
