@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     s.observation = obs;
     s.reward = static_cast<float>(rng.normal());
     s.flags = t == 0 ? step_flags::kFirst : 0;
-    s.box_action = action.data();
+    s.set_action(action.data(), action.size());
     if (auto u = store.append(0, s)) learner.replay().insert(std::move(*u), 1.0);
   }
 

@@ -61,8 +61,12 @@ std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int 
       step.reward = static_cast<float>(rng.uniform(0, 1));
       step.flags =
           t == 0 ? step_flags::kFirst : (rng.uniform() < 0.1 ? step_flags::kTerminated : 0);
-      step.action = static_cast<std::int32_t>(rng.below(3));
-      step.box_action = spec.action_dims > 0 ? box.data() : nullptr;
+      const auto action = static_cast<std::int32_t>(rng.below(3));
+      if (spec.action_dims > 0) {
+        step.set_action(box.data(), box.size());
+      } else {
+        step.set_action(&action);
+      }
       step.behaviour = spec.store_behaviour ? behaviour.data() : nullptr;
       step.state_h = spec.state_size > 0 ? state_h.data() : nullptr;
       step.state_c = spec.state_size > 0 ? state_c.data() : nullptr;

@@ -53,7 +53,8 @@ std::vector<std::unique_ptr<Unroll>> unrolls(const UnrollSpec& spec, int count, 
       s.reward =
           poisoned && poison.reward != 0.0f ? poison.reward : static_cast<float>(rng.uniform(0, 1));
       s.flags = t == 0 ? F : 0;
-      s.action = static_cast<std::int32_t>(rng.below(3));
+      const auto action = static_cast<std::int32_t>(rng.below(3));
+      s.set_action(&action);
       s.behaviour = spec.store_behaviour ? logits : nullptr;
       s.state_h = spec.state_size > 0 ? state.data() : nullptr;
       s.state_c = s.state_h;

@@ -60,9 +60,13 @@ std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spec, int 
       s.observation = obs;
       s.reward = static_cast<float>(rng.uniform(-1, 1));
       s.flags = flags[static_cast<std::size_t>(t)];
-      s.action = static_cast<std::int32_t>(
+      const auto discrete = static_cast<std::int32_t>(
           rng.below(static_cast<std::uint64_t>(std::max<std::int32_t>(spec.num_actions, 1))));
-      s.box_action = action.data();
+      if (spec.box_actions()) {
+        s.set_action(action.data(), action.size());
+      } else {
+        s.set_action(&discrete);
+      }
       s.behaviour = behaviour.data();
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));
     }

@@ -42,6 +42,7 @@ UnrollSpec spec_with_fields(std::int64_t length, std::int64_t overlap) {
 struct FieldBatch {
   std::vector<Tensor> fields = {Tensor::empty({4, 3}, DType::u8), Tensor::empty({4}, DType::i32)};
   Tensor obs = Tensor::empty({1});
+  std::int32_t action = 0;
   void fill(int base) {
     for (int r = 0; r < 4; ++r) {
       for (int j = 0; j < 3; ++j)
@@ -54,6 +55,7 @@ struct FieldBatch {
     UnrollStep s;
     s.observation = obs;
     s.flags = k == 0 ? step_flags::kFirst : 0;
+    s.set_action(&action);
     s.fields = fields;
     s.field_row = row;
     return s;

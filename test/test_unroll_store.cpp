@@ -27,6 +27,9 @@ UnrollSpec spec(std::int64_t length, std::int64_t overlap, std::int64_t state_si
   return s;
 }
 
+// The discrete actions a step points at (UnrollStep::set_action takes a view).
+constexpr std::int32_t kActions[3] = {0, 1, 2};
+
 // Step number k of a slot: observation {k, slot}, reward k / 10, action k % 3, logits {k, k, k}.
 struct Stepper {
   Tensor obs = Tensor::empty({2});
@@ -42,7 +45,7 @@ struct Stepper {
     s.observation = obs;
     s.reward = static_cast<float>(k) / 10.0f;
     s.flags = flags;
-    s.action = k % 3;
+    s.set_action(&kActions[k % 3]);
     s.behaviour = logits;
     s.policy_version = k;
     s.state_h = h;
@@ -167,7 +170,7 @@ TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the b
       action[0] = static_cast<float>(10 * slot + k) + 0.25f;
       action[1] = -action[0];
       for (int j = 0; j < 4; ++j) behaviour[j] = static_cast<float>(100 * slot + 10 * k + j);
-      step.box_action = action;
+      step.set_action(action, 2);
       step.behaviour = behaviour;
       if (auto u = store.append(slot, step)) done.push_back(std::move(u));
     }
@@ -192,7 +195,11 @@ TEST_CASE("UnrollStore and UnrollBatch: box actions are D floats per step, the b
     CHECK(batch.behaviour[t][1].data<float>()[0] == static_cast<float>(100 + 10 * (2 + t)));
   }
   UnrollStep missing = s.make(0, 0, step_flags::kFirst);
-  CHECK_THROWS_WITH_AS(store.append(0, missing), doctest::Contains("box actions"), Error);
+  CHECK_THROWS_WITH_AS(
+      store.append(0, missing),
+      doctest::Contains(
+          "the step's action is 4 bytes, the spec's actions are 8 bytes a step (f32[2])"),
+      Error);
 }
 
 TEST_CASE("ReplayItemCodec<Unroll>: round trip, layout check, corrupt data named") {

@@ -237,7 +237,7 @@ TEST_CASE("Learner<VTraceAgent>: box actions train a Gaussian policy from the re
       step.observation = obs.reshape({2});
       step.reward = action[0] > 0.0f ? 1.0f : 0.0f;  // reward the first dimension's sign
       step.flags = t == 0 ? F : 0;
-      step.box_action = action;
+      step.set_action(action, 2);
       step.behaviour = behaviour;
       if (auto u = store.append(slot, step)) unrolls.push_back(std::move(u));
     }

@@ -35,12 +35,13 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
       step.observation = obs;
       step.reward = static_cast<float>(rng.uniform(0, 1));
       step.flags = t == 0 ? step_flags::kFirst : 0;
+      std::int32_t action = 0;
       if (spec.action_dims > 0) {
         for (float& a : box) a = static_cast<float>(rng.uniform(-1, 1));
-        step.box_action = box.data();
+        step.set_action(box.data(), box.size());
       } else {
-        step.action =
-            static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
+        action = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(spec.num_actions)));
+        step.set_action(&action);
       }
       step.behaviour = logits.data();
       if (auto u = store.append(static_cast<std::int32_t>(slot), step)) out.push_back(std::move(u));

@@ -69,10 +69,11 @@ inline std::vector<std::unique_ptr<Unroll>> random_sequences(const UnrollSpec& s
               : (u < 0.08 ? step_flags::kTerminated : (u < 0.14 ? step_flags::kTruncated : 0));
       last[static_cast<std::size_t>(slot)] = is_last(s.flags) ? 1 : 0;
       s.reward = is_first(s.flags) ? 0.0f : static_cast<float>(rng.uniform(-1, 2));
-      s.action = static_cast<std::int32_t>(rng.below(kActions));
+      const auto action = static_cast<std::int32_t>(rng.below(kActions));
+      s.set_action(&action);
       if (masked) {
         for (std::int64_t j = 0; j < kActions; ++j)
-          mask.data<std::uint8_t>()[j] = j == s.action || rng.uniform() < 0.5 ? 1 : 0;
+          mask.data<std::uint8_t>()[j] = j == action || rng.uniform() < 0.5 ? 1 : 0;
         s.fields = std::span<const Tensor>(&mask, 1);
       }
       s.state_h = h.data();

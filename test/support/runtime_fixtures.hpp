@@ -40,10 +40,11 @@ inline std::vector<std::unique_ptr<Unroll>> random_unrolls(const UnrollSpec& spe
       s.reward = static_cast<float>(rng.uniform(0, 1));
       s.flags =
           t == 0 ? step_flags::kFirst : (rng.uniform() < termination ? step_flags::kTerminated : 0);
-      s.action = static_cast<std::int32_t>(rng.below(3));
+      const auto action = static_cast<std::int32_t>(rng.below(3));
+      s.set_action(&action);
       s.behaviour = logits;
       if (masked) {
-        for (std::int32_t a = 0; a < 3; ++a) mask.data<std::uint8_t>()[a] = a == s.action;
+        for (std::int32_t a = 0; a < 3; ++a) mask.data<std::uint8_t>()[a] = a == action;
         s.fields = std::span<const Tensor>(&mask, 1);
       }
       if (auto u = store.append(slot, s)) out.push_back(std::move(u));

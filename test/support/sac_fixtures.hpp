@@ -60,7 +60,7 @@ inline std::vector<std::unique_ptr<Unroll>> random_windows(const UnrollSpec& spe
     s.observation = obs;
     s.reward = is_first(flags) ? 0.0f : static_cast<float>(rng.uniform(-1, 1));
     s.flags = flags;
-    s.box_action = &action;
+    s.set_action(&action);
     if (auto u = store.append(0, s)) out.push_back(std::move(u));
     flags = is_last(flags)        ? step_flags::kFirst
             : rng.uniform() < 0.1 ? step_flags::kTerminated

@@ -10,6 +10,7 @@
 // Not thread-safe: the inference thread owns it.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -24,9 +25,10 @@ struct UnrollStep {
   Tensor observation;  ///< one observation (a view; copied into the unroll)
   float reward = 0.0f;
   std::uint8_t flags = 0;
-  std::int32_t action = 0;                       ///< one discrete action
-  const std::int32_t* branch_actions = nullptr;  ///< [K] for action branches (spec.action_branches)
-  const float* box_action = nullptr;             ///< [D] for box actions (UnrollSpec::action_dims)
+  /// This step's action as the unroll's action column lays it out (UnrollSpec::action_shape()
+  /// and action_dtype(): one i32, K i32 for branches, D f32 for a box): a view, set with
+  /// set_action(). The store copies its bytes and asks nothing about the kind.
+  std::span<const std::byte> action;
   const float* behaviour = nullptr;  ///< [behaviour_size] when the spec stores the behaviour policy
   std::int32_t policy_version = 0;
   const float* state_h = nullptr;  ///< [H] state before this step; nullptr: zeros
@@ -35,6 +37,12 @@ struct UnrollStep {
   /// [rows, field...] batches (the inference batch's), is this step's value (copied).
   std::span<const Tensor> fields;
   std::int64_t field_row = 0;
+
+  /// Points `action` at `count` values of the action column's type (they must outlive append()).
+  template <class T>
+  void set_action(const T* values, std::size_t count = 1) {
+    action = std::as_bytes(std::span<const T>(values, count));
+  }
 };
 
 class UnrollStore {
@@ -77,21 +85,11 @@ class UnrollStore {
                 u.observations.row_bytes());
     u.rewards.data<float>()[t] = step.reward;
     u.flags.data<std::uint8_t>()[t] = step.flags;
-    if (spec_.box_actions()) {
-      SEEDRL_REQUIRE(step.box_action != nullptr,
-                     "UnrollStore: the spec has box actions but the step has none");
-      std::memcpy(u.actions.row_data(t), step.box_action,
-                  static_cast<std::size_t>(spec_.action_dims) * sizeof(float));
-    } else {
-      if (const auto k = static_cast<std::size_t>(spec_.action_branches()); k > 0) {
-        SEEDRL_REQUIRE(step.branch_actions != nullptr,
-                       "UnrollStore: the spec has action branches but the step has none");
-        std::memcpy(u.actions.data<std::int32_t>() + static_cast<std::size_t>(t) * k,
-                    step.branch_actions, k * sizeof(std::int32_t));
-      } else {
-        u.actions.data<std::int32_t>()[t] = step.action;
-      }
-    }
+    SEEDRL_REQUIRE(step.action.size() == u.actions.row_bytes(),
+                   "UnrollStore: the step's action is ", step.action.size(),
+                   " bytes, the spec's actions are ", u.actions.row_bytes(), " bytes a step (",
+                   name(spec_.action_dtype()), spec_.action_shape().to_string(), ")");
+    std::memcpy(u.actions.row_data(t), step.action.data(), step.action.size());
     u.policy_versions.data<std::int32_t>()[t] = step.policy_version;
     SEEDRL_REQUIRE(step.fields.size() == spec_.fields.size(), "UnrollStore: the step has ",
                    step.fields.size(), " fields, the spec declares ",

@@ -70,7 +70,7 @@ class BoxActionKind final : public ActionKind<A, B> {
     });
   }
   void record(const StepBatch&, std::int64_t row, UnrollStep& step) const override {
-    step.box_action = box_.drawn.row(row).data();
+    step.set_action(box_.drawn.row(row).data(), static_cast<std::size_t>(action_.dims()));
     if constexpr (A::kStoresLogits) step.behaviour = box_.behaviour.row(row).data();
   }
 

@@ -71,8 +71,7 @@ class DiscreteActionKind final : public ActionKind<A, B> {
 
   void record(const StepBatch& batch, std::int64_t row, UnrollStep& step) const override {
     const std::size_t first = static_cast<std::size_t>(row) * k_;
-    step.action = actions_[first];
-    step.branch_actions = &actions_[first];
+    step.set_action(&actions_[first], k_);
     if (behaviour_.defined()) step.behaviour = behaviour_.row_data<float>(batch.live.index(row));
   }
 
