@@ -60,7 +60,7 @@ struct RecordingEndpoint final : InferenceEndpoint {
       }
       for (std::int32_t f : forced_slots)
         if (f == slot) action = forced;
-      r.actions[i] = action;
+      r.actions.discrete()[i] = action;
     }
     r.on_complete(Status::ok());
   }

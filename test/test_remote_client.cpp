@@ -190,13 +190,14 @@ class BoxEndpoint final : public InferenceEndpoint {
   }
   void submit(StepRequest& request) override {
     const float* obs = request.step.observations.data<float>();
-    if (!request.actions.empty() || request.box_actions.size() != 2 * request.step.num_envs()) {
+    if (!request.actions.mismatch(kBox, request.step.num_envs()).empty()) {
       request.on_complete(Status::internal("BoxEndpoint: expected box actions"));
       return;
     }
-    for (std::size_t i = 0; i < request.box_actions.size(); ++i) {
+    const std::span<float> box = request.actions.box();
+    for (std::size_t i = 0; i < box.size(); ++i) {
       const std::size_t d = i % 2;
-      request.box_actions[i] = clip_ ? std::clamp(obs[i], kBox.low[d], kBox.high[d]) : obs[i];
+      box[i] = clip_ ? std::clamp(obs[i], kBox.low[d], kBox.high[d]) : obs[i];
     }
     ++steps_;
     request.on_complete(Status::ok());

@@ -24,7 +24,7 @@ struct Probe {
   explicit Probe(std::int32_t envs, std::uint64_t connection_id = 1)
       : actions(static_cast<std::size_t>(envs), -1) {
     request.connection = Connection{0, envs, 1, false, connection_id};
-    request.actions = actions;
+    request.actions = std::span<std::int32_t>(actions);
     request.on_complete = [this](const Status& answer) {
       std::lock_guard lock(mutex);
       ++answers;
@@ -51,7 +51,7 @@ RequestBatcher::Process numbering(std::vector<std::int64_t>* batch_frames) {
       [batch_frames](std::span<StepRequest* const> batch, std::int64_t frames, std::span<Status>) {
         std::int32_t next = 0;
         for (StepRequest* r : batch)
-          for (std::int32_t& a : r->actions) a = next++;
+          for (std::int32_t& a : r->actions.discrete()) a = next++;
         CHECK(next == frames);
         batch_frames->push_back(frames);
       };
@@ -145,7 +145,7 @@ TEST_CASE("RequestBatcher: a throwing batch answers its requests with internal a
   RequestBatcher batcher(1, 1ms,
                          [&](std::span<StepRequest* const> batch, std::int64_t, std::span<Status>) {
                            if (calls++ == 0) throw std::runtime_error("broken invariant");
-                           for (StepRequest* r : batch) r->actions[0] = 7;
+                           for (StepRequest* r : batch) r->actions.discrete()[0] = 7;
                          });
   batcher.set_connected_frames(1);
   batcher.start();
@@ -163,7 +163,7 @@ TEST_CASE("RequestBatcher: a failure that belongs to one request answers it alon
   RequestBatcher batcher(
       3, 1h, [&](std::span<StepRequest* const> batch, std::int64_t, std::span<Status> outcomes) {
         REQUIRE(batch.size() == 3);
-        for (StepRequest* r : batch) r->actions[0] = 5;
+        for (StepRequest* r : batch) r->actions.discrete()[0] = 5;
         outcomes[1] = Status::internal("this request's opponent set cannot act");
       });
   batcher.set_connected_frames(3);
@@ -207,7 +207,8 @@ TEST_CASE("RequestBatcher: many threads, every request answered exactly once") {
   RequestBatcher batcher(
       16, 500us, [&](std::span<StepRequest* const> batch, std::int64_t frames, std::span<Status>) {
         for (StepRequest* r : batch)
-          for (std::int32_t& a : r->actions) a = static_cast<std::int32_t>(r->connection.id);
+          for (std::int32_t& a : r->actions.discrete())
+            a = static_cast<std::int32_t>(r->connection.id);
         served += frames;
       });
   constexpr int kThreads = 6, kSteps = 300;

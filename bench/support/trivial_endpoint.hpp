@@ -63,7 +63,7 @@ class TrivialEndpoint final : public InferenceEndpoint {
       for (std::int32_t e = 0; e < request->connection.num_envs; ++e) {
         // The action depends on the copied bytes, so the copy cannot be skipped.
         const std::uint8_t* obs = batch_buffer_.data() + offset + e * observation_bytes_;
-        request->actions[static_cast<std::size_t>(e)] =
+        request->actions.discrete()[static_cast<std::size_t>(e)] =
             (obs[0] + obs[observation_bytes_ - 1]) % num_actions_;
       }
       offset += bytes;

@@ -133,8 +133,11 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   request_.step.fields = fields_;
   request_.step.rewards = rewards_;
   request_.step.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
-  request_.actions = actions_;
-  request_.box_actions = box_actions_;
+  if (box_) {
+    request_.actions = std::span<float>(box_actions_);
+  } else {
+    request_.actions = std::span<std::int32_t>(actions_);
+  }
   request_.on_complete = [this](const Status& status) { on_step_complete(status); };
 
   shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",

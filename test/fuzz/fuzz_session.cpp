@@ -57,9 +57,13 @@ class AnsweringEndpoint final : public InferenceEndpoint {
     return Status::ok();
   }
   void submit(StepRequest& request) override {
-    for (std::int32_t& a : request.actions) a = 0;
-    for (std::size_t i = 0; i < request.box_actions.size(); ++i)
-      request.box_actions[i] = spec_.action.low[i % spec_.action.low.size()];
+    if (spec_.action.is_box()) {
+      const std::span<float> box = request.actions.box();
+      for (std::size_t i = 0; i < box.size(); ++i)
+        box[i] = spec_.action.low[i % spec_.action.low.size()];
+    } else {
+      for (std::int32_t& a : request.actions.discrete()) a = 0;
+    }
     request.on_complete(Status::ok());
   }
   void disconnect(const Connection& connection) override {

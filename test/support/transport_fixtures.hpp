@@ -158,7 +158,7 @@ class FakeEndpoint final : public InferenceEndpoint {
     if (status.is_ok()) {
       const float* obs = request.step.observations.data<float>();
       for (std::size_t e = 0; e < request.actions.size(); ++e) {
-        request.actions[e] = static_cast<std::int32_t>(obs[2 * e]) % 3;
+        request.actions.discrete()[e] = static_cast<std::int32_t>(obs[2 * e]) % 3;
       }
     }
     request.on_complete(status);

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "seedrl/core/action_buffer.hpp"
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/step_record.hpp"
 #include "seedrl/core/step_spec.hpp"
@@ -48,11 +49,10 @@ struct Connection {
 struct StepRequest {
   Connection connection;
   StepRecord step;  ///< num_envs environments' step, on the CPU, as the endpoint's spec declares
-  std::span<std::int32_t> actions;  ///< num_envs discrete actions, filled before on_complete(ok)
-  /// Box actions instead (ActionSpec::box, D dimensions): num_envs * D, environment e's action at
-  /// [e * D, (e + 1) * D), within the bounds; filled before on_complete(ok). Exactly one of
-  /// `actions` and `box_actions` is non-empty.
-  std::span<float> box_actions;
+  /// Room for the answer, filled before on_complete(ok): num_envs * ActionSpec::dims() values,
+  /// environment e's at [e * dims, (e + 1) * dims): i32 discrete actions (one, or one per branch),
+  /// or f32 box actions within the bounds.
+  ActionBuffer actions;
   /// Called exactly once: from the endpoint's inference thread when the step is answered, or
   /// from submit() itself when it is refused. Must return quickly and must not block.
   std::function<void(const Status&)> on_complete;
@@ -106,12 +106,12 @@ class InferenceEndpoint {
   /// in-process actors otherwise.
   Status step(const Connection& connection, const StepRecord& step, std::span<std::int32_t> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
-    return step_and_wait({connection, step, actions, {}, {}}, spin);
+    return step_and_wait({connection, step, ActionBuffer(actions), {}}, spin);
   }
   /// The same for box actions: `actions` holds num_envs * D values.
   Status step(const Connection& connection, const StepRecord& step, std::span<float> actions,
               std::chrono::microseconds spin = std::chrono::microseconds(kDefaultSpinMicros)) {
-    return step_and_wait({connection, step, {}, actions, {}}, spin);
+    return step_and_wait({connection, step, ActionBuffer(actions), {}}, spin);
   }
 
   static constexpr int kDefaultSpinMicros = 100;

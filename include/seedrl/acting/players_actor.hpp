@@ -181,7 +181,7 @@ class PlayersActor {
       Seat& seat = seats_[s];
       requests[s].connection = seat.connection;
       requests[s].step = StepRecord{seat.observations, seat.rewards, seat.flags, seat.fields};
-      requests[s].actions = seat.actions;
+      requests[s].actions = std::span<std::int32_t>(seat.actions);
       requests[s].on_complete = [w = &wait](const Status& status) {
         MutexLock lock(w->mutex);
         if (!status.is_ok() && w->status.is_ok()) w->status = status;

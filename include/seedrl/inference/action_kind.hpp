@@ -36,7 +36,7 @@ class ActionKind {
   /// The batch's actions from batch.outputs; a row an opponent set serves that fails is answered
   /// through `outcomes`.
   virtual void select(const A& agent, StepBatch& batch, Rng& rng, BatchOutcomes& outcomes) = 0;
-  /// Every row's action into its request (StepRequest's actions or box_actions).
+  /// Every row's action into its request (StepRequest::actions, of its kind).
   virtual void scatter(const StepBatch& batch) const = 0;
   /// Row `row`'s action and behaviour policy (when the unrolls keep one) into `step`.
   virtual void record(const StepBatch& batch, std::int64_t row, UnrollStep& step) const = 0;

@@ -65,7 +65,7 @@ class BoxActionKind final : public ActionKind<A, B> {
   void scatter(const StepBatch& batch) const override {
     const std::int64_t dims = action_.dims();
     batch.for_each_row([&](StepRequest& r, std::int32_t e, std::int64_t row) {
-      std::memcpy(r.box_actions.data() + e * dims, box_.clipped.row(row).data(),
+      std::memcpy(r.actions.box().data() + e * dims, box_.clipped.row(row).data(),
                   static_cast<std::size_t>(dims) * sizeof(float));
     });
   }

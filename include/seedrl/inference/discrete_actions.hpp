@@ -65,7 +65,7 @@ class DiscreteActionKind final : public ActionKind<A, B> {
   void scatter(const StepBatch& batch) const override {
     batch.for_each_row([&](StepRequest& r, std::int32_t e, std::int64_t row) {
       const auto first = actions_.begin() + row * static_cast<std::ptrdiff_t>(k_);
-      std::copy(first, first + static_cast<std::ptrdiff_t>(k_), &r.actions[e * k_]);
+      std::copy(first, first + static_cast<std::ptrdiff_t>(k_), &r.actions.discrete()[e * k_]);
     });
   }
 

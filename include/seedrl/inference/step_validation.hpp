@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seedrl/acting/inference_endpoint.hpp"
@@ -106,21 +107,8 @@ inline Status validate_step(const StepRequest& r, const StepRequirements& layout
   if (step.rewards.size() != n || step.flags.size() != n) {
     return Status::invalid_argument(str_cat("rewards and flags must have ", n, " entries"));
   }
-  if (spec.action.is_box()) {
-    const std::size_t values = n * static_cast<std::size_t>(spec.action.dims());
-    if (!r.actions.empty() || r.box_actions.size() != values) {
-      return Status::invalid_argument(str_cat("box actions need room for ", values, " values (", n,
-                                              " environments x ", spec.action.dims(), "), got ",
-                                              r.box_actions.size(),
-                                              r.actions.empty() ? "" : " and discrete actions"));
-    }
-  } else if (const std::size_t values = n * static_cast<std::size_t>(spec.action.dims());
-             r.actions.size() != values || !r.box_actions.empty()) {
-    return Status::invalid_argument(
-        str_cat("discrete actions need room for ", values, " values (", n, " environments x ",
-                spec.action.dims(), spec.action.is_branched() ? " branches" : " action", "), got ",
-                r.actions.size(), r.box_actions.empty() ? "" : " and box actions"));
-  }
+  if (std::string wrong = r.actions.mismatch(spec.action, n); !wrong.empty())
+    return Status::invalid_argument(std::move(wrong));
   auto not_finite = [&](const Tensor& t, const TensorSpec& want,
                         std::string_view what) -> std::optional<Status> {
     if (want.dtype != DType::f32) return std::nullopt;
