@@ -70,6 +70,9 @@ TEST_CASE("derived recipes keep what they derive from, and change what they say"
   const auto gunner = recipes::gunner_ppo();
   CHECK(gunner.agent.network.mlp_hidden == std::vector<std::int64_t>{64});
   CHECK(gunner.agent.loss.entropy_cost == 0.01f);
+  // MinAtar V-trace's entropy cost is its own (0.005: Freeway), not the base agent's 0.01.
+  CHECK(recipes::minatar_vtrace().agent.loss.entropy_cost == 0.005f);
+  CHECK(recipes::vtrace_base().agent.loss.entropy_cost == 0.01f);
   CHECK(gunner.agent.epochs == ppo.agent.epochs);
   CHECK(recipes::card_pick_r2d2().run.server.burn_in == 2);
   CHECK(recipes::selfplay("tictactoe").frames == 3'000'000);
