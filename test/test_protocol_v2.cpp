@@ -157,20 +157,23 @@ TEST_CASE("protocol: box ACTIONS are rows of D floats, each finite and within it
         Bytes{}.u32(3).f32(-2.0f).f32(1.5f).f32(0.25f).f32(-0.5f).f32(2.0f).f32(0.0f).s);
   CHECK(actions_frame_bytes(3, kBox) == frame.size());
   CHECK(actions_frame_bytes(3, ActionSpec::discrete(4)) == actions_frame_bytes(3));
-  CHECK(check_box_actions(kBox, rows).is_ok());
   std::vector<float> back(6, 99.0f);
-  REQUIRE(decode_box_actions(payload_of(frame, FrameType::actions), kBox, back).is_ok());
+  std::vector<float> sent = rows;
+  std::string checked;
+  REQUIRE(encode_actions(checked, 7, kBox, sent).is_ok());  // the checked encoder: same bytes
+  CHECK(checked == frame);
+  REQUIRE(decode_actions(payload_of(frame, FrameType::actions), kBox, back).is_ok());
   CHECK(back == rows);  // the bounds themselves are inside
 
   const std::string good = frame.substr(kHeaderBytes);
   // Every truncation; a trailing value; another environment count than expected.
   for (std::size_t n = 0; n < good.size(); ++n)
-    CHECK(code_of(decode_box_actions(bytes_of(good).first(n), kBox, back)) == ErrorCode::malformed);
-  const Verdict longer = decode_box_actions(bytes_of(good + Bytes{}.f32(0.0f).s), kBox, back);
+    CHECK(code_of(decode_actions(bytes_of(good).first(n), kBox, back)) == ErrorCode::malformed);
+  const Verdict longer = decode_actions(bytes_of(good + Bytes{}.f32(0.0f).s), kBox, back);
   CHECK(code_of(longer) == ErrorCode::malformed);
   CHECK(longer.error().message.find("28 bytes of box actions") != std::string::npos);
   std::vector<float> two_rows(4);
-  const Verdict fewer = decode_box_actions(bytes_of(good), kBox, two_rows);
+  const Verdict fewer = decode_actions(bytes_of(good), kBox, two_rows);
   CHECK(code_of(fewer) == ErrorCode::malformed);
   CHECK(fewer.error().message.find("for 3 environments, expected 2") != std::string::npos);
 
@@ -199,17 +202,31 @@ TEST_CASE("protocol: box ACTIONS are rows of D floats, each finite and within it
   for (const Bad& b : bad) {
     CAPTURE(b.message);
     const std::string payload = with_value(b.index, b.value);
-    const Verdict v = decode_box_actions(bytes_of(payload), kBox, back);
+    const Verdict v = decode_actions(bytes_of(payload), kBox, back);
     CHECK(code_of(v) == ErrorCode::malformed);
     CHECK(v.error().message.find(b.message) != std::string::npos);
+    // The checked encoder refuses it the same way and appends nothing.
     std::vector<float> values = rows;
     values[b.index] = b.value;
-    CHECK(code_of(check_box_actions(kBox, values)) == ErrorCode::malformed);
+    std::string out = "kept";
+    const Verdict refused = encode_actions(out, 7, kBox, values);
+    CHECK(code_of(refused) == ErrorCode::malformed);
+    CHECK(refused.error().message.find(b.message) != std::string::npos);
+    CHECK(out == "kept");
   }
-  // A caller that asks for box actions of a discrete spec or a partial row is told so (no throw).
-  CHECK_FALSE(decode_box_actions(bytes_of(good), ActionSpec::discrete(3), back).is_ok());
+  // A caller that brings box room for a discrete spec, discrete room for a box, or a partial
+  // row is told so (internal: its own buffers are wrong; no throw), both ways.
+  const Verdict kind = decode_actions(bytes_of(good), ActionSpec::discrete(3), back);
+  CHECK(code_of(kind) == ErrorCode::internal);
+  CHECK(kind.error().message.find("discrete actions need room for 6 values") != std::string::npos);
+  std::vector<std::int32_t> discrete(6);
+  CHECK(code_of(decode_actions(bytes_of(good), kBox, discrete)) == ErrorCode::internal);
+  std::string out;
+  CHECK(code_of(encode_actions(out, 7, kBox, discrete)) == ErrorCode::internal);
   std::vector<float> five(5);
-  CHECK_FALSE(decode_box_actions(bytes_of(good), kBox, five).is_ok());
+  CHECK(code_of(decode_actions(bytes_of(good), kBox, five)) == ErrorCode::internal);
+  CHECK(code_of(encode_actions(out, 7, kBox, five)) == ErrorCode::internal);
+  CHECK(out.empty());
 }
 
 }  // namespace test_protocol_v2

@@ -148,6 +148,27 @@ TEST_CASE("protocol: action branches in HELLO and WELCOME, and K actions per env
   std::vector<std::int32_t> wrong_room(5);
   CHECK(code_of(decode_actions(payload_of(frame, FrameType::actions), spec, wrong_room)) ==
         ErrorCode::internal);
+
+  // The checked encoder: the same bytes for actions within their branches; an action outside its
+  // branch (or below 0) refused by name, nothing appended.
+  std::vector<std::int32_t> inside = actions;
+  std::string checked;
+  REQUIRE(encode_actions(checked, 9, spec, inside).is_ok());
+  std::string raw;
+  encode_actions(raw, 9, actions);
+  CHECK(checked == raw);
+  std::vector<std::int32_t> too_big = outside;
+  std::string out;
+  const Verdict refused = encode_actions(out, 9, spec, too_big);
+  CHECK(code_of(refused) == ErrorCode::malformed);
+  CHECK(refused.error().message ==
+        "ACTIONS frame: action 2 of branch 1 for environment 1 is outside [0, 2)");
+  std::vector<std::int32_t> negative{0, 0, 0, -1, 0, 0};
+  CHECK(code_of(encode_actions(out, 9, spec, negative)) == ErrorCode::malformed);
+  std::vector<std::int32_t> plain{0, 3};
+  const Verdict count = encode_actions(out, 9, ActionSpec::discrete(3), plain);
+  CHECK(count.error().message == "ACTIONS frame: action 3 for environment 1 is outside [0, 3)");
+  CHECK(out.empty());
 }
 
 }  // namespace test_protocol_v4

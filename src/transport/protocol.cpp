@@ -1,10 +1,9 @@
 // The wire codec of docs/protocol.md. Encoders append to a std::string; decoders read through a
 // bounds-checked Cursor that never throws, so hostile bytes become a refusing Verdict and nothing
-// else.
+// else. The STEP frame is protocol_step.cpp's, the ACTIONS frame protocol_actions.cpp's.
 #include "seedrl/transport/protocol.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -211,130 +210,6 @@ Verdict decode_error(std::span<const std::uint8_t> payload, ErrorFrame* out) {
   out->code = static_cast<ErrorCode>(code);
   out->message.assign(reinterpret_cast<const char*>(message), message_bytes);
   return Verdict::ok();
-}
-
-// ---- ACTIONS ----
-
-std::size_t actions_frame_bytes(std::uint32_t num_envs) {
-  return kHeaderBytes + 4 + 4 * std::size_t{num_envs};  // count, then one i32 per environment
-}
-
-std::size_t actions_frame_bytes(std::uint32_t num_envs, const ActionSpec& spec) {
-  // count, then one i32 or a row of D f32 per environment
-  return kHeaderBytes + 4 + 4 * std::size_t{num_envs} * static_cast<std::size_t>(spec.dims());
-}
-
-void encode_actions(std::string& out, std::uint32_t sequence,
-                    std::span<const std::int32_t> actions) {
-  const std::size_t start = begin_frame(out, FrameType::actions, sequence);
-  put<std::uint32_t>(out, checked_u32(actions.size(), "action count"));
-  for (std::int32_t a : actions) put<std::int32_t>(out, a);
-  patch_length(out, start);
-}
-
-Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
-                       std::span<std::int32_t> actions) {
-  Cursor in(payload, "ACTIONS");
-  std::uint32_t n = 0;
-  if (!in.get(&n)) return in.truncated("action count");
-  if (n != actions.size()) {
-    return refuse(ErrorCode::malformed,
-                  str_cat("ACTIONS frame: ", n, " actions for ", actions.size(), " environments"));
-  }
-  for (std::uint32_t i = 0; i < n; ++i) {
-    std::int32_t a = 0;
-    if (!in.get(&a)) return in.truncated("actions");
-    if (a < 0 || static_cast<std::uint32_t>(a) >= num_actions) {
-      return refuse(ErrorCode::malformed, str_cat("ACTIONS frame: action ", a, " for environment ",
-                                                  i, " is outside [0, ", num_actions, ")"));
-    }
-    actions[i] = a;
-  }
-  if (in.remaining() != 0) return in.trailing();
-  return Verdict::ok();
-}
-
-Verdict decode_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
-                       std::span<std::int32_t> actions) {
-  if (!spec.is_branched())
-    return decode_actions(payload, static_cast<std::uint32_t>(spec.num_actions), actions);
-  const std::size_t k = spec.branches.size();
-  if (actions.size() % k != 0) {
-    return refuse(ErrorCode::internal, str_cat("ACTIONS frame: room for ", actions.size(),
-                                               " actions is not rows of ", k, " branches"));
-  }
-  if (Verdict v = decode_actions(payload, static_cast<std::uint32_t>(spec.num_actions), actions);
-      !v.is_ok())
-    return v;
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    const std::int32_t size = spec.branches[i % k];
-    if (actions[i] >= size) {
-      return refuse(ErrorCode::malformed,
-                    str_cat("ACTIONS frame: action ", actions[i], " of branch ", i % k,
-                            " for environment ", i / k, " is outside [0, ", size, ")"));
-    }
-  }
-  return Verdict::ok();
-}
-
-void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
-                        std::uint32_t dims) {
-  SEEDRL_REQUIRE(dims >= 1 && actions.size() % dims == 0, "protocol: ", actions.size(),
-                 " box action values do not split into rows of ", dims);
-  const std::size_t start = begin_frame(out, FrameType::actions, sequence);
-  put<std::uint32_t>(out, checked_u32(actions.size() / dims, "environment count"));
-  for (float a : actions) put<float>(out, a);
-  patch_length(out, start);
-}
-
-Verdict check_box_actions(const ActionSpec& spec, std::span<const float> actions) {
-  const std::size_t dims = spec.low.size();
-  if (!spec.is_box() || spec.high.size() != dims || actions.size() % dims != 0) {
-    return refuse(ErrorCode::internal,
-                  str_cat("box actions: ", actions.size(), " values for ", spec.to_string()));
-  }
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    const std::size_t d = i % dims;
-    const float a = actions[i];
-    // Written so that a NaN fails as well.
-    if (!(std::isfinite(a) && a >= spec.low[d] && a <= spec.high[d])) {
-      return refuse(
-          ErrorCode::malformed,
-          str_cat("ACTIONS frame: box action ", a, " for environment ", i / dims, ", dimension ", d,
-                  " is outside [", spec.low[d], ", ", spec.high[d], "]"));
-    }
-  }
-  return Verdict::ok();
-}
-
-Verdict decode_box_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
-                           std::span<float> actions) {
-  Cursor in(payload, "ACTIONS");
-  const std::size_t dims = spec.low.size();
-  if (!spec.is_box() || actions.size() % dims != 0) {
-    return refuse(ErrorCode::internal, str_cat("ACTIONS frame: ", actions.size(),
-                                               " values expected for ", spec.to_string()));
-  }
-  const std::size_t num_envs = actions.size() / dims;
-  std::uint32_t n = 0;
-  if (!in.get(&n)) return in.truncated("environment count");
-  if (n != num_envs) {
-    return refuse(ErrorCode::malformed, str_cat("ACTIONS frame: box actions for ", n,
-                                                " environments, expected ", num_envs));
-  }
-  if (in.remaining() != 4 * actions.size()) {
-    return refuse(ErrorCode::malformed,
-                  str_cat("ACTIONS frame: ", in.remaining(), " bytes of box actions; ", n,
-                          " environments of ", dims, " f32 need ", 4 * actions.size()));
-  }
-  const std::uint8_t* values = nullptr;
-  if (!in.take(4 * actions.size(), &values)) return in.truncated("box actions");
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    float a;
-    std::memcpy(&a, values + 4 * i, 4);
-    actions[i] = detail::to_little_endian(a);
-  }
-  return check_box_actions(spec, actions);
 }
 
 // ---- GOODBYE ----

@@ -110,52 +110,43 @@ Status RemoteClient::connect(const ConnectRequest& request) {
 }
 
 Status RemoteClient::step(const StepRecord& step, std::span<std::int32_t> actions) {
-  Impl& c = *impl_;
-  if (!connected()) return Status::unavailable("RemoteClient: not connected");
-  if (c.action_spec.is_box()) {
-    return Status::invalid_argument(
-        str_cat("RemoteClient::step: this connection carries ", c.action_spec.to_string(),
-                "; step it with the overload that takes std::span<float> actions, not the "
-                "discrete one (std::span<std::int32_t>)"));
-  }
-  // One action per environment, or one per branch (ActionSpec::branched).
-  const auto per_env = static_cast<std::size_t>(c.action_spec.dims());
-  if (actions.size() % per_env != 0) {
-    return Status::invalid_argument(str_cat("RemoteClient::step: ", actions.size(),
-                                            " actions are not rows of ", per_env, " branches"));
-  }
-  std::span<const std::uint8_t> answer;
-  if (Status s = exchange(step, actions.size() / per_env, &answer); !s.is_ok()) return s;
-  if (protocol::Verdict v = protocol::decode_actions(answer, c.action_spec, actions); !v.is_ok()) {
-    return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
-  }
-  return Status::ok();
+  return step_actions(step, actions);
 }
 
 Status RemoteClient::step(const StepRecord& step, std::span<float> actions) {
+  return step_actions(step, actions);
+}
+
+// Both step()s: the connection's action space (its spec) decodes the answer into `actions`, of
+// whichever kind; a buffer of the other kind, or not whole rows, is the caller's mistake.
+Status RemoteClient::step_actions(const StepRecord& step, ActionBuffer actions) {
   Impl& c = *impl_;
   if (!connected()) return Status::unavailable("RemoteClient: not connected");
-  if (!c.action_spec.is_box()) {
+  const ActionSpec& spec = c.action_spec;
+  const bool box = actions.dtype() == DType::f32;
+  if (box != spec.is_box()) {
     return Status::invalid_argument(
-        str_cat("RemoteClient::step: this connection carries ", c.action_spec.to_string(),
-                "; step it with the overload that takes std::span<std::int32_t> actions, not the "
-                "box one (std::span<float>)"));
+        str_cat("RemoteClient::step: this connection carries ", spec.to_string(),
+                "; step it with the overload that takes ",
+                spec.is_box() ? "std::span<float>" : "std::span<std::int32_t>",
+                " actions, not the ", box ? "box" : "discrete", " one (",
+                box ? "std::span<float>" : "std::span<std::int32_t>", ")"));
   }
-  const std::size_t dims = c.action_spec.low.size();
-  if (actions.size() % dims != 0) {
-    return Status::invalid_argument(
-        str_cat("RemoteClient::step: ", actions.size(), " action values are not rows of ", dims));
+  // One action per environment, one per branch (ActionSpec::branched), or a box's D values.
+  const auto per_env = static_cast<std::size_t>(spec.dims());
+  if (actions.size() % per_env != 0) {
+    return Status::invalid_argument(str_cat("RemoteClient::step: ", actions.size(),
+                                            " action values are not rows of ", per_env));
   }
   std::span<const std::uint8_t> answer;
-  if (Status s = exchange(step, actions.size() / dims, &answer); !s.is_ok()) return s;
-  if (protocol::Verdict v = protocol::decode_box_actions(answer, c.action_spec, actions);
-      !v.is_ok()) {
+  if (Status s = exchange(step, actions.size() / per_env, &answer); !s.is_ok()) return s;
+  if (protocol::Verdict v = protocol::decode_actions(answer, spec, actions); !v.is_ok()) {
     return c.lost(Status::unavailable(str_cat("bad ACTIONS frame: ", v.error().message)));
   }
   return Status::ok();
 }
 
-// Both step()s: checks the record against the connection's spec, sends the STEP (its
+// step_actions(): checks the record against the connection's spec, sends the STEP (its
 // observations and fields straight from the actor's buffers) and receives its ACTIONS, whose
 // payload `answer` then views (valid until the next exchange).
 Status RemoteClient::exchange(const StepRecord& step, std::size_t action_rows,

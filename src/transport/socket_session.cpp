@@ -269,17 +269,13 @@ void SocketSession::on_step_done(const Status& status) {
   switch (phase_) {
     case Phase::stepping:
       if (!status.is_ok()) return fail({shared_->code_for(status), status.message()});
-      if (box_) {
-        // The inference server clips its draws to the bounds; another endpoint might not, and
-        // the actor would refuse the frame.
-        if (protocol::Verdict v = protocol::check_box_actions(shared_->spec.action, box_actions_);
-            !v.is_ok()) {
-          return fail({ErrorCode::internal, str_cat("the learner's answer: ", v.error().message)});
-        }
-        protocol::encode_box_actions(next_write_, step_sequence_, box_actions_,
-                                     static_cast<std::uint32_t>(shared_->spec.action.low.size()));
-      } else {
-        protocol::encode_actions(next_write_, step_sequence_, actions_);
+      // Checked on the way out (a box within its bounds, every action within its count): the
+      // inference server keeps to the spec, another endpoint might not, and the actor would
+      // refuse the frame.
+      if (protocol::Verdict v = protocol::encode_actions(next_write_, step_sequence_,
+                                                         shared_->spec.action, actions_.view());
+          !v.is_ok()) {
+        return fail({ErrorCode::internal, str_cat("the learner's answer: ", v.error().message)});
       }
       ++shared_->steps;
       phase_ = Phase::ready;

@@ -80,6 +80,7 @@
 #include <string>
 #include <vector>
 
+#include "seedrl/core/action_buffer.hpp"
 #include "seedrl/core/tensor.hpp"
 #include "server_shared.hpp"
 #include "session_stream.hpp"
@@ -192,10 +193,8 @@ class SocketSession final : public std::enable_shared_from_this<SocketSession> {
   std::uint32_t step_frame_bytes_ = protocol::kHeaderBytes;
   std::uint32_t step_sequence_ = 0;
   std::vector<float> rewards_;
-  std::vector<Tensor> fields_;         // views of the declared fields in buffer_
-  bool box_ = false;                   // box actions: box_actions_, else actions_
-  std::vector<std::int32_t> actions_;  // num_envs
-  std::vector<float> box_actions_;     // num_envs * D
+  std::vector<Tensor> fields_;  // views of the declared fields in buffer_
+  ActionValues actions_;        // num_envs rows of the spec's kind; request_.actions views it
   StepRequest request_;
   std::shared_ptr<SocketSession> submitted_self_;
 };

@@ -114,9 +114,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   buffer_ = Tensor::empty({static_cast<std::int64_t>(step.payload_bytes)}, DType::u8);
   auto* bytes = static_cast<std::uint8_t*>(buffer_.raw_data());
   rewards_.assign(n, 0.0f);
-  box_ = spec.action.is_box();
-  actions_.assign(box_ ? 0 : std::size_t{n} * static_cast<std::size_t>(spec.action.dims()), 0);
-  box_actions_.assign(box_ ? std::size_t{n} * spec.action.low.size() : 0, 0.0f);
+  actions_ = ActionValues(spec.action, n);
   request_.connection = connection_;
   const auto rows = std::int64_t{n};
   request_.step.observations =
@@ -133,11 +131,7 @@ void SocketSession::on_hello(std::span<const std::uint8_t> payload) {
   request_.step.fields = fields_;
   request_.step.rewards = rewards_;
   request_.step.flags = std::span<const std::uint8_t>(bytes + step.flags_offset, n);
-  if (box_) {
-    request_.actions = std::span<float>(box_actions_);
-  } else {
-    request_.actions = std::span<std::int32_t>(actions_);
-  }
+  request_.actions = actions_.view();
   request_.on_complete = [this](const Status& status) { on_step_complete(status); };
 
   shared_->log(str_cat(peer_, ": connected, run ", hello.run_id, ", ", n, " environment",

@@ -148,33 +148,32 @@ void decode_payload(const protocol::FrameHeader& header, Bytes payload,
     }
     case FrameType::actions: {
       const std::size_t num_envs = (header.sequence >> 8) & 0xffu;
-      if (spec && spec->is_box()) {
-        const std::size_t dims = spec->low.size();
-        std::vector<float> actions(num_envs * dims);
-        if (!protocol::decode_box_actions(payload, *spec, actions).is_ok()) return;
-        for (std::size_t i = 0; i < actions.size(); ++i) {
-          const float a = actions[i];
+      if (spec) {
+        // The connection's action space decodes it, whichever kind; what it accepts lies within
+        // the spec and is encoded back to the same bytes.
+        const std::size_t dims = static_cast<std::size_t>(spec->dims());
+        std::vector<std::int32_t> discrete(spec->is_box() ? 0 : num_envs * dims);
+        std::vector<float> box(spec->is_box() ? num_envs * dims : 0);
+        const ActionBuffer actions = spec->is_box() ? ActionBuffer(box) : ActionBuffer(discrete);
+        if (!protocol::decode_actions(payload, *spec, actions).is_ok()) return;
+        for (std::size_t i = 0; i < box.size(); ++i) {
+          const float a = box[i];
           if (!std::isfinite(a) || a < spec->low[i % dims] || a > spec->high[i % dims])
             fail("ACTIONS: a box action outside its bounds accepted");
+        }
+        for (std::size_t i = 0; i < discrete.size(); ++i) {
+          const std::int32_t size =
+              spec->is_branched() ? spec->branches[i % dims] : spec->num_actions;
+          if (discrete[i] < 0 || discrete[i] >= size)
+            fail("ACTIONS: an action outside its count or branch accepted");
         }
         if (payload.size() !=
             protocol::actions_frame_bytes(static_cast<std::uint32_t>(num_envs), *spec) -
                 protocol::kHeaderBytes)
-          fail("ACTIONS: box payload size differs from actions_frame_bytes");
-        protocol::encode_box_actions(again, header.sequence, actions,
-                                     static_cast<std::uint32_t>(dims));
-        expect_same_payload(again, payload, "box ACTIONS do not round-trip");
-        return;
-      }
-      if (spec && spec->is_branched()) {
-        const std::size_t k = spec->branches.size();
-        std::vector<std::int32_t> actions(num_envs * k);
-        if (!protocol::decode_actions(payload, *spec, actions).is_ok()) return;
-        for (std::size_t i = 0; i < actions.size(); ++i)
-          if (actions[i] < 0 || actions[i] >= spec->branches[i % k])
-            fail("ACTIONS: an action outside its branch accepted");
-        protocol::encode_actions(again, header.sequence, actions);
-        expect_same_payload(again, payload, "branched ACTIONS do not round-trip");
+          fail("ACTIONS: payload size differs from actions_frame_bytes");
+        if (!protocol::encode_actions(again, header.sequence, *spec, actions).is_ok())
+          fail("ACTIONS: decoded actions refused on the way out");
+        expect_same_payload(again, payload, "ACTIONS of the spec do not round-trip");
         return;
       }
       const std::uint32_t num_actions = (header.sequence & 0xffu) + 1;

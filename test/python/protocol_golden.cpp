@@ -5,6 +5,7 @@
 // generated at test time, so that the two implementations cannot drift.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <vector>
@@ -122,15 +123,21 @@ int main() {
     emit("step_pixels_fields", f);
   }
 
-  f.clear();
-  p::encode_actions(f, 7, std::vector<std::int32_t>{1, 0});
-  emit("actions_cartpole", f);
-  f.clear();
-  p::encode_actions(f, 8, std::vector<std::int32_t>{2, 1, 0, 0, 1, 1});
-  emit("actions_gunner", f);
-  f.clear();
-  p::encode_box_actions(f, 3, std::vector<float>{-1.5f, 2.0f}, 1);
-  emit("actions_pendulum", f);
+  // ACTIONS through the action space's section (the spec chooses i32 rows or f32 rows).
+  auto actions = [&](const char* name, std::uint32_t sequence, const StepSpec& spec,
+                     ActionBuffer values) {
+    f.clear();
+    if (!p::encode_actions(f, sequence, spec.action, values).is_ok()) {
+      std::fprintf(stderr, "protocol_golden: %s refused\n", name);
+      std::exit(1);
+    }
+    emit(name, f);
+  };
+  std::vector<std::int32_t> cartpole_actions{1, 0}, gunner_actions{2, 1, 0, 0, 1, 1};
+  std::vector<float> pendulum_actions{-1.5f, 2.0f};
+  actions("actions_cartpole", 7, cartpole(), cartpole_actions);
+  actions("actions_gunner", 8, gunner(), gunner_actions);
+  actions("actions_pendulum", 3, pendulum(), pendulum_actions);
 
   f.clear();
   p::encode_goodbye(f, 11);

@@ -1,13 +1,15 @@
 // ActionBuffer: where a step's actions are written, of whichever kind: a view of num_envs *
 // ActionSpec::dims() values, i32 for discrete actions and branches, f32 for a box. One member of
 // a request instead of one per kind; who writes it asks for the type it writes (discrete() or
-// box()), and a check compares it with a spec once (matches()).
+// box()), and a check compares it with a spec once (mismatch()). ActionValues owns such room,
+// of the kind a spec says, for whoever keeps actions between steps (a socket session).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "seedrl/core/action_spec.hpp"
 #include "seedrl/core/dtype.hpp"
@@ -22,6 +24,10 @@ class ActionBuffer {
       : data_(discrete.data()), size_(discrete.size()), dtype_(DType::i32) {}
   ActionBuffer(std::span<float> box)  // NOLINT: a span of f32 is box actions
       : data_(box.data()), size_(box.size()), dtype_(DType::f32) {}
+  ActionBuffer(std::vector<std::int32_t>& discrete)  // NOLINT: as its span
+      : ActionBuffer(std::span<std::int32_t>(discrete)) {}
+  ActionBuffer(std::vector<float>& box)  // NOLINT: as its span
+      : ActionBuffer(std::span<float>(box)) {}
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -59,6 +65,27 @@ class ActionBuffer {
   void* data_ = nullptr;
   std::size_t size_ = 0;
   DType dtype_ = DType::i32;
+};
+
+/// Room for `num_envs` environments' actions of `spec`, of its kind (zeros); view() lends it.
+class ActionValues {
+ public:
+  ActionValues() = default;
+  ActionValues(const ActionSpec& spec, std::size_t num_envs) {
+    const std::size_t values = num_envs * static_cast<std::size_t>(spec.dims());
+    if (spec.is_box())
+      box_.assign(values, 0.0f);
+    else
+      discrete_.assign(values, 0);
+    box_kind_ = spec.is_box();
+  }
+
+  ActionBuffer view() { return box_kind_ ? ActionBuffer(box_) : ActionBuffer(discrete_); }
+
+ private:
+  std::vector<std::int32_t> discrete_;
+  std::vector<float> box_;
+  bool box_kind_ = false;
 };
 
 }  // namespace seedrl

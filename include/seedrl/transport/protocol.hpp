@@ -41,6 +41,7 @@
 #include <string_view>
 #include <utility>
 
+#include "seedrl/core/action_buffer.hpp"
 #include "seedrl/core/binary_io.hpp"
 #include "seedrl/core/status.hpp"
 #include "seedrl/core/step_spec.hpp"
@@ -264,29 +265,29 @@ Verdict decode_step(std::span<const std::uint8_t> payload, const StepLayout& lay
 std::size_t actions_frame_bytes(std::uint32_t num_envs);
 /// The same for actions of `spec`: num_envs i32 (discrete) or num_envs rows of D f32 (a box).
 std::size_t actions_frame_bytes(std::uint32_t num_envs, const ActionSpec& spec);
+/// Appends the ACTIONS frame of `spec`'s actions, whichever kind: `actions` holds num_envs rows of
+/// spec.dims() values of the spec's kind (i32 for discrete actions and branches, f32 for a box).
+/// Checked first, and nothing appended when refused: room of another kind or not whole rows
+/// (internal), an action outside its count or branch, or a box value not finite or outside its
+/// dimension's bounds (malformed, naming the environment, and the branch or dimension).
+Verdict encode_actions(std::string& out, std::uint32_t sequence, const ActionSpec& spec,
+                       ActionBuffer actions);
+/// Checks an ACTIONS payload of `spec`'s actions and copies them into `actions` (room for exactly
+/// num_envs rows of the spec's kind): the count, every value within its action count, branch
+/// (value i within branch i % K) or box bounds, no byte left over.
+Verdict decode_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
+                       ActionBuffer actions);
+
+/// The frame's primitives, unchecked, for tests and tools that build frames of their own:
+/// num_envs discrete actions (or rows of K branches) as they are.
 void encode_actions(std::string& out, std::uint32_t sequence,
                     std::span<const std::int32_t> actions);
+/// num_envs rows of `dims` box values (environment e's at [e * dims, (e + 1) * dims)) as they are.
+void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
+                        std::uint32_t dims);
 /// Checks an ACTIONS payload of num_envs actions, each in [0, num_actions), and copies them out.
 Verdict decode_actions(std::span<const std::uint8_t> payload, std::uint32_t num_actions,
                        std::span<std::int32_t> actions);
-/// The same for discrete actions of `spec`: with K action branches the payload holds num_envs
-/// rows of K (its count is num_envs * K), value i within branch i % K; `actions` has room for
-/// exactly that many.
-Verdict decode_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
-                       std::span<std::int32_t> actions);
-/// Appends an ACTIONS frame of box actions: `actions` holds num_envs rows of `dims` values
-/// (environment e's at [e * dims, (e + 1) * dims)). The values are written as they are; a sender
-/// checks them first with check_box_actions.
-void encode_box_actions(std::string& out, std::uint32_t sequence, std::span<const float> actions,
-                        std::uint32_t dims);
-/// Checks an ACTIONS payload of box actions of `spec` (a box): exactly actions.size() / D rows of
-/// D f32, every value finite and within [low, high] of its dimension; copies them out.
-/// `actions` holds num_envs * D values.
-Verdict decode_box_actions(std::span<const std::uint8_t> payload, const ActionSpec& spec,
-                           std::span<float> actions);
-/// Checks box actions before they are sent: rows of spec.dims() values, each finite and within
-/// its dimension's bounds (malformed, naming the environment, the dimension and the value).
-Verdict check_box_actions(const ActionSpec& spec, std::span<const float> actions);
 
 void encode_goodbye(std::string& out, std::uint32_t sequence = 0);
 

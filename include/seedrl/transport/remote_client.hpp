@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "seedrl/acting/inference_client.hpp"
+#include "seedrl/core/action_buffer.hpp"
 #include "seedrl/transport/tls_options.hpp"
 
 namespace seedrl {
@@ -79,6 +80,7 @@ class RemoteClient {
   std::int32_t first_slot() const;
 
  private:
+  Status step_actions(const StepRecord& step, ActionBuffer actions);
   Status exchange(const StepRecord& step, std::size_t action_rows,
                   std::span<const std::uint8_t>* answer);
 
