@@ -49,17 +49,7 @@ class ActionBuffer {
 
   /// "" when the buffer holds room for `num_envs` environments' actions of `spec`, else what is
   /// wrong ("box actions need room for 8 values (4 environments x 2), got 6 discrete values").
-  std::string mismatch(const ActionSpec& spec, std::size_t num_envs) const {
-    const std::size_t values = num_envs * static_cast<std::size_t>(spec.dims());
-    const DType want = spec.is_box() ? DType::f32 : DType::i32;
-    if (size_ == values && (dtype_ == want || values == 0)) return "";
-    return str_cat(spec.is_box() ? "box" : "discrete", " actions need room for ", values,
-                   " values (", num_envs, " environments x ", spec.dims(),
-                   spec.is_box()        ? ""
-                   : spec.is_branched() ? " branches"
-                                        : " action",
-                   "), got ", size_, dtype_ == DType::f32 ? " box" : " discrete", " values");
-  }
+  std::string mismatch(const ActionSpec& spec, std::size_t num_envs) const;
 
  private:
   void* data_ = nullptr;
@@ -71,14 +61,7 @@ class ActionBuffer {
 class ActionValues {
  public:
   ActionValues() = default;
-  ActionValues(const ActionSpec& spec, std::size_t num_envs) {
-    const std::size_t values = num_envs * static_cast<std::size_t>(spec.dims());
-    if (spec.is_box())
-      box_.assign(values, 0.0f);
-    else
-      discrete_.assign(values, 0);
-    box_kind_ = spec.is_box();
-  }
+  ActionValues(const ActionSpec& spec, std::size_t num_envs);
 
   ActionBuffer view() { return box_kind_ ? ActionBuffer(box_) : ActionBuffer(discrete_); }
 

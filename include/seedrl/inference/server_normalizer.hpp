@@ -3,7 +3,8 @@
 // before they are recorded. Nothing when the agent normalises nothing.
 //
 // Thread-safety: the inference thread uses it; the lock lets checkpoints read (text()) and a
-// resumed run restore the statistics meanwhile.
+// resumed run restore the statistics meanwhile. Compiled in the library
+// (src/inference/server_normalizer.cpp), not in every program that includes the server.
 #pragma once
 
 #include <cstdint>
@@ -24,52 +25,18 @@ namespace seedrl {
 class ServerNormalizer {
  public:
   ServerNormalizer(const NormalizationOptions& options, const TensorSpec& observation,
-                   float discount, std::int32_t max_slots)
-      : observation_size_(observation.shape.numel()),
-        observations_(options.observations),
-        rewards_(options.rewards) {
-    if (!options.any()) return;
-    SEEDRL_REQUIRE(!options.observations || observation.dtype == DType::f32,
-                   "InferenceServer: normalization.observations needs f32 observations, got ",
-                   observation.to_string());
-    MutexLock lock(mutex_);
-    normalizer_.emplace(options, observation_size_, discount, max_slots);
-  }
+                   float discount, std::int32_t max_slots);
 
   /// The batch's observations, in place (evaluation rows do not move the statistics).
-  void normalize_observations(StepBatch& batch) SEEDRL_EXCLUDES(mutex_) {
-    if (!observations_) return;
-    MutexLock lock(mutex_);
-    normalizer_->normalize_observations(
-        batch.observations.reshape({batch.frames, observation_size_}).template matrix<float>(),
-        batch.evaluation);
-  }
+  void normalize_observations(StepBatch& batch) SEEDRL_EXCLUDES(mutex_);
   /// The batch's rewards, row by row, scaled; empty when the agent does not scale them.
-  std::span<const float> scaled_rewards(const StepBatch& batch) SEEDRL_EXCLUDES(mutex_) {
-    if (!rewards_) return {};
-    rewards_buffer_.clear();
-    for (const StepRequest* r : batch.requests)
-      rewards_buffer_.insert(rewards_buffer_.end(), r->step.rewards.begin(), r->step.rewards.end());
-    MutexLock lock(mutex_);
-    normalizer_->scale_rewards(batch.slots, batch.flags, batch.evaluation, rewards_buffer_);
-    return rewards_buffer_;
-  }
-  void restart_slot(std::int32_t slot) SEEDRL_EXCLUDES(mutex_) {
-    if (!rewards_) return;
-    MutexLock lock(mutex_);
-    normalizer_->restart_slot(slot);
-  }
+  std::span<const float> scaled_rewards(const StepBatch& batch) SEEDRL_EXCLUDES(mutex_);
+  void restart_slot(std::int32_t slot) SEEDRL_EXCLUDES(mutex_);
 
   /// ExperienceNormalizer::to_text, empty when the agent normalises nothing. Any thread.
-  std::string text() const SEEDRL_EXCLUDES(mutex_) {
-    MutexLock lock(mutex_);
-    return normalization_text(normalizer_);
-  }
+  std::string text() const SEEDRL_EXCLUDES(mutex_);
   /// Restores text() from a checkpoint at `source`; refuses statistics that do not fit.
-  void restore(std::string_view text, std::string_view source) SEEDRL_EXCLUDES(mutex_) {
-    MutexLock lock(mutex_);
-    restore_normalization(normalizer_, text, source);
-  }
+  void restore(std::string_view text, std::string_view source) SEEDRL_EXCLUDES(mutex_);
 
  private:
   const std::int64_t observation_size_;
