@@ -4,7 +4,8 @@
 //   selfplay --env tictactoe|connect4|standoff [--frames N] [--seed S] [--logdir DIR]
 //            [--export-onnx FILE] [--snapshot-every STEPS] [--window K] [--play-latest P]
 //            [--play-fixed P]
-//            [--no-random-opponent] [--search-opponents DEPTH...] [--opening-moves K]
+//            [--no-random-opponent] [--search-opponents DEPTH... | --no-search-opponents]
+//            [--opening-moves K]
 //            [--torso mlp|board] [--conv-channels C...] [V-trace options...]
 //
 // Every game seats the learner against an opponent drawn from the league (session/self_play.hpp):
@@ -15,12 +16,15 @@
 // starts after 0 - K random moves (env/random_openings.hpp), so that the policy meets many
 // positions, not the few games its deterministic opponents lead to. The network is an MLP on the
 // flattened board (or the duel's features), or with --torso board 3x3 convolutions on the board's
-// planes, then the --hidden layers. Frames are the learner's moves (unset: tic-tac-toe 3 M,
-// Standoff 2 M, Connect Four 300 k). Progress lines carry its ELO
+// planes, then the --hidden layers. Every default is the game's recipe (recipes::selfplay(game):
+// Connect Four's has the board torso, search players of depth 2 and 4 and 120 M frames, the
+// others an MLP; --help after --env shows that game's). Frames are the learner's moves. Progress
+// lines carry its ELO
 // rating and its win/draw/loss rates of the last 100 games against each kind of opponent. At the
 // end the final policy plays 1,000 games greedily against a random player, half as each side; the
 // last line of stdout is one JSON object with the rating, the tallies of the league and those
 // games, and the opponent networks' loads and builds at the inference server.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -41,13 +45,20 @@ namespace {
 
 using namespace seedrl;
 
-// What the league holds beside the snapshots, and the network's torso.
+// What the league holds beside the snapshots, and the network's torso: the recipe's unless a
+// flag says otherwise.
 struct Setup {
   bool random = true;
   std::vector<int> search_depths;  // a search player per depth (board games)
   int opening_moves = 0;           // training games of a board game open with 0 - K random moves
   std::string torso = "mlp";
   std::vector<std::int64_t> conv_channels{32, 32};
+
+  explicit Setup(const recipes::SelfPlayRecipe& recipe)
+      : search_depths(recipe.search_depths),
+        opening_moves(recipe.opening_moves),
+        torso(recipe.agent.network.torso == nn::Torso::board ? "board" : "mlp"),
+        conv_channels(recipe.agent.network.conv_channels) {}
 };
 
 template <class Game>
@@ -104,18 +115,26 @@ int train(const cli::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
   const VTraceAgent agent = cli.make_agent(std::move(network), run.server.unroll_length);
   std::string search_names;
   for (int depth : setup.search_depths) search_names += str_cat(", search", depth);
+  if (run.league.play_fixed >= 0.0)
+    search_names += str_cat(" (", run.league.play_fixed, " of the games against fixed players)");
+  std::string layers;
+  for (std::int64_t c : setup.torso == "board" ? setup.conv_channels : std::vector<std::int64_t>{})
+    layers += str_cat(layers.empty() ? "" : " ", "conv", c);
+  for (std::int64_t h : cli.hidden) layers += str_cat(layers.empty() ? "" : " ", h);
   const std::string openings =
       setup.opening_moves > 0 ? str_cat(", openings of 0 - ", setup.opening_moves, " random moves")
                               : std::string();
   std::fprintf(
       stderr,
       "selfplay: %s, V-trace, %d actors x %d games, unroll %lld, batch %lld, league: a "
-      "snapshot every %lld steps, window %d, latest self %.2f%s%s%s, %s torso, seed %llu\n",
+      "snapshot every %lld steps, window %d, latest self %.2f%s%s%s, %s torso (%s), %lld frames, "
+      "seed %llu\n",
       cli.env_name.c_str(), run.num_actors, run.games_per_actor,
       static_cast<long long>(run.server.unroll_length), static_cast<long long>(cli.batch),
       static_cast<long long>(run.league.snapshot_every), run.league.window, run.league.play_latest,
       setup.random ? ", the random player" : "", search_names.c_str(), openings.c_str(),
-      setup.torso.c_str(), static_cast<unsigned long long>(cli.seed));
+      setup.torso.c_str(), layers.c_str(), static_cast<long long>(cli.frames),
+      static_cast<unsigned long long>(cli.seed));
   // Each game draws its openings from its own stream.
   const auto make = [&](std::int32_t actor, std::int32_t game) {
     return make_game<Game>(setup.opening_moves, cli.seed * 1'000'003ULL +
@@ -151,11 +170,16 @@ int train(const cli::VTraceCli& cli, SelfPlayOptions run, const Setup& setup) {
 int main(int argc, char** argv) {
   seedrl::cli::CommandLine app(
       "Self-play with a league: V-trace on tic-tac-toe, Connect Four or Standoff");
-  // The recipe docs/results.md measures (seedrl/recipes/games.hpp), unless flags change it.
-  const auto recipe = recipes::selfplay("tictactoe");
+  // The game's recipe, the one docs/results.md measures (seedrl/recipes/games.hpp), unless flags
+  // change it: --env is read first, since every other default is the game's (a name the recipes
+  // do not know is the parse's to refuse).
+  const std::vector<std::string> games{"tictactoe", "connect4", "standoff"};
+  std::string game = cli::given_value(argc, argv, "--env").value_or("tictactoe");
+  if (std::find(games.begin(), games.end(), game) == games.end()) game = "tictactoe";
+  const recipes::SelfPlayRecipe recipe = recipes::selfplay(game);
   cli::VTraceCli cli(recipe);
-  cli.environments = {"tictactoe", "connect4", "standoff"};
-  cli.env_name = "tictactoe";
+  cli.environments = games;
+  cli.env_name = game;
   SelfPlayOptions run = recipe.run;
   cli.add_options(app, run);
   app.option("--actors", run.num_actors, "actor threads").range(1, 256);
@@ -176,15 +200,17 @@ int main(int argc, char** argv) {
   bool no_random = false;
   app.flag("--no-random-opponent", no_random,
            "leave the random player out of the league (snapshots and the latest self only)");
-  Setup setup;
+  Setup setup(recipe);
   app.option("--search-opponents", setup.search_depths,
              "fixed opponents in the league that search this many moves ahead (board games; "
              "one per depth, named search<DEPTH>)")
       .range(1, 8);
+  bool no_search = false;
+  app.flag("--no-search-opponents", no_search,
+           "leave the search players out of the league (Connect Four's recipe has depth 2 and 4)");
   app.option("--opening-moves", setup.opening_moves,
              "board games: every training game starts after 0 to K uniformly random legal "
-             "moves (the final games against the random player have none); unset: 4 on the "
-             "board games, 0 on the duel")
+             "moves (the final games against the random player have none)")
       .range(0, 40);
   app.option("--torso", setup.torso,
              "mlp: the --hidden layers on the flattened observation; board: 3x3 convolutions "
@@ -195,12 +221,12 @@ int main(int argc, char** argv) {
       .range(1, 1024);
   if (const auto exit = app.parse(argc, argv)) return *exit;
   setup.random = !no_random;
-  // With openings of up to 4 random moves every tic-tac-toe seed stopped losing to a random player
-  // (without, 1 seed in 3 did; docs/results_log.md, "Random openings").
-  if (app.count("--opening-moves") == 0) setup.opening_moves = cli.env_name == "standoff" ? 0 : 4;
-  // Each game's frames (its recipe's), unless --frames says otherwise.
-  if (app.count("--frames") == 0) cli.frames = recipes::selfplay(cli.env_name).frames;
   try {
+    if (no_search) {
+      if (app.count("--search-opponents") > 0)
+        fail("--no-search-opponents: --search-opponents also names search players; give one");
+      setup.search_depths.clear();
+    }
     if (cli.env_name == "tictactoe") return train<TicTacToe>(cli, run, setup);
     if (cli.env_name == "connect4") return train<ConnectFour>(cli, run, setup);
     return train<Standoff>(cli, run, setup);

@@ -240,6 +240,8 @@ TEST_CASE("each program's command line, left alone, makes its recipe's agent") {
     check_vtrace(recipes::card_pick_vtrace());
     check_vtrace(recipes::gunner_vtrace());
     check_vtrace(recipes::selfplay("tictactoe"));
+    check_vtrace(recipes::selfplay("connect4"));
+    check_vtrace(recipes::selfplay("standoff"));
   }
   SUBCASE("PPO") {
     check_ppo(recipes::mujoco_ppo());

@@ -156,6 +156,35 @@ TEST_CASE("count says whether the command line gave an option; a secret's value 
   CHECK(command.find("s3cr3t") == std::string::npos);
 }
 
+TEST_CASE("given_value reads an option before the parse as the parse reads it") {
+  const std::vector<std::vector<std::string>> commands{
+      {"p", "--env", "connect4"},
+      {"p", "--frames", "3", "--env=standoff", "--hidden", "8"},
+      {"p", "--frames", "2"},                        // not given: the default
+      {"p", "--logdir", "x=--env=y", "--env", "z"},  // an option's value is not --env
+  };
+  for (std::vector<std::string> args : commands) {
+    CAPTURE(args.size());
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    const std::optional<std::string> peeked =
+        seedrl::cli::given_value(static_cast<int>(argv.size()), argv.data(), "--env");
+    const Parsed parsed = parse(args);
+    CHECK(peeked.value_or("cartpole") == parsed.env);
+  }
+  // Not given, given without a value (the parse refuses it), or after "--": nothing.
+  const char* bare[] = {"p", "--frames", "3"};
+  CHECK_FALSE(seedrl::cli::given_value(3, bare, "--env").has_value());
+  const char* last[] = {"p", "--env"};
+  CHECK_FALSE(seedrl::cli::given_value(2, last, "--env").has_value());
+  const char* next_option[] = {"p", "--env", "--frames", "3"};
+  CHECK_FALSE(seedrl::cli::given_value(4, next_option, "--env").has_value());
+  const char* empty[] = {"p", "--env="};  // given empty: the parse refuses it
+  CHECK(seedrl::cli::given_value(2, empty, "--env") == std::optional<std::string>(""));
+  const char* after_end[] = {"p", "--", "--env", "x"};
+  CHECK_FALSE(seedrl::cli::given_value(4, after_end, "--env").has_value());
+}
+
 TEST_CASE(
     "the result line: the run's figures as one JSON object, null where nothing was measured") {
   seedrl::TrainingResult r;

@@ -40,7 +40,8 @@ TEST_CASE("every recipe is valid with its environment's sizes") {
   sized_validates(recipes::card_pick_ppo().agent, discrete);
   sized_validates(recipes::card_pick_r2d2().agent, discrete);
   sized_validates(recipes::gunner_r2d2().agent, discrete);
-  sized_validates(recipes::selfplay("connect4").agent, nn::NetworkOptions::mlp(84, 7));
+  sized_validates(recipes::selfplay("tictactoe").agent, nn::NetworkOptions::mlp(18, 9));
+  sized_validates(recipes::selfplay("connect4").agent, nn::NetworkOptions::board({2, 6, 7}, 7));
   SacAgentOptions sac = recipes::mujoco_sac().agent;
   CHECK_NOTHROW(sac.sizes(17, 6).validate());
   CHECK_NOTHROW(recipes::minatar_vtrace().run.validate());
@@ -77,6 +78,24 @@ TEST_CASE("derived recipes keep what they derive from, and change what they say"
   CHECK(recipes::card_pick_r2d2().run.server.burn_in == 2);
   CHECK(recipes::selfplay("tictactoe").frames == 3'000'000);
   CHECK(recipes::selfplay("standoff").frames == 2'000'000);
+  // Connect Four's: the board torso and the search players the 120 M-frame runs of
+  // docs/results.md had as flags; the others keep the MLP, and the duel has no openings.
+  const auto connect4 = recipes::selfplay("connect4");
+  CHECK(connect4.agent.network.torso == nn::Torso::board);
+  CHECK(connect4.agent.network.conv_channels == std::vector<std::int64_t>{32, 32});
+  CHECK(connect4.agent.network.mlp_hidden == std::vector<std::int64_t>{256});
+  CHECK(connect4.agent.batch_size == 32);
+  CHECK(connect4.run.league.snapshot_every == 500);
+  CHECK(connect4.run.league.play_fixed == 0.3);
+  CHECK(connect4.search_depths == std::vector<int>{2, 4});
+  CHECK(connect4.opening_moves == 4);
+  CHECK(connect4.frames == 120'000'000);
+  CHECK(connect4.agent.loss.entropy_cost == recipes::selfplay("tictactoe").agent.loss.entropy_cost);
+  CHECK(recipes::selfplay("tictactoe").agent.network.torso == nn::Torso::mlp);
+  CHECK(recipes::selfplay("tictactoe").search_depths.empty());
+  CHECK(recipes::selfplay("tictactoe").opening_moves == 4);
+  CHECK(recipes::selfplay("standoff").opening_moves == 0);
+  CHECK(recipes::selfplay("standoff").run.league.play_fixed < 0.0);
   // MinAtar's R2D2 is the base agent's on the MinAtar torso, its Q head kept.
   const auto r2d2 = recipes::minatar_r2d2();
   CHECK(r2d2.agent.network.torso == nn::Torso::minatar);

@@ -166,4 +166,22 @@ std::string CommandLine::given_command(std::initializer_list<std::string_view> s
   return command;
 }
 
+std::optional<std::string> given_value(int argc, const char* const* argv, std::string_view name) {
+  std::optional<std::string> value;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == name) {
+      if (i + 1 < argc && std::string_view(argv[i + 1]).rfind("--", 0) != 0)
+        value = argv[++i];
+      else
+        value.reset();
+    } else if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+               arg[name.size()] == '=') {
+      value = std::string(arg.substr(name.size() + 1));
+    }
+  }
+  return value;
+}
+
 }  // namespace seedrl::cli

@@ -106,4 +106,10 @@ class CommandLine {
   std::vector<std::unique_ptr<CommandLine>> subcommands_;
 };
 
+/// The value `argv` gives the option `name` before any parse ("NAME VALUE" or "NAME=VALUE";
+/// nothing after "--" counts): for a program whose other defaults depend on it
+/// (selfplay's --env picks the game's recipe). Nothing when it is not given or has no value; the
+/// parse that follows checks it as it checks every option.
+std::optional<std::string> given_value(int argc, const char* const* argv, std::string_view name);
+
 }  // namespace seedrl::cli
