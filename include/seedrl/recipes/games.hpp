@@ -1,7 +1,8 @@
 // The recipes of the games (docs/results.md, "Games"): CardPick's legal-action masks and Gunner's
 // action branches with each agent (examples/card_pick, gunner: 2 actor threads of 8 games and one
 // greedy evaluation actor), and self-play on the board games and the duel (examples/selfplay).
-// The networks are MLPs on the flattened observation; its size and the actions are the game's.
+// The networks are MLPs on the flattened observation (Connect Four's self-play: convolutions on
+// the board's planes first); its size and the actions are the game's.
 #pragma once
 
 #include <string_view>
