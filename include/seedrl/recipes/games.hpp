@@ -104,7 +104,7 @@ struct SelfPlayRecipe : Recipe<VTraceAgentOptions, SelfPlayOptions> {
 /// Tic-tac-toe and Standoff: an MLP of 128 x 128, batches of 16, a snapshot every 200 learner
 /// steps, 3 M and 2 M frames. Connect Four: the board torso (two 3x3 convolutions of 32, then 256),
 /// batches of 32, a snapshot every 500 steps, search players of depth 2 and 4 in the league with
-/// 30% of the games against the fixed players, 120 M frames (about 1 h 45 min on 2 cores; the
+/// 30% of the games against the fixed players, 120 M frames (1 h 45 min - 2 h on 2 cores; the
 /// recipe of docs/results.md, "Self-play").
 inline SelfPlayRecipe selfplay(std::string_view game) {
   SelfPlayRecipe r;
