@@ -34,6 +34,13 @@ seedrl::SacAgentOptions sac_options(std::vector<std::string> args) {
 
 }  // namespace
 
+TEST_CASE("SAC keeps its replay beside its checkpoints unless --no-checkpoint-replay") {
+  CHECK(sac_options({"sac"}).checkpoint_replay);
+  CHECK(sac_options({"sac", "--checkpoint-replay"}).checkpoint_replay);
+  CHECK_FALSE(sac_options({"sac", "--no-checkpoint-replay"}).checkpoint_replay);
+  CHECK_FALSE(sac_options({"sac", "--checkpoint-replay=false"}).checkpoint_replay);
+}
+
 TEST_CASE("SAC's rates are constant unless --lr-decay, which decays all three over the updates") {
   const seedrl::SacAgentOptions constant = sac_options({"sac"});
   CHECK(constant.learning_rate.decay_steps == 0);
@@ -226,6 +233,7 @@ void check_sac(const Recipe<seedrl::SacAgentOptions>& recipe) {
   CHECK(made.n_step == r.n_step);
   CHECK(made.actor_update_period == r.actor_update_period);
   CHECK(made.resets == r.resets);
+  CHECK(made.checkpoint_replay == r.checkpoint_replay);
   CHECK(made.learning_rate.decay_steps == 0);
 }
 

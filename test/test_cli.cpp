@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seedrl/cli/command_line.hpp"
@@ -83,6 +84,27 @@ TEST_CASE("the recorded command: the program's name and the options given, in de
   CHECK(p.command ==
         "mujoco_sac --env hopper --frames 300 --hidden 32 16 --checkpoint-replay --no-cuda-graphs");
   CHECK(parse({"selfplay"}).command == "selfplay");  // defaults are not repeated
+}
+
+TEST_CASE("a flag on by default with a negated name: either name sets it, recorded by the first") {
+  auto parse_flag = [](std::vector<std::string> args) {
+    bool on = true;
+    std::string command;
+    seedrl::cli::CommandLine app("test");
+    app.flag("--checkpoint-replay,!--no-checkpoint-replay", on, "on by default");
+    app.on_parsed([&] { command = app.given_command(); });
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    REQUIRE_FALSE(app.parse(static_cast<int>(argv.size()), argv.data()).has_value());
+    return std::pair(on, command);
+  };
+  CHECK(parse_flag({"p"}) == std::pair(true, std::string("p")));
+  CHECK(parse_flag({"p", "--checkpoint-replay"}) ==
+        std::pair(true, std::string("p --checkpoint-replay")));
+  // The recorded command sets the same when it is run again.
+  CHECK(parse_flag({"p", "--no-checkpoint-replay"}) ==
+        std::pair(false, std::string("p --checkpoint-replay=false")));
+  CHECK(parse_flag({"p", "--checkpoint-replay=false"}).first == false);
 }
 
 TEST_CASE("flags given a value are recorded with the value that sets the same") {

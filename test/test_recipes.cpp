@@ -103,3 +103,11 @@ TEST_CASE("derived recipes keep what they derive from, and change what they say"
   CHECK(r2d2.agent.network.lstm_size == 64);
   CHECK(r2d2.agent.target_update_period == recipes::r2d2_base().agent.target_update_period);
 }
+
+TEST_CASE("SAC's recipes keep the replay beside each checkpoint, so a resumed run samples it") {
+  // A MuJoCo run of 1 M steps takes hours; stopped and resumed from its logdir without its replay
+  // it would learn from a refilled one (docs/checkpoints.md). Pendulum's derives from MuJoCo's.
+  CHECK(seedrl::recipes::mujoco_sac().agent.checkpoint_replay);
+  CHECK(seedrl::recipes::pendulum_sac().agent.checkpoint_replay);
+  CHECK_FALSE(seedrl::SacAgentOptions{}.checkpoint_replay);  // the library's own default: off
+}

@@ -1,7 +1,7 @@
 # Fails unless LIMIT bytes (default 65536) of FILE from OFFSET (default 0) contain every string of
-# CONTAINS (a ;-list): what a run wrote, checked after the run (a fixture's test). A safetensors
-# file's JSON header starts at OFFSET 8.
-#   cmake -DFILE=... "-DCONTAINS=a;b" [-DOFFSET=8] -P check_file.cmake
+# CONTAINS and none of ABSENT (;-lists): what a run wrote, checked after the run (a fixture's
+# test). A safetensors file's JSON header starts at OFFSET 8.
+#   cmake -DFILE=... "-DCONTAINS=a;b" [-DABSENT=c] [-DOFFSET=8] -P check_file.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT EXISTS "${FILE}")
   message(FATAL_ERROR "${FILE} was not written")
@@ -19,4 +19,10 @@ foreach(expected IN LISTS CONTAINS)
     message(FATAL_ERROR "${FILE} does not contain '${expected}'")
   endif()
 endforeach()
-message(STATUS "${FILE}: has ${CONTAINS}")
+foreach(unexpected IN LISTS ABSENT)
+  string(FIND "${text}" "${unexpected}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "${FILE} contains '${unexpected}'")
+  endif()
+endforeach()
+message(STATUS "${FILE}: has '${CONTAINS}', not '${ABSENT}'")

@@ -91,7 +91,7 @@ struct SacCli : RunCli {
                "samples per inserted transition (batch 256, one update per step: 256)")
         .positive();
     app.option("--prioritized", prioritized, "prioritized replay (false: uniform)");
-    app.flag("--checkpoint-replay", checkpoint_replay,
+    app.flag("--checkpoint-replay,!--no-checkpoint-replay", checkpoint_replay,
              "save the replay beside every checkpoint (a resumed run continues with it)");
     app.option("--n-step", n_step, "n-step returns").range(1, 100);
     app.option("--actor-update-period", actor_update_period,
