@@ -66,8 +66,8 @@ inline Recipe<VTraceAgentOptions> pendulum_vtrace() {
 /// SAC on the MuJoCo locomotion tasks: SacAgentOptions' defaults (CleanRL's sac_continuous_action)
 /// for 1 M steps, with one actor of one environment, transitions of one step (unroll_length 1),
 /// and the rates held constant. Each checkpoint keeps the replay beside it, so that a run of hours
-/// stopped and resumed from its logdir goes on sampling what it had (Hopper: about 280 bytes a
-/// transition, 280 MB a generation at 1 M; --no-checkpoint-replay to save the space).
+/// stopped and resumed from its logdir goes on sampling what it had (Hopper: about 260 bytes a
+/// transition, 260 MB a generation at 1 M; --no-checkpoint-replay to save the space).
 inline Recipe<SacAgentOptions> mujoco_sac() {
   Recipe<SacAgentOptions> r;
   r.agent.checkpoint_replay = true;
