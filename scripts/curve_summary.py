@@ -14,13 +14,16 @@ drop_from and drop_to (the steps of that peak and of the low after it; 0 and nul
 never fell); reach, the first step at which the metric was at least each threshold (null where it
 never was); and at_peak, at_low and at_end, the --at columns on the rows of the peak, of the low
 after the largest fall and of the last row. A file without the metric's column, or with no
-finite value of it, is an error naming the file; the other files are still read.
+finite value of it, is an error naming the file; the other files are still read. A file whose
+name ends in .gz is read through gzip (docs/data keeps long metrics that way).
 """
 
 import csv
+import gzip
 import json
 import math
 import sys
+import zlib
 
 
 def finite(text):
@@ -110,12 +113,13 @@ def main(argv):
     status = 0
     for path in files:
         try:
-            with open(path, newline="") as fh:
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt", newline="") as fh:
                 reader = csv.DictReader(fh)
                 if metric not in (reader.fieldnames or []) or "step" not in reader.fieldnames:
                     raise ValueError(f"no '{metric}' or 'step' column")
                 line = {"file": path, **summarise(list(reader), metric, thresholds, columns)}
-        except (OSError, ValueError) as e:
+        except (OSError, EOFError, ValueError, zlib.error) as e:
             print(f"curve_summary.py: {path}: {e}", file=sys.stderr)
             status = 1
             continue

@@ -6,6 +6,7 @@ plain scan, and the command line on files of its own: rows without a finite metr
 columns read at the peak, the low and the end, a bad file named while the good ones are still read.
 """
 
+import gzip
 import io
 import json
 import os
@@ -81,6 +82,29 @@ class Summary(unittest.TestCase):
         self.assertEqual(s["at_peak"], {"alpha": 0.1})
         self.assertEqual(s["at_low"], {"alpha": 0.3})
         self.assertEqual(s["at_end"], {"alpha": 0.05})
+
+    def test_gzip_is_read_as_the_plain_file(self):
+        text = "step,mean_return,alpha\n1,10,0.5\n2,4,0.4\n3,30,0.3\n"
+        plain = self.write(text)
+        fd, packed = tempfile.mkstemp(suffix=".csv.gz")
+        os.close(fd)
+        self.addCleanup(os.remove, packed)
+        with gzip.open(packed, "wt") as fh:
+            fh.write(text)
+        status, lines, _ = self.run_main([plain, packed])
+        self.assertEqual(status, 0)
+        for line in lines:
+            del line["file"]
+        self.assertEqual(lines[0], lines[1])
+        self.assertEqual(lines[0]["max_drop"], 6.0)
+        # A truncated archive is an error naming it, not a crash.
+        with open(packed, "rb") as fh:
+            data = fh.read()
+        with open(packed, "wb") as fh:
+            fh.write(data[: len(data) // 2])
+        status, _, err = self.run_main([packed])
+        self.assertEqual(status, 1)
+        self.assertIn(packed, err)
 
     def test_bad_files_are_named_and_the_good_ones_read(self):
         good = self.write("step,mean_return\n1,5\n")
