@@ -12,8 +12,9 @@ Each line: the file; rows (the rows with a finite metric); final (the last finit
 step; peak and its step; max_drop, the largest fall from a running peak to a later value, with
 drop_from and drop_to (the steps of that peak and of the low after it; 0 and null where the curve
 never fell); reach, the first step at which the metric was at least each threshold (null where it
-never was); and at_peak, at_low and at_end, the --at columns on the rows of the peak, of the low
-after the largest fall and of the last row. A file without the metric's column, or with no
+never was); and at_peak, at_high, at_low and at_end, the --at columns on the rows of the peak,
+of the start of the largest fall and of the low after it (null where it never fell), and of the
+last row. A file without the metric's column, or with no
 finite value of it, is an error naming the file; the other files are still read. A file whose
 name ends in .gz is read through gzip (docs/data keeps long metrics that way).
 """
@@ -82,6 +83,7 @@ def summarise(rows, metric, thresholds, columns):
     }
     if columns:
         out["at_peak"] = at(peak_i)
+        out["at_high"] = at(hi) if hi is not None else None
         out["at_low"] = at(lo) if lo is not None else None
         out["at_end"] = at(len(values) - 1)
     return out

@@ -80,6 +80,7 @@ class Summary(unittest.TestCase):
         self.assertEqual((s["max_drop"], s["drop_from"], s["drop_to"]), (300.0, 30, 40))
         self.assertEqual(s["reach"], {"500": 30, "600": 30, "1000": 50, "5000": None})
         self.assertEqual(s["at_peak"], {"alpha": 0.1})
+        self.assertEqual(s["at_high"], {"alpha": 0.2})
         self.assertEqual(s["at_low"], {"alpha": 0.3})
         self.assertEqual(s["at_end"], {"alpha": 0.05})
 
@@ -97,6 +98,9 @@ class Summary(unittest.TestCase):
             del line["file"]
         self.assertEqual(lines[0], lines[1])
         self.assertEqual(lines[0]["max_drop"], 6.0)
+        self.assertEqual(lines[0]["at_high"]["alpha"], 0.5)
+        self.assertEqual(lines[0]["at_low"]["alpha"], 0.4)
+        self.assertIsNone(lines[0]["at_low"]["mean_q"])  # a column the file lacks reads as null
         # A truncated archive is an error naming it, not a crash.
         with open(packed, "rb") as fh:
             data = fh.read()
