@@ -19,6 +19,9 @@ Documentation tooling only: seedrl never needs Python to build, run or test. Nee
   scripts/plot_results.py seeds OUT.png RESULTS_DIR GAME,GAME,... LABEL=PREFIX ...   one line per
       seed of each setting: RESULTS_DIR/logs/{PREFIX}_{game}_{seed}/metrics.csv, one colour per
       setting (controls: how each seed went, not only the mean)
+  scripts/plot_results.py panels OUT.png "TITLE|TARGET|GLOB" ...   one panel per argument, one
+      line per metrics file the glob matches (.csv or .csv.gz, as docs/data keeps them), labelled
+      by the seed in its name; TARGET dashed ("none": no line)
   scripts/plot_results.py selfplay OUT.png LABEL=run_dir/metrics.csv ...   self-play: the ELO
       rating, and the loss and draw rates of the last 100 games against each kind of opponent
       (the search players' loss rates too, where a league held one)
@@ -33,9 +36,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def open_metrics(path):
+    """A metrics.csv, or one gzipped (.gz) as docs/data keeps the long ones, as text."""
+    if path.endswith(".gz"):
+        import gzip
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
 def returns_curve(path):
     """A metrics.csv's (steps, mean returns), leaving out the reports before the first episode."""
-    rows = [r for r in csv.DictReader(open(path)) if r["mean_return"] not in ("", "nan")]
+    with open_metrics(path) as f:
+        rows = [r for r in csv.DictReader(f) if r["mean_return"] not in ("", "nan")]
     return [int(r["step"]) for r in rows], [float(r["mean_return"]) for r in rows]
 
 
@@ -110,6 +122,33 @@ def continuous(out, runs_dir):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("mean return (last 100 episodes)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def panels(out, specs):
+    """One panel per "TITLE|TARGET|GLOB": a line per matching metrics file, labelled by the last
+    number in its name (the seed); a glob that matches nothing is an error naming it."""
+    import glob
+    import os
+    import re
+    fig, axes = plt.subplots(1, len(specs), figsize=(4.4 * len(specs), 3.4), squeeze=False)
+    for ax, spec in zip(axes[0], specs):
+        title, target, pattern = spec.split("|", 2)
+        paths = sorted(glob.glob(pattern))
+        if not paths:
+            sys.exit(f"plot_results.py panels: {pattern!r} matches no file")
+        for path in paths:
+            numbers = re.findall(r"\d+", os.path.basename(path))
+            ax.plot(*returns_curve(path), linewidth=1, label=f"seed {numbers[-1]}" if numbers else path)
+        if target != "none":
+            ax.axhline(float(target), color="grey", linestyle="--", linewidth=1,
+                       label=f"target {target}")
+        ax.set_title(title)
+        ax.set_xlabel("agent steps")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("mean return (last 100 episodes)")
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 
@@ -318,6 +357,8 @@ if __name__ == "__main__":
         pipeline(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == "seeds":
         seeds(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif sys.argv[1] == "panels":
+        panels(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == "selfplay":
         selfplay(sys.argv[2], sys.argv[3:])
     else:
