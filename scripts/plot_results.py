@@ -34,6 +34,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
 
 
 def open_metrics(path):
@@ -146,6 +147,7 @@ def panels(out, specs):
                        label=f"target {target}")
         ax.set_title(title)
         ax.set_xlabel("agent steps")
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 100k, not 100000: labels overlap
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("mean return (last 100 episodes)")
