@@ -136,7 +136,8 @@ def iqm_cell(summary, number):
     center = number(summary["iqm"])
     interval = summary["interval"]
     if interval is None:
-        return f"{center} (no interval: {len(summary['values'])} seeds)"
+        n = len(summary["values"])
+        return f"{center} (no interval: {n} seed{'' if n == 1 else 's'})"
     return f"{center} [{number(interval[0])}, {number(interval[1])}]"
 
 
@@ -190,10 +191,14 @@ def render_figure(root, figure, doc_path):
         "{group}", figure["group_name"].upper().replace(" ", "_"))
     defaults = "at the program's defaults" if figure["at_defaults"] else \
         f"with flags beyond the defaults: `{figure['extra_flags']}`"
-    role = "reporting seeds (not looked at while the settings were chosen)" \
-        if figure["seed_role"] == "reporting" else "tuning seeds (the settings were chosen on them)"
+    one = len(seeds) == 1
+    role = (f"{'a reporting seed' if one else 'reporting seeds'} (not looked at while the "
+            "settings were chosen)") if figure["seed_role"] == "reporting" else \
+        f"{'a tuning seed' if one else 'tuning seeds'} (the settings were chosen on " \
+        f"{'it' if one else 'them'})"
     caption = (f"{figure['title']}: `{command}` {defaults}, commit {figure['commit']}, "
-               f"{figure['machine']}, {figure['date']}. Seeds {seed_list(seeds)}: {role}. "
+               f"{figure['machine']}, {figure['date']}. Seed{'' if one else 's'} "
+               f"{seed_list(seeds)}: {role}. "
                f"Each cell: {figure['metric_name']} ({metric_words(figure)}), linked to its raw "
                "file. IQM: the interquartile mean, with a 95% bootstrap interval over the seeds "
                f"from {MIN_SEEDS_FOR_INTERVAL} seeds up.")

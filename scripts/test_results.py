@@ -231,6 +231,14 @@ class Registry(unittest.TestCase):
         self.assertIn("(no interval: 3 seeds)", page)
         self.assertIn("| unconfirmed |", page)
 
+    def test_one_seed_is_named_in_the_singular(self):
+        self.registry["figures"][0]["seeds"] = [2]
+        self.save_registry()
+        results.render(self.root)
+        page = self.read("docs/results.md")
+        self.assertIn("(no interval: 1 seed)", page)
+        self.assertIn("Seed 2: a reporting seed (not looked at while", page)
+
 
 class Run(unittest.TestCase):
     """results.py run: a figure's missing raw files made by its command, through a program that
