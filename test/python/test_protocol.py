@@ -12,6 +12,7 @@ hex examples of docs/protocol.md must be those bytes too. Then what the decoders
 import json
 import math
 import os
+import random
 import re
 import struct
 import subprocess
@@ -202,6 +203,26 @@ class Refusals(unittest.TestCase):
         self.assertEqual(p.pack_bits([1, 0, 1, 1, 0, 0, 0, 0, 1, 1], 10), bytes([0x0D, 0x03]))
         self.assertEqual(p.unpack_bits(bytes([0x0D, 0x03]), 10, 1),
                          bytes([1, 0, 1, 1, 0, 0, 0, 0, 1, 1]))
+
+    def test_bits_against_a_loop(self):
+        """pack_bits against the rule bit by bit, for widths across byte boundaries, values that
+        are any non-zero byte, and bytes or a list; a partial row is an error."""
+        rng = random.Random(5)
+        for width in range(1, 26):
+            for rows in range(4):
+                values = bytes(rng.choice([0, 0, 1, 2, 255]) for _ in range(width * rows))
+                row = (width + 7) // 8
+                expected = bytearray(row * rows)
+                for i, v in enumerate(values):
+                    if v:
+                        expected[i // width * row + i % width // 8] |= 1 << (i % width % 8)
+                self.assertEqual(p.pack_bits(values, width), bytes(expected), (width, rows))
+                self.assertEqual(p.pack_bits(list(values), width), bytes(expected))
+                self.assertEqual(p.unpack_bits(bytes(expected), width, rows),
+                                 bytes(1 if v else 0 for v in values))
+        self.assertEqual(p.pack_bits(b"", 0), b"")
+        with self.assertRaises(ValueError):
+            p.pack_bits(bytes(10), 9)
 
 
 if __name__ == "__main__":
