@@ -14,6 +14,7 @@ mask of the 9 squares (square 3 * row + column); the winner gets +1, the loser -
 """
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+LINES_THROUGH = [[line for line in LINES if square in line] for square in range(9)]
 
 
 class Space:
@@ -65,11 +66,12 @@ class TicTacToe:
             raise ValueError(f"{self.agent_selection}: square {action} is not free")
         self.board[action] = me
         self.rewards = {a: 0 for a in self.agents}
-        if any(all(self.board[i] == me for i in line) for line in LINES):
+        board = self.board  # a move can only complete a line through its own square
+        if any(board[a] == board[b] == board[c] == me for a, b, c in LINES_THROUGH[action]):
             for i, a in enumerate(self.agents):
                 self.rewards[a] = 1 if i == me else -1
             self.terminations = {a: True for a in self.agents}
-        elif all(square is not None for square in self.board):
+        elif None not in board:
             self.terminations = {a: True for a in self.agents}
         self.agent_selection = self.agents[1 - me]
 

@@ -72,7 +72,10 @@ def flat(values):
         return [values]
     out = []
     for v in values:
-        out.extend(flat(v) if not isinstance(v, (int, float)) else [v])
+        if isinstance(v, (int, float)):
+            out.append(v)
+        else:
+            out.extend(flat(v))
     return out
 
 

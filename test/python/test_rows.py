@@ -3,7 +3,8 @@
 by row, without a learner: the waiting seats of a turn-based game (who is waiting when, the
 first move's flag and reward, every seat's last view when the game ends, the seats rotating
 against an opponent, the masks), and a vector environment's next-step autoreset mapped to the
-protocol's flags (with numpy only). Standard library otherwise.
+protocol's flags (with numpy only); and the tic-tac-toe example's results against a check of
+every line. Standard library otherwise.
 """
 
 import os
@@ -115,6 +116,32 @@ class Vector(unittest.TestCase):
         self.assertEqual(list(rows.flags)[0], F)  # the step after the end starts an episode
         self.assertEqual(rows.rewards[0], 0.0)
         self.assertIn(float(ended_at), rows.returns)  # every step of it rewarded 1
+
+
+class TicTacToeExample(unittest.TestCase):
+    def test_results_against_every_line_checked(self):
+        """python/examples/tictactoe.py checks only the lines through the square just taken:
+        its results over random games against all eight lines and a full board, move by move."""
+        rng = random.Random(11)
+        lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8),
+                 (2, 4, 6)]
+        game, outcomes = tictactoe.make(), set()
+        for _ in range(3000):
+            game.reset()
+            marks = [None] * 9
+            while not any(game.terminations.values()):
+                me = game.possible_agents.index(game.agent_selection)
+                square = rng.choice([i for i in range(9) if marks[i] is None])
+                game.step(square)
+                marks[square] = me
+                won = any(marks[a] == marks[b] == marks[c] == me for a, b, c in lines)
+                over = won or None not in marks
+                self.assertEqual(all(game.terminations.values()), over, marks)
+                expected = [0, 0] if not won else [1, -1] if me == 0 else [-1, 1]
+                self.assertEqual([game.rewards[a] for a in game.possible_agents], expected,
+                                 marks)
+            outcomes.add(tuple(game.rewards[a] for a in game.possible_agents))
+        self.assertEqual(outcomes, {(1, -1), (-1, 1), (0, 0)})
 
 
 if __name__ == "__main__":
