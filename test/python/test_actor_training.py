@@ -137,7 +137,7 @@ def main():
         path = make_certificates(work)
         address = f"127.0.0.1:{free_port()}"
         learner_args += ["--tls-cert", path("learner.pem"), "--tls-key", path("learner_key.pem"),
-                        "--tls-ca", path("ca.pem"), "--require-client-cert"]
+                         "--tls-ca", path("ca.pem"), "--require-client-cert"]
         actor_args = ["--tls-ca", path("ca.pem"), "--tls-cert", path("actor.pem"), "--tls-key",
                       path("actor_key.pem")]
     else:
