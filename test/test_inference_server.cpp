@@ -66,6 +66,11 @@ TEST_CASE(
   f.server.disconnect(b);
   CHECK(ba.step(f.server, a).is_ok());
   CHECK(f.server.stats().batches == 2);
+  // Nor for an evaluating actor: it rides along when it steps, but is never waited for.
+  Connection e;
+  REQUIRE(f.server.connect(connect_request(3, 2, -1, /*evaluation=*/true), &e).is_ok());
+  CHECK(ba.step(f.server, a).is_ok());
+  CHECK(f.server.stats().batches == 3);
 }
 
 TEST_CASE(
@@ -298,6 +303,9 @@ TEST_CASE("InferenceServer: a connection can only step and free its own slots") 
   forged.id = a.id;
   CHECK(s.step(f.server, forged).is_invalid_argument());
   f.server.disconnect(forged);  // frees nothing it does not hold
+  forged = b;
+  forged.evaluation = true;  // a training connection's steps may not skip the unroll, nor wait less
+  CHECK(s.step(f.server, forged).is_invalid_argument());
   CHECK(s.step(f.server, b).is_ok());
 }
 

@@ -21,9 +21,9 @@ namespace {
 
 // A request that records its answer and lets a test wait for it.
 struct Probe {
-  explicit Probe(std::int32_t envs, std::uint64_t connection_id = 1)
+  explicit Probe(std::int32_t envs, std::uint64_t connection_id = 1, bool evaluation = false)
       : actions(static_cast<std::size_t>(envs), -1) {
-    request.connection = Connection{0, envs, 1, false, connection_id};
+    request.connection = Connection{0, envs, 1, evaluation, connection_id};
     request.actions = std::span<std::int32_t>(actions);
     request.on_complete = [this](const Status& answer) {
       std::lock_guard lock(mutex);
@@ -122,6 +122,36 @@ TEST_CASE(
     CHECK(stats.timeouts == 1);
     CHECK(stats.mean_batch_size() == doctest::Approx(2.0));
   }
+}
+
+TEST_CASE("RequestBatcher: evaluation requests ride along but are never waited for") {
+  std::vector<std::int64_t> frames;
+  RequestBatcher batcher(8, 1h, numbering(&frames));
+  batcher.set_connected_frames(4);  // training environments; an evaluating actor has 4 more
+  batcher.start();
+  // As many evaluation environments as training ones are not "every training environment
+  // waiting": the request waits for the training ones and goes with them.
+  Probe eval(4, 1, /*evaluation=*/true), a(4, 2);
+  batcher.submit(eval.request);
+  std::this_thread::sleep_for(20ms);  // time to serve it alone, were it counted (not a deadline)
+  batcher.submit(a.request);
+  CHECK(eval.wait().is_ok());
+  CHECK(a.wait().is_ok());
+  CHECK(frames == std::vector<std::int64_t>{8});
+  CHECK(eval.actions == std::vector<std::int32_t>{0, 1, 2, 3});
+  // Every training environment waits: served at once, the evaluating actor not waited for (with
+  // it counted, this would wait for the hour).
+  Probe b(4, 2);
+  batcher.submit(b.request);
+  CHECK(b.wait().is_ok());
+  CHECK(frames == std::vector<std::int64_t>{8, 4});
+  // Only evaluation connected: served at once.
+  batcher.set_connected_frames(0);
+  Probe eval2(2, 1, /*evaluation=*/true);
+  batcher.submit(eval2.request);
+  CHECK(eval2.wait().is_ok());
+  batcher.stop(Status::closed("done"));
+  CHECK(frames == std::vector<std::int64_t>{8, 4, 2});
 }
 
 TEST_CASE("RequestBatcher: a batch never exceeds max_batch frames; a larger request goes alone") {

@@ -11,11 +11,12 @@ using namespace seedrl;
 
 namespace {
 
-ConnectRequest wanting(std::int32_t envs, std::int32_t first_slot = -1) {
+ConnectRequest wanting(std::int32_t envs, std::int32_t first_slot = -1, bool evaluation = false) {
   ConnectRequest r;
   r.run_id = 42;
   r.num_envs = envs;
   r.first_slot = first_slot;
+  r.evaluation = evaluation;
   return r;
 }
 
@@ -62,6 +63,33 @@ TEST_CASE("SlotTable: only the connection that holds the slots may use or free t
   CHECK_FALSE(table.owns(a));
   CHECK(table.disconnect(a) == 0);
   CHECK(table.owns(b));
+}
+
+TEST_CASE("SlotTable: evaluation slots are counted apart, and their mark cannot be changed") {
+  SlotTable table(8);
+  Connection train, eval;
+  REQUIRE(table.connect(wanting(3), &train).is_ok());
+  REQUIRE(table.connect(wanting(2, -1, /*evaluation=*/true), &eval).is_ok());
+  CHECK(eval.evaluation);
+  CHECK(table.occupied() == 5);
+  CHECK(table.training_occupied() == 3);
+  CHECK(table.owns(eval));
+  Connection flipped = eval;  // an evaluation actor's steps presented as training: refused
+  flipped.evaluation = false;
+  CHECK_FALSE(table.owns(flipped));
+  flipped = train;
+  flipped.evaluation = true;
+  CHECK_FALSE(table.owns(flipped));
+  CHECK(table.disconnect(eval) == 2);
+  CHECK(table.training_occupied() == 3);
+  CHECK(table.occupied() == 3);
+  CHECK(table.disconnect(train) == 3);
+  CHECK(table.training_occupied() == 0);
+  // A slot freed by an evaluation connection serves training afterwards.
+  Connection again;
+  REQUIRE(table.connect(wanting(5, 3), &again).is_ok());
+  CHECK(table.training_occupied() == 5);
+  CHECK(table.owns(again));
 }
 
 }  // namespace test_slot_table

@@ -133,7 +133,7 @@ class InferenceServer final : public InferenceEndpoint {
     MutexLock lock(mutex_);
     if (stopping_) return Status::closed("inference server stopped");
     const Status status = table_.connect(request, connection);
-    if (status.is_ok()) batcher_.set_connected_frames(table_.occupied());
+    if (status.is_ok()) batcher_.set_connected_frames(table_.training_occupied());
     return status;
   }
 
@@ -158,7 +158,8 @@ class InferenceServer final : public InferenceEndpoint {
   void disconnect(const Connection& connection) override SEEDRL_EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
     table_.disconnect(connection);
-    batcher_.set_connected_frames(table_.occupied());  // the others may now make a full batch
+    // The others may now make a full batch.
+    batcher_.set_connected_frames(table_.training_occupied());
   }
 
   /// Serves the slots `table` assigns to opponent sets with those sets' values (self-play,

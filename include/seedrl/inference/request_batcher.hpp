@@ -1,10 +1,14 @@
 // RequestBatcher: SEED RL's dynamic batching of step requests, on a thread of its own.
 //
 //   submit(request) ──▶ queue ──▶ batcher thread: take up to max_batch frames once the batch is
-//                                 full, or every connected environment is waiting, or the oldest
-//                                 request has waited `timeout` (seed_rl's batcher would wait for a
-//                                 full batch forever) ──▶ process(batch) ──▶ on_complete(status)
-//                                 (each request its own outcome)
+//                                 full, or every connected training environment is waiting, or
+//                                 the oldest request has waited `timeout` (seed_rl's batcher would
+//                                 wait for a full batch forever) ──▶ process(batch) ──▶
+//                                 on_complete(status) (each request its own outcome)
+//
+// Evaluation environments (connection.evaluation) ride along with the batch that is served but
+// are never waited for: an evaluating actor slower than the training ones (in Python, say) would
+// otherwise hold every batch until the timeout.
 //
 // InferenceServer runs its network in `process`; the transport benchmark plugs in a trivial
 // policy to measure transport and batching alone. Thread-safe; `process` runs on the batcher
@@ -81,6 +85,7 @@ class RequestBatcher {
       for (const Pending& p : pending_) refused.push_back(p.request);
       pending_.clear();
       pending_frames_ = 0;
+      pending_training_frames_ = 0;
       answer = stop_status_;
     }
     for (StepRequest* r : refused) r->on_complete(answer);
@@ -97,6 +102,7 @@ class RequestBatcher {
         const bool was_empty = pending_.empty();
         pending_.push_back({&request, std::chrono::steady_clock::now()});
         pending_frames_ += request.connection.num_envs;
+        if (!request.connection.evaluation) pending_training_frames_ += request.connection.num_envs;
         // Wake the batcher only when it has something new to do: it sleeps without a deadline
         // while nothing is pending, and otherwise until the oldest request's timeout, so only
         // the first request and the one that fills the batch need it (a wake-up per request
@@ -113,7 +119,8 @@ class RequestBatcher {
     request.on_complete(refused);
   }
 
-  /// Environments that can send requests: when all of them wait, a batch is served at once.
+  /// Training environments that can send requests: when all of them wait, a batch is served at
+  /// once (with any evaluation requests waiting beside them). 0: any request is served at once.
   void set_connected_frames(std::int64_t frames) SEEDRL_EXCLUDES(mutex_) {
     {
       MutexLock lock(mutex_);
@@ -134,9 +141,9 @@ class RequestBatcher {
     std::chrono::steady_clock::time_point arrival;
   };
 
+  /// Called with requests pending.
   bool full() const SEEDRL_REQUIRES(mutex_) {
-    return pending_frames_ >=
-           std::min<std::int64_t>(max_batch_, std::max<std::int64_t>(connected_frames_, 1));
+    return pending_frames_ >= max_batch_ || pending_training_frames_ >= connected_frames_;
   }
 
   bool ready(std::chrono::steady_clock::time_point now) const SEEDRL_REQUIRES(mutex_) {
@@ -148,7 +155,7 @@ class RequestBatcher {
     std::vector<StepRequest*> batch;
     std::vector<Status> outcomes;
     while (true) {
-      std::int64_t frames = 0;
+      std::int64_t frames = 0, training_frames = 0;
       {
         MutexLock lock(mutex_);
         // A batch that has started usually fills within microseconds: yield the core to the
@@ -176,11 +183,14 @@ class RequestBatcher {
         while (!pending_.empty() &&
                (batch.empty() ||
                 frames + pending_.front().request->connection.num_envs <= max_batch_)) {
-          frames += pending_.front().request->connection.num_envs;
+          const Connection& c = pending_.front().request->connection;
+          frames += c.num_envs;
+          if (!c.evaluation) training_frames += c.num_envs;
           batch.push_back(pending_.front().request);
           pending_.pop_front();
         }
         pending_frames_ -= frames;
+        pending_training_frames_ -= training_frames;
         ++stats_.batches;
         stats_.frames += frames;
         if (frames < max_batch_) ++stats_.timeouts;
@@ -204,6 +214,7 @@ class RequestBatcher {
   CondVar work_;
   std::deque<Pending> pending_ SEEDRL_GUARDED_BY(mutex_);
   std::int64_t pending_frames_ SEEDRL_GUARDED_BY(mutex_) = 0;
+  std::int64_t pending_training_frames_ SEEDRL_GUARDED_BY(mutex_) = 0;
   std::int64_t connected_frames_ SEEDRL_GUARDED_BY(mutex_) = 0;
   bool stopping_ SEEDRL_GUARDED_BY(mutex_) = false;
   /// In work_.wait*: submit() decides whether to wake it.
